@@ -1,0 +1,189 @@
+//! `ullsim`: run, check and inspect scenarios; measure the simulator's own speed.
+
+mod bench;
+mod table;
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+use ullsim::config::presets;
+use ullsim::Scenario;
+
+#[derive(Parser)]
+#[command(name = "ullsim", version, about = "Full-stack simulator of low-latency I/O on ultra-low-latency SSDs")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a scenario (the built-in default when no file is given) and print its results.
+    Run {
+        /// Scenario file (TOML). Omit to run the built-in default.
+        scenario: Option<PathBuf>,
+        /// Override any key, e.g. --set device.flash.read_ns=3000 --set flow.reader.iodepth=4
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Seed (overrides the scenario's).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Also run every flow alone and report slowdown, fairness and weighted speedup.
+        #[arg(long)]
+        fairness: bool,
+        /// Write the results as JSON to this file ("-" for standard output, which then carries only JSON).
+        #[arg(long, value_name = "PATH")]
+        json: Option<PathBuf>,
+        /// Print no table.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Check a scenario without running it (also reads every trace it names to the end).
+    Validate {
+        scenario: PathBuf,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+    },
+    /// List device presets, or print one in full with the source of every value.
+    Presets { name: Option<String> },
+    /// Measure the simulator's speed and memory on fixed cases (each in its own process).
+    Bench {
+        /// Write the results as JSON to this file.
+        #[arg(long, value_name = "PATH")]
+        json: Option<PathBuf>,
+        /// Run only this case.
+        #[arg(long)]
+        case: Option<String>,
+        /// Internal: run one case in this process and print its JSON line.
+        #[arg(long, hide = true)]
+        child: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Run { scenario, set, seed, fairness, json, quiet } => {
+            run(scenario.as_deref(), &set, seed, fairness, json.as_deref(), quiet)
+        }
+        Command::Validate { scenario, set } => validate(&scenario, &set),
+        Command::Presets { name } => show_presets(name.as_deref()),
+        Command::Bench { json, case, child } => bench::main(json.as_deref(), case.as_deref(), child),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn load(path: Option<&Path>, set: &[String], seed: Option<u64>) -> Result<Scenario> {
+    let mut overrides = set.to_vec();
+    if let Some(seed) = seed {
+        overrides.push(format!("seed={seed}"));
+    }
+    Ok(match path {
+        Some(p) => Scenario::load(p, &overrides)?,
+        None => Scenario::builtin_default(&overrides)?,
+    })
+}
+
+fn run(
+    path: Option<&Path>,
+    set: &[String],
+    seed: Option<u64>,
+    fairness: bool,
+    json: Option<&Path>,
+    quiet: bool,
+) -> Result<()> {
+    let mut scenario = load(path, set, seed)?;
+    scenario.metrics.fairness |= fairness;
+    let started = Instant::now();
+    let show_progress = std::io::stderr().is_terminal();
+    let mut bar: Option<indicatif::ProgressBar> = None;
+    let mut progress = |now: u64, end: u64| {
+        if !show_progress {
+            return;
+        }
+        if bar.is_none() && started.elapsed().as_secs_f64() > 1.0 {
+            let b = indicatif::ProgressBar::new(end);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{bar:40} {percent:>3}% simulated, {elapsed} elapsed, ~{eta} left",
+                )
+                .expect("valid template"),
+            );
+            bar = Some(b);
+        }
+        if let Some(b) = &bar {
+            b.set_position(now.min(end));
+        }
+    };
+    let results = ullsim::run_scenario_with_progress(&scenario, &mut progress)
+        .with_context(|| format!("{}: run failed", scenario.source_name))?;
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let wall = started.elapsed().as_secs_f64();
+    let json_to_stdout = json.is_some_and(|p| p.as_os_str() == "-");
+    if let Some(p) = json {
+        let text = serde_json::to_string_pretty(&results)? + "\n";
+        if json_to_stdout {
+            print!("{text}");
+        } else {
+            std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))?;
+        }
+    }
+    if !quiet && !json_to_stdout {
+        print!("{}", table::render(&scenario, &results, wall));
+    }
+    Ok(())
+}
+
+fn validate(path: &Path, set: &[String]) -> Result<()> {
+    let scenario = Scenario::load(path, set)?;
+    let mut records = 0u64;
+    for flow in &scenario.flows {
+        if let (Some(trace), Some(format)) = (&flow.trace, flow.format) {
+            let trace_path = if trace.is_absolute() { trace.clone() } else { scenario.base_dir.join(trace) };
+            let mut reader = ullsim::workload::trace::TraceReader::open(&trace_path, format)?;
+            while reader.next_record()?.is_some() {
+                records += 1;
+            }
+        }
+    }
+    // Building the device checks what only setup can (e.g. preconditioning fits the drive).
+    ullsim::Simulation::new(&scenario).map_err(|e| anyhow::anyhow!("{}: {e}", scenario.source_name))?;
+    println!(
+        "{}: ok ({} flow{}, device {}, {:.1} GiB logical{})",
+        path.display(),
+        scenario.flows.len(),
+        if scenario.flows.len() == 1 { "" } else { "s" },
+        scenario.device.preset,
+        scenario.device.logical_capacity_bytes() as f64 / (1u64 << 30) as f64,
+        if records > 0 { format!(", {records} trace records") } else { String::new() }
+    );
+    Ok(())
+}
+
+fn show_presets(name: Option<&str>) -> Result<()> {
+    match name {
+        None => {
+            for p in presets::PRESETS {
+                println!("{:<16} {}", p.name, p.summary);
+            }
+            println!("\n`ullsim presets NAME` prints one in full; use it as [device] preset = \"NAME\".");
+        }
+        Some(n) => match presets::find(n) {
+            Some(p) => print!("{}", p.toml),
+            None => bail!("unknown preset \"{n}\"; expected one of {:?}", presets::names()),
+        },
+    }
+    Ok(())
+}

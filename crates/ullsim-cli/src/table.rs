@@ -1,0 +1,103 @@
+//! The readable terminal summary of a run.
+
+use std::fmt::Write;
+
+use ullsim::{RunResults, Scenario};
+
+fn us(ns: f64) -> String {
+    let v = ns / 1000.0;
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// Render the results as a table (latencies in microseconds).
+pub fn render(scenario: &Scenario, r: &RunResults, wall_seconds: f64) -> String {
+    let mut out = String::new();
+    let window_s = (r.window.end_ns - r.window.start_ns) as f64 / 1e9;
+    let _ = writeln!(
+        out,
+        "{} — device {}, seed {}, {:.3} s simulated ({} events, {:.2} s wall)",
+        scenario.name, r.scenario.preset, r.scenario.seed, window_s, r.events, wall_seconds
+    );
+    let _ = writeln!(
+        out,
+        "\n{:<14} {:>8} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "flow", "class", "IOPS", "MB/s", "mean us", "p50", "p99", "p99.9", "max", "slowdown"
+    );
+    for f in &r.flows {
+        let l = &f.latency_ns;
+        let _ = writeln!(
+            out,
+            "{:<14} {:>8} {:>10.0} {:>9.1} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            f.name,
+            format!("{:?}", f.class).to_lowercase(),
+            f.iops,
+            f.bandwidth_bytes_per_s / 1e6,
+            us(l.mean),
+            us(l.p50 as f64),
+            us(l.p99 as f64),
+            us(l.p99_9 as f64),
+            us(l.max as f64),
+            f.slowdown.map_or("-".to_string(), |s| format!("{s:.2}x")),
+        );
+        if let Some(a) = &f.alone {
+            let _ = writeln!(
+                out,
+                "{:<14} {:>8} {:>10.0} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                "  (alone)",
+                "",
+                a.iops,
+                "",
+                us(a.latency_ns.mean),
+                us(a.latency_ns.p50 as f64),
+                us(a.latency_ns.p99 as f64),
+                us(a.latency_ns.p99_9 as f64),
+                us(a.latency_ns.max as f64),
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nwhere the time goes (mean us): host submit / device queued / device service / host completion"
+    );
+    for f in &r.flows {
+        let b = &f.breakdown_ns;
+        let _ = writeln!(
+            out,
+            "{:<14} {:>9} / {:>9} / {:>9} / {:>9}",
+            f.name,
+            us(b.host_submit.mean),
+            us(b.device_queued.mean),
+            us(b.device_service.mean),
+            us(b.host_completion.mean)
+        );
+    }
+    let d = &r.device;
+    let pct = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{:.1}%", v * 100.0));
+    let _ = writeln!(
+        out,
+        "\ndevice: GC {} blocks, write amplification {}, cache hits {}, die busy {:.1}% (max {:.1}%), \
+         channel busy {:.1}%, queue depth {:.1} (max {})",
+        d.gc_count,
+        d.write_amplification.map_or("-".to_string(), |w| format!("{w:.2}")),
+        pct(d.cache_hit_rate),
+        d.die_utilization.mean * 100.0,
+        d.die_utilization.max * 100.0,
+        d.channel_utilization.mean * 100.0,
+        d.queue_depth.mean,
+        d.queue_depth.max
+    );
+    if let Some(f) = &r.fairness {
+        let _ = writeln!(
+            out,
+            "fairness {:.3} (min/max slowdown), weighted speedup {:.2}, max slowdown {:.2}x",
+            f.fairness, f.weighted_speedup, f.max_slowdown
+        );
+    }
+    out
+}

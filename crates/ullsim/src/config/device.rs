@@ -1,0 +1,244 @@
+//! The device part of a scenario: every parameter of the SSD model, filled from a preset and overridable.
+
+use serde::{Deserialize, Serialize};
+
+use super::units::{Bytes, Nanos};
+
+/// Everything the SSD model needs. Every field comes from the preset unless the scenario overrides it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceConfig {
+    /// Name of the preset the values started from.
+    pub preset: String,
+    pub host_interface: HostInterfaceConfig,
+    pub cache: CacheConfig,
+    pub ftl: FtlConfig,
+    pub tsu: TsuConfig,
+    pub flash: FlashConfig,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostInterfaceConfig {
+    pub queue_depth: u32,
+    pub arbiter: String,
+    pub arbitration_burst: u32,
+    pub doorbell_ns: Nanos,
+    pub command_fetch_ns: Nanos,
+    pub command_process_ns: Nanos,
+    pub pcie_lanes: u32,
+    pub pcie_lane_bytes_per_s: f64,
+    pub completion_ns: Nanos,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheConfig {
+    pub enabled: bool,
+    pub capacity_bytes: Bytes,
+    pub dram_access_ns: Nanos,
+    pub cache_reads: bool,
+}
+
+/// How logical pages find their physical home.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MappingKind {
+    /// Page-level map with out-of-place writes and garbage collection (NAND flash).
+    Page,
+    /// Static striped placement with in-place writes: no map, no erase, no GC (3D XPoint).
+    InPlace,
+}
+
+/// The state the drive is put in before the run starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Precondition {
+    /// Fresh drive: nothing mapped, every block free.
+    None,
+    /// `precondition_fill` of the logical space written once in order: striped, blocks fully valid.
+    Sequential,
+    /// Filled, then randomly overwritten to garbage-collection steady state: logical pages scattered and
+    /// blocks holding a steady-state mix of valid and stale pages.
+    Random,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FtlConfig {
+    pub mapping: MappingKind,
+    pub overprovisioning: f64,
+    pub gc_threshold: f64,
+    pub gc_hard_threshold: f64,
+    pub gc_policy: String,
+    pub gc_d_choices: u32,
+    pub ideal_map: bool,
+    pub cmt_capacity_bytes: Bytes,
+    pub cmt_entry_bytes: u32,
+    pub precondition: Precondition,
+    pub precondition_fill: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TsuConfig {
+    pub scheduler: String,
+    pub multiplane: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlashConfig {
+    pub channels: u32,
+    pub chips_per_channel: u32,
+    pub dies_per_chip: u32,
+    pub planes_per_die: u32,
+    pub blocks_per_plane: u32,
+    pub pages_per_block: u32,
+    pub page_bytes: Bytes,
+    pub read_ns: Nanos,
+    pub program_ns: Nanos,
+    pub erase_ns: Nanos,
+    pub command_ns: Nanos,
+    pub channel_mts: f64,
+    pub channel_width_bytes: u32,
+}
+
+impl DeviceConfig {
+    /// Physical capacity in bytes.
+    pub fn raw_capacity_bytes(&self) -> u64 {
+        let f = &self.flash;
+        f.channels as u64
+            * f.chips_per_channel as u64
+            * f.dies_per_chip as u64
+            * f.planes_per_die as u64
+            * f.blocks_per_plane as u64
+            * f.pages_per_block as u64
+            * f.page_bytes.0
+    }
+
+    /// Number of logical pages the host can address.
+    pub fn logical_pages(&self) -> u64 {
+        let f = &self.flash;
+        let physical = f.channels as u64
+            * f.chips_per_channel as u64
+            * f.dies_per_chip as u64
+            * f.planes_per_die as u64
+            * f.blocks_per_plane as u64
+            * f.pages_per_block as u64;
+        match self.ftl.mapping {
+            MappingKind::InPlace => physical,
+            MappingKind::Page => (physical as f64 * (1.0 - self.ftl.overprovisioning)).floor() as u64,
+        }
+    }
+
+    /// Capacity the host sees, in bytes.
+    pub fn logical_capacity_bytes(&self) -> u64 {
+        self.logical_pages() * self.flash.page_bytes.0
+    }
+
+    /// Check that the values describe a device that can exist. Each message names the key.
+    pub fn validate(&self) -> Result<(), Vec<(String, String)>> {
+        let mut errors: Vec<(String, String)> = Vec::new();
+        let mut check = |ok: bool, key: &str, what: &str| {
+            if !ok {
+                errors.push((format!("device.{key}"), what.to_string()));
+            }
+        };
+        let f = &self.flash;
+        for (key, v) in [
+            ("flash.channels", f.channels),
+            ("flash.chips_per_channel", f.chips_per_channel),
+            ("flash.dies_per_chip", f.dies_per_chip),
+            ("flash.planes_per_die", f.planes_per_die),
+            ("flash.blocks_per_plane", f.blocks_per_plane),
+            ("flash.pages_per_block", f.pages_per_block),
+            ("flash.channel_width_bytes", f.channel_width_bytes),
+            ("host_interface.queue_depth", self.host_interface.queue_depth),
+            ("host_interface.arbitration_burst", self.host_interface.arbitration_burst),
+            ("host_interface.pcie_lanes", self.host_interface.pcie_lanes),
+        ] {
+            check(v >= 1, key, "expected a whole number >= 1");
+        }
+        check(f.planes_per_die <= 64, "flash.planes_per_die", "expected at most 64 planes per die");
+        check(f.pages_per_block <= 65_535, "flash.pages_per_block", "expected at most 65535 pages per block");
+        check(
+            f.page_bytes.0 >= 512 && f.page_bytes.0.is_power_of_two() && f.page_bytes.0 <= 1 << 20,
+            "flash.page_bytes",
+            "expected a power of two between 512 B and 1 MiB",
+        );
+        let physical_pages = f.channels as u128
+            * f.chips_per_channel as u128
+            * f.dies_per_chip as u128
+            * f.planes_per_die as u128
+            * f.blocks_per_plane as u128
+            * f.pages_per_block as u128;
+        check(
+            physical_pages < u32::MAX as u128 - 1,
+            "flash",
+            "impossible geometry: the device has 2^32 or more physical pages (the model indexes pages with 32 bits)",
+        );
+        check(f.channel_mts > 0.0 && f.channel_mts.is_finite(), "flash.channel_mts", "expected a rate > 0 MT/s");
+        check(
+            self.host_interface.pcie_lane_bytes_per_s > 0.0 && self.host_interface.pcie_lane_bytes_per_s.is_finite(),
+            "host_interface.pcie_lane_bytes_per_s",
+            "expected a rate > 0 bytes/s",
+        );
+        check(
+            crate::device::hil::arbiter_names().contains(&self.host_interface.arbiter.as_str()),
+            "host_interface.arbiter",
+            &format!("expected one of {:?}", crate::device::hil::arbiter_names()),
+        );
+        check(
+            crate::device::tsu::scheduler_names().contains(&self.tsu.scheduler.as_str()),
+            "tsu.scheduler",
+            &format!("expected one of {:?}", crate::device::tsu::scheduler_names()),
+        );
+        let ftl = &self.ftl;
+        check(
+            crate::device::ftl::gc_policy_names().contains(&ftl.gc_policy.as_str()),
+            "ftl.gc_policy",
+            &format!("expected one of {:?}", crate::device::ftl::gc_policy_names()),
+        );
+        check((0.0..0.9).contains(&ftl.overprovisioning), "ftl.overprovisioning", "expected a fraction in [0, 0.9)");
+        check(ftl.gc_d_choices >= 1, "ftl.gc_d_choices", "expected a whole number >= 1");
+        check((0.0..=1.0).contains(&ftl.precondition_fill), "ftl.precondition_fill", "expected a fraction in [0, 1]");
+        check(ftl.cmt_entry_bytes >= 1, "ftl.cmt_entry_bytes", "expected a whole number >= 1");
+        if ftl.mapping == MappingKind::Page {
+            check(
+                ftl.overprovisioning > 0.0,
+                "ftl.overprovisioning",
+                "a page-mapped drive needs over-provisioning > 0 for garbage collection to make progress",
+            );
+            check(
+                (0.0..0.5).contains(&ftl.gc_threshold) && ftl.gc_threshold > 0.0,
+                "ftl.gc_threshold",
+                "expected a fraction in (0, 0.5)",
+            );
+            check(
+                ftl.gc_hard_threshold >= 0.0 && ftl.gc_hard_threshold <= ftl.gc_threshold,
+                "ftl.gc_hard_threshold",
+                "expected a fraction in [0, gc_threshold]",
+            );
+            // GC needs the free-block reserve to fit into the over-provisioned space and at least two blocks.
+            let reserve_blocks = (ftl.gc_threshold * f.blocks_per_plane as f64).ceil();
+            let spare_blocks = ftl.overprovisioning * f.blocks_per_plane as f64;
+            check(
+                f.blocks_per_plane >= 8,
+                "flash.blocks_per_plane",
+                "a page-mapped drive needs at least 8 blocks per plane for garbage collection",
+            );
+            check(
+                reserve_blocks + 2.0 <= spare_blocks || ftl.precondition_fill < 1.0 - ftl.gc_threshold,
+                "ftl.gc_threshold",
+                "impossible: the GC free-block threshold does not fit in the over-provisioned space \
+                 (need gc_threshold * blocks_per_plane + 2 <= overprovisioning * blocks_per_plane)",
+            );
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
+    }
+}

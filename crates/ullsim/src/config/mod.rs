@@ -1,0 +1,9 @@
+//! Scenario files: schema, units, presets, `--set` overrides and validation.
+
+pub mod device;
+pub mod presets;
+pub mod scenario;
+pub mod units;
+
+pub use device::DeviceConfig;
+pub use scenario::{ConfigError, FlowSpec, HostConfig, MetricsConfig, RunConfig, Scenario};

@@ -1,0 +1,379 @@
+//! The scenario file: what to simulate. Loading merges the device preset, the file and `--set` overrides,
+//! then checks everything, so a scenario that loads is one that can run.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::device::DeviceConfig;
+use super::presets;
+use super::units::{Bytes, Micros, Nanos, Seconds, SizeOrPercent};
+use crate::request::{Criticality, NvmePriority};
+use crate::workload::distribution::RandomDistribution;
+use crate::workload::trace::TraceFormat;
+
+/// A scenario error: one message that names the file and the key path or line.
+#[derive(Debug, thiserror::Error)]
+#[error("{source_name}: {message}")]
+pub struct ConfigError {
+    pub source_name: String,
+    pub message: String,
+}
+
+impl ConfigError {
+    pub fn new(source_name: &str, message: impl Into<String>) -> Self {
+        ConfigError { source_name: source_name.to_string(), message: message.into() }
+    }
+}
+
+/// fio's `rw`: the direction and order of a flow's I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RwMode {
+    Read,
+    Write,
+    Randread,
+    Randwrite,
+    /// Sequential mixed reads and writes (`rwmixread` sets the mix); fio also spells it `readwrite`.
+    #[serde(alias = "readwrite")]
+    Rw,
+    Randrw,
+}
+
+impl RwMode {
+    pub fn is_random(self) -> bool {
+        matches!(self, RwMode::Randread | RwMode::Randwrite | RwMode::Randrw)
+    }
+}
+
+/// fio's `rate_process`: how an open-loop flow spaces its arrivals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RateProcess {
+    /// Evenly spaced (fio's default).
+    #[default]
+    Linear,
+    /// Exponential inter-arrival times.
+    Poisson,
+}
+
+/// One flow (fio job) of the scenario. Keys follow fio's names and meanings; see docs/scenarios.md.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub name: String,
+    #[serde(default)]
+    pub class: Criticality,
+    #[serde(default)]
+    pub prio: NvmePriority,
+    pub rw: Option<RwMode>,
+    pub rwmixread: Option<u32>,
+    pub bs: Option<Bytes>,
+    pub bssplit: Option<String>,
+    pub iodepth: Option<u32>,
+    pub rate_iops: Option<f64>,
+    pub rate_process: Option<RateProcess>,
+    pub random_distribution: Option<RandomDistribution>,
+    pub size: Option<SizeOrPercent>,
+    pub offset: Option<SizeOrPercent>,
+    pub number_ios: Option<u64>,
+    pub runtime: Option<Seconds>,
+    pub thinktime: Option<Micros>,
+    pub startdelay: Option<Seconds>,
+    pub trace: Option<PathBuf>,
+    pub format: Option<TraceFormat>,
+    pub time_scale: Option<f64>,
+}
+
+/// `[run]`: how long to simulate and what to measure.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    /// Simulated time after which the run stops (bare numbers are seconds).
+    #[serde(default = "default_duration")]
+    pub duration: Seconds,
+    /// Requests issued before this time are not counted (bare numbers are seconds).
+    #[serde(default)]
+    pub warmup: Seconds,
+    /// Check model invariants while running (slower; tests turn it on).
+    #[serde(default)]
+    pub check_invariants: bool,
+}
+
+fn default_duration() -> Seconds {
+    Seconds::from_ns(crate::engine::SEC)
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig { duration: default_duration(), warmup: Seconds::default(), check_invariants: false }
+    }
+}
+
+/// `[host]`: the minimal host of the foundation: fixed software costs per I/O, one SQ per flow.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostConfig {
+    /// Time from the application issuing an I/O to the command being in the SQ with the doorbell written.
+    #[serde(default = "default_submit_ns")]
+    pub submit_ns: Nanos,
+    /// Time from the completion entry + interrupt reaching the host to the application seeing the result.
+    #[serde(default = "default_complete_ns")]
+    pub complete_ns: Nanos,
+}
+
+fn default_submit_ns() -> Nanos {
+    Nanos::from_ns(2_000)
+}
+fn default_complete_ns() -> Nanos {
+    Nanos::from_ns(4_000)
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig { submit_ns: default_submit_ns(), complete_ns: default_complete_ns() }
+    }
+}
+
+/// `[metrics]`: what to compute besides the per-flow results.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// Also run every flow alone (same seed, in parallel) and report slowdown, fairness and weighted speedup.
+    #[serde(default)]
+    pub fairness: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScenarioFile {
+    name: Option<String>,
+    description: Option<String>,
+    seed: Option<u64>,
+    #[serde(default)]
+    run: RunConfig,
+    #[serde(default)]
+    metrics: MetricsConfig,
+    #[serde(default)]
+    host: HostConfig,
+    device: DeviceConfig,
+    #[serde(default)]
+    flow: Vec<FlowSpec>,
+}
+
+/// A loaded, merged and checked scenario.
+#[derive(Debug, Clone, Serialize)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    pub seed: u64,
+    pub run: RunConfig,
+    pub metrics: MetricsConfig,
+    pub host: HostConfig,
+    pub device: DeviceConfig,
+    #[serde(rename = "flow")]
+    pub flows: Vec<FlowSpec>,
+    /// Where the scenario came from (file path or "built-in default"), for messages.
+    #[serde(skip)]
+    pub source_name: String,
+    /// Directory relative paths (traces) resolve against.
+    #[serde(skip)]
+    pub base_dir: PathBuf,
+}
+
+/// Text of the built-in default scenario.
+pub const DEFAULT_SCENARIO: &str = include_str!("default.toml");
+
+/// The seed used when a scenario names none.
+pub const DEFAULT_SEED: u64 = 1;
+
+impl Scenario {
+    /// Load a scenario file, apply `overrides` (`key.path=value`) and check it.
+    pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, ConfigError> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError::new(&name, format!("cannot read scenario file: {e}")))?;
+        let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        Self::from_toml_str(&text, &name, &base_dir, overrides)
+    }
+
+    /// Parse a scenario from TOML text; `source_name` is used in messages.
+    pub fn from_toml_str(
+        text: &str,
+        source_name: &str,
+        base_dir: &Path,
+        overrides: &[String],
+    ) -> Result<Scenario, ConfigError> {
+        let mut table: toml::Table =
+            text.parse().map_err(|e: toml::de::Error| ConfigError::new(source_name, format!("invalid TOML: {e}")))?;
+        for o in overrides {
+            apply_override(&mut table, o).map_err(|m| ConfigError::new(source_name, format!("--set {o}: {m}")))?;
+        }
+        merge_device_preset(&mut table).map_err(|m| ConfigError::new(source_name, m))?;
+        let file: ScenarioFile = serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            ConfigError::new(source_name, format!("key `{path}`: {}", inner.message().trim()))
+        })?;
+        let scenario = Scenario {
+            name: file.name.unwrap_or_else(|| {
+                Path::new(source_name).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+            }),
+            description: file.description.unwrap_or_default(),
+            seed: file.seed.unwrap_or(DEFAULT_SEED),
+            run: file.run,
+            metrics: file.metrics,
+            host: file.host,
+            device: file.device,
+            flows: file.flow,
+            source_name: source_name.to_string(),
+            base_dir: base_dir.to_path_buf(),
+        };
+        scenario.validate()?;
+        Ok(scenario)
+    }
+
+    /// The built-in default scenario (`ullsim run` with no file).
+    pub fn builtin_default(overrides: &[String]) -> Result<Scenario, ConfigError> {
+        Self::from_toml_str(DEFAULT_SCENARIO, "built-in default scenario", Path::new("."), overrides)
+    }
+
+    /// The same scenario with only flow `index` (for alone runs).
+    pub fn alone(&self, index: usize) -> Scenario {
+        let mut s = self.clone();
+        s.flows = vec![self.flows[index].clone()];
+        s.metrics.fairness = false;
+        s
+    }
+
+    /// Check everything that serde cannot: geometry, flows, run window.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if let Err(errors) = self.device.validate() {
+            let (key, what) = &errors[0];
+            return Err(ConfigError::new(&self.source_name, format!("key `{key}`: {what}")));
+        }
+        if self.flows.is_empty() {
+            return Err(ConfigError::new(&self.source_name, "no flows: add at least one [[flow]] table"));
+        }
+        if self.run.duration.0 == 0 {
+            return Err(ConfigError::new(&self.source_name, "key `run.duration`: expected a duration > 0"));
+        }
+        if self.run.warmup.0 >= self.run.duration.0 {
+            return Err(ConfigError::new(
+                &self.source_name,
+                "key `run.warmup`: expected a warm-up shorter than run.duration",
+            ));
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for (i, flow) in self.flows.iter().enumerate() {
+            if !names.insert(flow.name.as_str()) {
+                return Err(ConfigError::new(
+                    &self.source_name,
+                    format!("key `flow[{i}].name`: flow name \"{}\" is used twice", flow.name),
+                ));
+            }
+            crate::workload::check_flow_spec(flow, &self.device).map_err(|(key, what)| {
+                ConfigError::new(&self.source_name, format!("key `flow[{i}].{key}` (flow \"{}\"): {what}", flow.name))
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The scenario as TOML (merged values), e.g. to record exactly what ran.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).unwrap_or_default()
+    }
+}
+
+/// Replace the `[device]` table with the named preset's values overlaid by the scenario's own.
+fn merge_device_preset(table: &mut toml::Table) -> Result<(), String> {
+    let device = match table.remove("device") {
+        Some(toml::Value::Table(t)) => t,
+        Some(_) => return Err("key `device`: expected a table ([device])".into()),
+        None => return Err(format!("key `device.preset`: missing; expected one of {:?}", presets::names())),
+    };
+    let preset_name = match device.get("preset") {
+        Some(toml::Value::String(s)) => s.clone(),
+        Some(_) => return Err("key `device.preset`: expected a string".into()),
+        None => return Err(format!("key `device.preset`: missing; expected one of {:?}", presets::names())),
+    };
+    let preset = presets::find(&preset_name).ok_or_else(|| {
+        format!("key `device.preset`: unknown preset \"{preset_name}\"; expected one of {:?}", presets::names())
+    })?;
+    let mut merged: toml::Table =
+        preset.toml.parse().map_err(|e| format!("built-in preset {preset_name} is broken: {e}"))?;
+    overlay(&mut merged, device);
+    table.insert("device".into(), toml::Value::Table(merged));
+    Ok(())
+}
+
+/// Deep-merge `top` over `base`: tables merge key by key, anything else replaces.
+fn overlay(base: &mut toml::Table, top: toml::Table) {
+    for (key, value) in top {
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(t)) => overlay(b, t),
+            (_, v) => {
+                base.insert(key, v);
+            }
+        }
+    }
+}
+
+/// Parse the value of a `--set` as TOML (numbers, booleans, quoted strings, arrays); anything that is not
+/// valid TOML is taken as a bare string, so `--set device.preset=znand-ull` works without quotes.
+fn parse_override_value(text: &str) -> toml::Value {
+    let doc = format!("v = {text}");
+    match doc.parse::<toml::Table>() {
+        Ok(mut t) => t.remove("v").unwrap_or(toml::Value::String(text.to_string())),
+        Err(_) => toml::Value::String(text.to_string()),
+    }
+}
+
+/// Apply `key.path=value` to the raw scenario table. Flows are addressed as `flow.NAME.key` or `flow.INDEX.key`.
+pub fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<(), String> {
+    let (path, value) = assignment
+        .split_once('=')
+        .ok_or_else(|| "expected key.path=value, e.g. device.flash.read_ns=3000".to_string())?;
+    let parts: Vec<&str> = path.trim().split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(format!("bad key path \"{path}\""));
+    }
+    let value = parse_override_value(value.trim());
+    let mut current = table;
+    let mut i = 0;
+    while i + 1 < parts.len() {
+        let part = parts[i];
+        if part == "flow" {
+            let selector = parts[i + 1];
+            if i + 2 >= parts.len() {
+                return Err("expected flow.NAME.key or flow.INDEX.key".into());
+            }
+            let flows = match current.get_mut("flow") {
+                Some(toml::Value::Array(a)) => a,
+                _ => return Err("the scenario has no [[flow]] tables".into()),
+            };
+            let position = match selector.parse::<usize>() {
+                Ok(index) if index < flows.len() => index,
+                Ok(index) => return Err(format!("no flow with index {index} (the scenario has {})", flows.len())),
+                Err(_) => flows
+                    .iter()
+                    .position(|f| f.get("name").and_then(|n| n.as_str()) == Some(selector))
+                    .ok_or_else(|| format!("no flow named \"{selector}\""))?,
+            };
+            current = match flows.get_mut(position) {
+                Some(toml::Value::Table(t)) => t,
+                _ => return Err(format!("flow {selector} is not a table")),
+            };
+            i += 2;
+            continue;
+        }
+        let entry = current.entry(part.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        current = match entry {
+            toml::Value::Table(t) => t,
+            _ => return Err(format!("`{}` is not a table", parts[..=i].join("."))),
+        };
+        i += 1;
+    }
+    current.insert(parts[parts.len() - 1].to_string(), value);
+    Ok(())
+}

@@ -1,0 +1,179 @@
+//! The flash back end: geometry, operation timing, and the state of channels (shared buses) and dies.
+//!
+//! Addresses: a *plane unit* `u` numbers every plane of the drive channel-first (CWDP order), so striping
+//! consecutive units spreads over channels, then chips, dies and planes. Its die is `u % dies` and its plane
+//! within the die `u / dies`; a die's channel is `die % channels`. A physical page number (PPA) is
+//! `(u * blocks_per_plane + block) * pages_per_block + page`.
+
+use crate::config::device::FlashConfig;
+use crate::engine::Time;
+
+/// The shape of the flash array.
+#[derive(Debug, Clone, Copy)]
+pub struct Geometry {
+    pub channels: u32,
+    pub chips_per_channel: u32,
+    pub dies_per_chip: u32,
+    pub planes_per_die: u32,
+    pub blocks_per_plane: u32,
+    pub pages_per_block: u32,
+    pub page_bytes: u64,
+}
+
+impl Geometry {
+    pub fn from_config(f: &FlashConfig) -> Self {
+        Geometry {
+            channels: f.channels,
+            chips_per_channel: f.chips_per_channel,
+            dies_per_chip: f.dies_per_chip,
+            planes_per_die: f.planes_per_die,
+            blocks_per_plane: f.blocks_per_plane,
+            pages_per_block: f.pages_per_block,
+            page_bytes: f.page_bytes.0,
+        }
+    }
+    pub fn chips(&self) -> u32 {
+        self.channels * self.chips_per_channel
+    }
+    pub fn dies(&self) -> u32 {
+        self.chips() * self.dies_per_chip
+    }
+    /// Number of plane units.
+    pub fn planes(&self) -> u32 {
+        self.dies() * self.planes_per_die
+    }
+    pub fn blocks(&self) -> u64 {
+        self.planes() as u64 * self.blocks_per_plane as u64
+    }
+    pub fn pages(&self) -> u64 {
+        self.blocks() * self.pages_per_block as u64
+    }
+    pub fn die_of_plane(&self, unit: u32) -> u32 {
+        unit % self.dies()
+    }
+    pub fn plane_in_die(&self, unit: u32) -> u32 {
+        unit / self.dies()
+    }
+    pub fn channel_of_die(&self, die: u32) -> u32 {
+        die % self.channels
+    }
+    /// Global block index of a page.
+    pub fn block_of(&self, ppa: u64) -> u64 {
+        ppa / self.pages_per_block as u64
+    }
+    /// Plane unit of a global block index.
+    pub fn plane_of_block(&self, block: u64) -> u32 {
+        (block / self.blocks_per_plane as u64) as u32
+    }
+    pub fn plane_of_page(&self, ppa: u64) -> u32 {
+        self.plane_of_block(self.block_of(ppa))
+    }
+}
+
+/// The kind of operation a die performs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlashOp {
+    Read,
+    Program,
+    Erase,
+}
+
+/// Operation latencies.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    pub read_ns: Time,
+    pub program_ns: Time,
+    pub erase_ns: Time,
+    /// Command and address cycles before the array operation starts.
+    pub command_ns: Time,
+    /// Channel bytes per microsecond (MT/s x bus width).
+    pub channel_bytes_per_us: f64,
+}
+
+impl Timing {
+    pub fn from_config(f: &FlashConfig) -> Self {
+        Timing {
+            read_ns: f.read_ns.0,
+            program_ns: f.program_ns.0,
+            erase_ns: f.erase_ns.0,
+            command_ns: f.command_ns.0,
+            channel_bytes_per_us: f.channel_mts * f.channel_width_bytes as f64,
+        }
+    }
+
+    /// Time to move `bytes` over a channel.
+    pub fn transfer_ns(&self, bytes: u64) -> Time {
+        ((bytes as f64) * 1000.0 / self.channel_bytes_per_us).ceil() as Time
+    }
+}
+
+/// Channel and die occupancy. Channels are FCFS buses: a transfer asked for at time t starts when the bus is
+/// free. Requests for a bus arrive in time order, so keeping "free at" per channel is an exact FCFS queue.
+#[derive(Debug, Clone)]
+pub struct Backend {
+    pub geometry: Geometry,
+    pub timing: Timing,
+    channel_free_at: Vec<Time>,
+    channel_busy_ns: Vec<Time>,
+    die_busy: Vec<bool>,
+    die_busy_since: Vec<Time>,
+    die_busy_ns: Vec<Time>,
+}
+
+impl Backend {
+    pub fn new(geometry: Geometry, timing: Timing) -> Self {
+        let dies = geometry.dies() as usize;
+        let channels = geometry.channels as usize;
+        Backend {
+            geometry,
+            timing,
+            channel_free_at: vec![0; channels],
+            channel_busy_ns: vec![0; channels],
+            die_busy: vec![false; dies],
+            die_busy_since: vec![0; dies],
+            die_busy_ns: vec![0; dies],
+        }
+    }
+
+    pub fn die_is_busy(&self, die: u32) -> bool {
+        self.die_busy[die as usize]
+    }
+
+    /// Mark `die` busy from `now`.
+    pub fn occupy_die(&mut self, die: u32, now: Time) {
+        debug_assert!(!self.die_busy[die as usize], "die {die} started while busy");
+        self.die_busy[die as usize] = true;
+        self.die_busy_since[die as usize] = now;
+    }
+
+    /// Mark `die` idle at `now`.
+    pub fn release_die(&mut self, die: u32, now: Time) {
+        debug_assert!(self.die_busy[die as usize]);
+        self.die_busy[die as usize] = false;
+        self.die_busy_ns[die as usize] += now - self.die_busy_since[die as usize];
+    }
+
+    /// Reserve `die`'s channel for `bytes` starting no earlier than `earliest`; returns the end time.
+    pub fn reserve_channel(&mut self, die: u32, earliest: Time, bytes: u64) -> Time {
+        let channel = self.geometry.channel_of_die(die) as usize;
+        let start = earliest.max(self.channel_free_at[channel]);
+        let duration = self.timing.transfer_ns(bytes);
+        self.channel_free_at[channel] = start + duration;
+        self.channel_busy_ns[channel] += duration;
+        start + duration
+    }
+
+    /// Busy time per die (including ongoing operations up to `now`).
+    pub fn die_busy_ns(&self, now: Time) -> Vec<Time> {
+        (0..self.die_busy.len())
+            .map(|d| self.die_busy_ns[d] + if self.die_busy[d] { now - self.die_busy_since[d] } else { 0 })
+            .collect()
+    }
+
+    /// Busy time per channel (transfers reserved up to `now`).
+    pub fn channel_busy_ns(&self, now: Time) -> Vec<Time> {
+        (0..self.channel_busy_ns.len())
+            .map(|c| self.channel_busy_ns[c] - self.channel_free_at[c].saturating_sub(now).min(self.channel_busy_ns[c]))
+            .collect()
+    }
+}

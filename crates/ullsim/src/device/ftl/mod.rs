@@ -1,0 +1,440 @@
+//! The flash translation layer: logical-to-physical page map, write allocation striped channel-first,
+//! garbage collection with soft and hard free-block thresholds, and an optional cached mapping table.
+//!
+//! The map is implicit where it can be: a preconditioned drive's initial placement is a keyed permutation of
+//! logical pages onto each plane's initially valid pages (`precondition.rs`), so setup writes no per-page
+//! table and a 512 GiB drive is ready in milliseconds. Explicit entries (forward: logical -> physical,
+//! reverse: physical -> logical) exist only for pages written during the run; both vectors are zero-filled
+//! by the allocator lazily, so untouched parts cost no memory.
+
+mod cmt;
+pub mod gc;
+pub mod precondition;
+
+use std::collections::VecDeque;
+
+use crate::config::device::{DeviceConfig, MappingKind, Precondition};
+use crate::engine::{stream_rng, SimRng};
+use crate::util::perm::Permutation;
+
+use super::flash::Geometry;
+pub use cmt::MappingCache;
+pub use gc::gc_policy_names;
+
+/// Logical pages per bit of `Ftl::forward_touched`.
+const FORWARD_REGION: u64 = 1024;
+
+/// A garbage-collection job: one victim block being emptied, one job per plane at a time.
+#[derive(Debug, Clone, Copy)]
+pub struct GcJob {
+    /// Global block index of the victim.
+    pub victim: u64,
+    /// Page moves not finished yet.
+    pub pending_moves: u32,
+}
+
+#[derive(Debug, Default)]
+struct PlaneState {
+    free: VecDeque<u32>,
+    open: Option<u32>,
+    gc: Option<GcJob>,
+}
+
+/// Counters the results report.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FtlStats {
+    pub user_pages_programmed: u64,
+    pub gc_pages_programmed: u64,
+    pub gc_jobs_started: u64,
+    pub blocks_erased: u64,
+}
+
+pub struct Ftl {
+    geometry: Geometry,
+    mapping: MappingKind,
+    logical_pages: u64,
+    /// logical page -> physical page + 1; 0 means "where the initial layout put it" (or unmapped).
+    forward: Vec<u32>,
+    /// One bit per `FORWARD_REGION` logical pages: set once any entry in the region is explicit. Lets reads
+    /// of never-rewritten regions skip the (large, mostly untouched) forward table.
+    forward_touched: Vec<u64>,
+    /// physical page -> logical page + 1; 0 means "the initial owner, if the page is an initial slot".
+    reverse: Vec<u32>,
+    /// Logical pages mapped by preconditioning are `0..initial_pages`, placed by `initial_perm`.
+    initial_pages: u64,
+    initial_perm: Permutation,
+    /// Per global block: valid pages, pages written, initially valid pages (0 once erased), and the number
+    /// of initially valid pages in the blocks before it in its plane.
+    valid: Vec<u16>,
+    written: Vec<u16>,
+    initial_valid: Vec<u16>,
+    initial_prefix: Vec<u32>,
+    planes: Vec<PlaneState>,
+    next_plane: u32,
+    soft_free_blocks: usize,
+    hard_free_blocks: usize,
+    user_reserve_blocks: usize,
+    gc_policy: Box<dyn gc::GcPolicy>,
+    rng: SimRng,
+    pub stats: FtlStats,
+}
+
+impl Ftl {
+    /// Build the FTL for `cfg` and precondition it. Errors name the key at fault.
+    pub fn new(cfg: &DeviceConfig, seed: u64) -> Result<Ftl, String> {
+        let geometry = Geometry::from_config(&cfg.flash);
+        let logical_pages = cfg.logical_pages();
+        let mut rng = stream_rng(seed, "device:ftl");
+        let mut gc_policy = gc::make(&cfg.ftl.gc_policy, cfg.ftl.gc_d_choices)
+            .ok_or_else(|| format!("device.ftl.gc_policy: unknown policy \"{}\"", cfg.ftl.gc_policy))?;
+        let bpp = geometry.blocks_per_plane;
+        let ppb = geometry.pages_per_block;
+        let units = geometry.planes();
+        let n_blocks = geometry.blocks() as usize;
+        let hard_free_blocks = (cfg.ftl.gc_hard_threshold * bpp as f64).ceil() as usize;
+        let user_reserve_blocks = hard_free_blocks.max(1);
+        let soft_free_blocks =
+            ((cfg.ftl.gc_threshold * bpp as f64).ceil() as usize).max(user_reserve_blocks + 1).max(2);
+
+        let mut ftl = Ftl {
+            geometry,
+            mapping: cfg.ftl.mapping,
+            logical_pages,
+            forward: Vec::new(),
+            forward_touched: Vec::new(),
+            reverse: Vec::new(),
+            initial_pages: 0,
+            initial_perm: Permutation::identity(1),
+            valid: Vec::new(),
+            written: Vec::new(),
+            initial_valid: Vec::new(),
+            initial_prefix: Vec::new(),
+            planes: Vec::new(),
+            next_plane: 0,
+            soft_free_blocks,
+            hard_free_blocks,
+            user_reserve_blocks,
+            gc_policy: gc::make("greedy", 1).expect("greedy exists"),
+            rng: stream_rng(seed, "device:gc"),
+            stats: FtlStats::default(),
+        };
+        if cfg.ftl.mapping == MappingKind::InPlace {
+            return Ok(ftl);
+        }
+
+        let fill = match cfg.ftl.precondition {
+            Precondition::None => 0.0,
+            _ => cfg.ftl.precondition_fill,
+        };
+        let initial_pages = (logical_pages as f64 * fill).floor() as u64;
+        let per_plane = |u: u32| initial_pages / units as u64 + u64::from((u as u64) < initial_pages % units as u64);
+        let max_per_plane = (bpp as u64 - soft_free_blocks as u64 - 1) * ppb as u64;
+        if per_plane(0) > max_per_plane {
+            return Err(format!(
+                "device.ftl.precondition_fill: {fill} of the logical space does not fit beside the GC free-block \
+                 reserve ({soft_free_blocks} blocks per plane); lower the fill or raise device.ftl.overprovisioning"
+            ));
+        }
+        let steady = match cfg.ftl.precondition {
+            Precondition::Random => {
+                let plane_fill = per_plane(0) as f64 / (bpp as u64 * ppb as u64) as f64;
+                Some(precondition::steady_state(ppb, plane_fill, cfg.ftl.gc_threshold, gc_policy.as_mut(), &mut rng))
+            }
+            _ => None,
+        };
+        ftl.valid = vec![0; n_blocks];
+        ftl.written = vec![0; n_blocks];
+        ftl.initial_valid = vec![0; n_blocks];
+        ftl.initial_prefix = vec![0; n_blocks];
+        ftl.planes = (0..units).map(|_| PlaneState::default()).collect();
+        for u in 0..units {
+            let init = match &steady {
+                Some(s) => s.plane(bpp, ppb, per_plane(u), soft_free_blocks as u32, &mut rng),
+                None => precondition::sequential(bpp, ppb, per_plane(u)),
+            };
+            let base = u as usize * bpp as usize;
+            let mut prefix = 0u32;
+            for b in 0..bpp as usize {
+                ftl.valid[base + b] = init.valid[b];
+                ftl.written[base + b] = init.written[b];
+                ftl.initial_valid[base + b] = init.valid[b];
+                ftl.initial_prefix[base + b] = prefix;
+                prefix += init.valid[b] as u32;
+            }
+            ftl.planes[u as usize] = PlaneState { free: init.free.into_iter().collect(), open: init.open, gc: None };
+        }
+        ftl.initial_pages = initial_pages;
+        ftl.initial_perm = match cfg.ftl.precondition {
+            Precondition::Random => Permutation::new(initial_pages.max(1), rng_key(&mut rng)),
+            _ => Permutation::identity(initial_pages.max(1)),
+        };
+        // Zero-filled: the allocator hands out untouched zero pages, so memory grows only with writes.
+        ftl.forward = vec![0; logical_pages as usize];
+        ftl.forward_touched = vec![0; (logical_pages / FORWARD_REGION / 64 + 1) as usize];
+        ftl.reverse = vec![0; geometry.pages() as usize];
+        ftl.gc_policy = gc_policy;
+        Ok(ftl)
+    }
+
+    pub fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    pub fn logical_pages(&self) -> u64 {
+        self.logical_pages
+    }
+
+    /// Physical page of the striped static layout for slot `s`: plane unit `s % units`, then the plane's
+    /// pages in order.
+    fn static_page(&self, slot: u64) -> u64 {
+        let units = self.geometry.planes() as u64;
+        let u = slot % units;
+        let q = slot / units;
+        u * self.geometry.blocks_per_plane as u64 * self.geometry.pages_per_block as u64 + q
+    }
+
+    fn initial_location(&self, lpa: u64) -> u64 {
+        let units = self.geometry.planes() as u64;
+        let slot = self.initial_perm.apply(lpa);
+        let u = (slot % units) as usize;
+        let q = (slot / units) as u32;
+        let bpp = self.geometry.blocks_per_plane as usize;
+        let prefixes = &self.initial_prefix[u * bpp..(u + 1) * bpp];
+        // Last block whose prefix is <= q: the block holding the q-th initially valid page of the plane.
+        let b = prefixes.partition_point(|&p| p <= q) - 1;
+        debug_assert!(q - prefixes[b] < self.initial_valid[u * bpp + b] as u32, "initial page of an erased block");
+        ((u * bpp + b) as u64) * self.geometry.pages_per_block as u64 + (q - prefixes[b]) as u64
+    }
+
+    /// Where logical page `lpa` lives now (`None`: never written).
+    pub fn lookup(&self, lpa: u64) -> Option<u64> {
+        if self.mapping == MappingKind::InPlace {
+            return Some(self.static_page(lpa));
+        }
+        let region = lpa / FORWARD_REGION;
+        let touched = self.forward_touched[(region / 64) as usize] & (1 << (region % 64)) != 0;
+        match if touched { self.forward[lpa as usize] } else { 0 } {
+            0 if lpa < self.initial_pages => Some(self.initial_location(lpa)),
+            0 => None,
+            v => Some(v as u64 - 1),
+        }
+    }
+
+    /// The logical page stored in physical page `ppa`, valid or stale (`None`: erased or never written).
+    fn owner(&self, ppa: u64) -> Option<u64> {
+        match self.reverse[ppa as usize] {
+            0 => {
+                let ppb = self.geometry.pages_per_block as u64;
+                let block = (ppa / ppb) as usize;
+                let page = (ppa % ppb) as u32;
+                if page >= self.initial_valid[block] as u32 {
+                    return None;
+                }
+                let units = self.geometry.planes() as u64;
+                let u = self.geometry.plane_of_block(block as u64) as u64;
+                let q = (self.initial_prefix[block] + page) as u64;
+                Some(self.initial_perm.invert(q * units + u))
+            }
+            v => Some(v as u64 - 1),
+        }
+    }
+
+    /// Whether `ppa` holds the current copy of its logical page.
+    pub fn is_valid(&self, ppa: u64) -> bool {
+        self.owner(ppa).is_some_and(|lpa| self.lookup(lpa) == Some(ppa))
+    }
+
+    /// Point `lpa` at `new_ppa`, invalidating its old copy.
+    fn remap(&mut self, lpa: u64, new_ppa: u64) {
+        if let Some(old) = self.lookup(lpa) {
+            let b = self.geometry.block_of(old) as usize;
+            debug_assert!(self.valid[b] > 0);
+            self.valid[b] -= 1;
+        }
+        self.forward[lpa as usize] = (new_ppa + 1) as u32;
+        let region = lpa / FORWARD_REGION;
+        self.forward_touched[(region / 64) as usize] |= 1 << (region % 64);
+        self.reverse[new_ppa as usize] = (lpa + 1) as u32;
+        self.valid[self.geometry.block_of(new_ppa) as usize] += 1;
+    }
+
+    /// Next page of plane `u`; user writes leave the last free blocks to GC.
+    fn allocate_in_plane(&mut self, u: u32, for_gc: bool) -> Option<u64> {
+        let bpp = self.geometry.blocks_per_plane as u64;
+        let ppb = self.geometry.pages_per_block as u16;
+        let reserve = if for_gc { 0 } else { self.user_reserve_blocks };
+        let plane = &mut self.planes[u as usize];
+        let block = match plane.open {
+            Some(b) => b,
+            None if plane.free.len() > reserve => {
+                let b = plane.free.pop_front().expect("free list is non-empty");
+                plane.open = Some(b);
+                b
+            }
+            None => return None,
+        };
+        let gb = u as u64 * bpp + block as u64;
+        let page = self.written[gb as usize];
+        self.written[gb as usize] += 1;
+        if page + 1 == ppb {
+            plane.open = None;
+        }
+        Some(gb * ppb as u64 + page as u64)
+    }
+
+    /// Place a host write of `lpa`: returns the physical page, or `None` when no plane has space for user
+    /// data right now (retry after an erase completes).
+    pub fn allocate_user(&mut self, lpa: u64) -> Option<u64> {
+        if self.mapping == MappingKind::InPlace {
+            self.stats.user_pages_programmed += 1;
+            return Some(self.static_page(lpa));
+        }
+        let units = self.geometry.planes();
+        for i in 0..units {
+            let u = (self.next_plane + i) % units;
+            if let Some(ppa) = self.allocate_in_plane(u, false) {
+                self.next_plane = (u + 1) % units;
+                self.remap(lpa, ppa);
+                self.stats.user_pages_programmed += 1;
+                return Some(ppa);
+            }
+        }
+        None
+    }
+
+    /// Whether plane `u` should start a GC job now.
+    pub fn gc_wanted(&self, u: u32) -> bool {
+        self.mapping == MappingKind::Page
+            && self.planes[u as usize].gc.is_none()
+            && self.planes[u as usize].free.len() < self.soft_free_blocks
+    }
+
+    /// Whether any plane of `die` is below the hard threshold (GC must not wait behind host work).
+    pub fn gc_urgent(&self, die: u32) -> bool {
+        if self.mapping == MappingKind::InPlace {
+            return false;
+        }
+        let dies = self.geometry.dies();
+        (0..self.geometry.planes_per_die)
+            .any(|p| self.planes[(p * dies + die) as usize].free.len() <= self.hard_free_blocks)
+    }
+
+    /// Start a GC job on plane `u`: choose a victim and list its valid pages `(ppa, lpa)` into `moves`.
+    /// Returns the victim's global block index, or `None` if no block can be reclaimed.
+    pub fn start_gc(&mut self, u: u32, moves: &mut Vec<(u64, u64)>) -> Option<u64> {
+        let bpp = self.geometry.blocks_per_plane as usize;
+        let ppb = self.geometry.pages_per_block;
+        let base = u as usize * bpp;
+        let open = self.planes[u as usize].open;
+        let written = &self.written[base..base + bpp];
+        let is_candidate = |b: usize| written[b] as u32 == ppb && Some(b as u32) != open;
+        let victim = self.gc_policy.select(&self.valid[base..base + bpp], &is_candidate, &mut self.rng)?;
+        if self.valid[base + victim] as u32 == ppb {
+            return None; // every candidate is fully valid: nothing to gain
+        }
+        let gb = (base + victim) as u64;
+        moves.clear();
+        for page in 0..ppb as u64 {
+            let ppa = gb * ppb as u64 + page;
+            if let Some(lpa) = self.owner(ppa).filter(|&lpa| self.lookup(lpa) == Some(ppa)) {
+                moves.push((ppa, lpa));
+            }
+        }
+        debug_assert_eq!(moves.len(), self.valid[gb as usize] as usize);
+        self.planes[u as usize].gc = Some(GcJob { victim: gb, pending_moves: moves.len() as u32 });
+        self.stats.gc_jobs_started += 1;
+        Some(gb)
+    }
+
+    /// The GC job of plane `u`, if any.
+    pub fn gc_job(&self, u: u32) -> Option<GcJob> {
+        self.planes[u as usize].gc
+    }
+
+    /// A GC read of `old_ppa` finished: if it still holds `lpa`'s data, allocate its new home in the same
+    /// plane and remap. `None`: the host overwrote it meanwhile, nothing to write.
+    pub fn relocate(&mut self, lpa: u64, old_ppa: u64) -> Option<u64> {
+        if self.lookup(lpa) != Some(old_ppa) {
+            return None;
+        }
+        let u = self.geometry.plane_of_page(old_ppa);
+        let new_ppa = self.allocate_in_plane(u, true).or_else(|| {
+            // The plane's GC reserve is exhausted (tiny planes): borrow a page from any plane.
+            (0..self.geometry.planes()).find_map(|v| self.allocate_in_plane(v, true))
+        })?;
+        self.remap(lpa, new_ppa);
+        self.stats.gc_pages_programmed += 1;
+        Some(new_ppa)
+    }
+
+    /// One page move of plane `u`'s job is done (written, or skipped). True when the victim can be erased.
+    pub fn gc_move_done(&mut self, u: u32) -> bool {
+        let job = self.planes[u as usize].gc.as_mut().expect("a GC move finished on a plane with no job");
+        job.pending_moves -= 1;
+        job.pending_moves == 0
+    }
+
+    /// Plane `u`'s victim was erased: it joins the free blocks.
+    pub fn erase_done(&mut self, u: u32) {
+        let job = self.planes[u as usize].gc.take().expect("an erase finished on a plane with no job");
+        let gb = job.victim as usize;
+        assert_eq!(self.valid[gb], 0, "erased a block that still holds valid pages");
+        let ppb = self.geometry.pages_per_block as usize;
+        self.reverse[gb * ppb..(gb + 1) * ppb].fill(0);
+        self.written[gb] = 0;
+        self.initial_valid[gb] = 0;
+        let block_in_plane = (gb % self.geometry.blocks_per_plane as usize) as u32;
+        self.planes[u as usize].free.push_back(block_in_plane);
+        self.stats.blocks_erased += 1;
+    }
+
+    /// Free blocks of plane `u`.
+    pub fn free_blocks(&self, u: u32) -> usize {
+        self.planes.get(u as usize).map_or(0, |p| p.free.len())
+    }
+
+    /// Check that the map is a bijection between mapped logical pages and valid physical pages and that the
+    /// per-block valid counts agree. Linear in the drive size: for tests on small drives.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        if self.mapping == MappingKind::InPlace {
+            return Ok(());
+        }
+        let ppb = self.geometry.pages_per_block as u64;
+        let mut seen = vec![false; self.geometry.pages() as usize];
+        let mut mapped = 0u64;
+        for lpa in 0..self.logical_pages {
+            if let Some(ppa) = self.lookup(lpa) {
+                mapped += 1;
+                if ppa >= self.geometry.pages() {
+                    return Err(format!("lpa {lpa} maps outside the drive"));
+                }
+                if std::mem::replace(&mut seen[ppa as usize], true) {
+                    return Err(format!("two logical pages map to physical page {ppa}"));
+                }
+                if self.owner(ppa) != Some(lpa) {
+                    return Err(format!("page {ppa} does not record lpa {lpa} as its owner"));
+                }
+                if (ppa % ppb) as u16 >= self.written[(ppa / ppb) as usize] {
+                    return Err(format!("lpa {lpa} maps to unwritten page {ppa}"));
+                }
+            }
+        }
+        let mut total_valid = 0u64;
+        for (b, &v) in self.valid.iter().enumerate() {
+            let counted = (b as u64 * ppb..(b as u64 + 1) * ppb).filter(|&p| seen[p as usize]).count();
+            if counted != v as usize {
+                return Err(format!("block {b} counts {v} valid pages but holds {counted}"));
+            }
+            total_valid += v as u64;
+        }
+        if total_valid != mapped {
+            return Err(format!("{mapped} mapped logical pages but {total_valid} valid physical pages"));
+        }
+        Ok(())
+    }
+}
+
+fn rng_key(rng: &mut SimRng) -> u64 {
+    use rand::RngExt;
+    rng.random()
+}

@@ -1,0 +1,667 @@
+//! The SSD: host interface -> DRAM cache -> FTL -> transaction scheduler -> flash, and back.
+//!
+//! `Device` owns the layers and moves commands between them; each layer keeps its own state. The device
+//! talks to the rest of the simulation through three calls: `create_queue`, `ring_doorbell` (a command is in
+//! a submission queue) and `handle` (its own events), which reports requests whose completion was posted.
+
+pub mod cache;
+pub mod flash;
+pub mod ftl;
+pub mod hil;
+pub mod transaction;
+pub mod tsu;
+
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+use crate::config::device::{DeviceConfig, MappingKind};
+use crate::engine::{EventQueue, Time};
+use crate::request::{NvmePriority, Op, ReqId, RequestArena};
+use crate::sim::Event;
+
+use cache::DataCache;
+use flash::{Backend, FlashOp, Geometry, Timing};
+use ftl::{Ftl, MappingCache};
+use hil::HostInterface;
+use transaction::{Purpose, Transaction, TxArena, TxId, NONE};
+use tsu::{DispatchView, TransactionScheduler};
+
+/// Events the device schedules for itself.
+#[derive(Debug, Clone, Copy)]
+pub enum DeviceEvent {
+    /// The doorbell write reached the controller: the command is visible in its submission queue.
+    Doorbell { req: ReqId },
+    /// The controller finished its per-command work and can arbitrate again.
+    ControllerFree,
+    /// A fetched command has been decoded and goes to the cache / FTL.
+    CommandReady { req: ReqId },
+    /// A write's data finished crossing PCIe into the controller.
+    WriteDataArrived { req: ReqId },
+    /// A die finished sensing a read; its data now needs the channel.
+    DieSensed { die: u32 },
+    /// A die finished its operation (including the data transfer).
+    DieDone { die: u32 },
+    /// The completion entry is posted and the interrupt sent: the device is done with the request.
+    CompletionPosted { req: ReqId },
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct CommandState {
+    queue: u32,
+    pending_transactions: u32,
+    /// Longest wait of the request's transactions in the scheduler queues, plus any wait for buffer space.
+    internal_wait: Time,
+    /// When the write's data arrived (start of a wait for buffer space).
+    data_arrived: Time,
+}
+
+/// Device-level results.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceResults {
+    pub preset: String,
+    pub logical_capacity_bytes: u64,
+    /// Victim blocks erased by garbage collection.
+    pub gc_count: u64,
+    /// (host pages + GC pages programmed) / host pages programmed; null when the host wrote nothing.
+    pub write_amplification: Option<f64>,
+    pub host_pages_programmed: u64,
+    pub gc_pages_programmed: u64,
+    /// Share of host read pages found in the DRAM cache; null without reads.
+    pub cache_hit_rate: Option<f64>,
+    /// Share of mapping lookups that hit the cached mapping table; null without lookups.
+    pub cmt_hit_rate: Option<f64>,
+    /// Fraction of the run each die was busy: mean and max over dies ("chip utilization").
+    pub die_utilization: Utilization,
+    pub channel_utilization: Utilization,
+    /// Commands inside the device (doorbell to completion), time-weighted mean and maximum.
+    pub queue_depth: QueueDepth,
+    /// Page-level flash operations executed, by kind.
+    pub flash_reads: u64,
+    pub flash_programs: u64,
+    pub flash_erases: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Utilization {
+    pub mean: f64,
+    pub max: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct QueueDepth {
+    pub mean: f64,
+    pub max: u64,
+}
+
+pub struct Device {
+    preset: String,
+    page_bytes: u64,
+    multiplane: bool,
+    dram_access_ns: Time,
+    logical_capacity_bytes: u64,
+    hil: HostInterface,
+    cache: DataCache,
+    ftl: Ftl,
+    cmt: MappingCache,
+    tsu: Box<dyn TransactionScheduler>,
+    flash: Backend,
+    txs: TxArena,
+    /// The transactions each die is executing.
+    running: Vec<Vec<TxId>>,
+    commands: Vec<CommandState>,
+    controller_busy: bool,
+    /// Writes whose data arrived but found the write buffer full, in arrival order.
+    waiting_for_buffer: VecDeque<ReqId>,
+    /// Host writes with no free page yet (every plane at its GC reserve); retried after each erase.
+    waiting_for_space: VecDeque<TxId>,
+    /// Translation pages being read, and the mapping-read transaction reading each.
+    map_reads_in_flight: FxHashMap<u64, TxId>,
+    gc_moves: Vec<(u64, u64)>,
+    outstanding: u64,
+    max_outstanding: u64,
+    outstanding_area: u128,
+    outstanding_since: Time,
+    flash_ops: [u64; 3],
+}
+
+impl Device {
+    /// Build and precondition the device. Errors name the configuration key at fault.
+    pub fn new(cfg: &DeviceConfig, seed: u64) -> Result<Device, String> {
+        let geometry = Geometry::from_config(&cfg.flash);
+        let tsu = tsu::make(&cfg.tsu.scheduler, geometry.dies(), geometry.planes_per_die)
+            .ok_or_else(|| format!("device.tsu.scheduler: unknown scheduler \"{}\"", cfg.tsu.scheduler))?;
+        let ideal_map = cfg.ftl.ideal_map || cfg.ftl.mapping == MappingKind::InPlace;
+        Ok(Device {
+            preset: cfg.preset.clone(),
+            page_bytes: geometry.page_bytes,
+            multiplane: cfg.tsu.multiplane,
+            dram_access_ns: cfg.cache.dram_access_ns.0,
+            logical_capacity_bytes: cfg.logical_capacity_bytes(),
+            hil: HostInterface::new(&cfg.host_interface)?,
+            cache: DataCache::new(&cfg.cache, geometry.page_bytes),
+            ftl: Ftl::new(cfg, seed)?,
+            cmt: MappingCache::new(
+                ideal_map,
+                cfg.ftl.cmt_capacity_bytes.0,
+                cfg.ftl.cmt_entry_bytes,
+                geometry.page_bytes,
+            ),
+            tsu,
+            flash: Backend::new(geometry, Timing::from_config(&cfg.flash)),
+            txs: TxArena::default(),
+            running: (0..geometry.dies()).map(|_| Vec::with_capacity(geometry.planes_per_die as usize)).collect(),
+            commands: Vec::new(),
+            controller_busy: false,
+            waiting_for_buffer: VecDeque::new(),
+            waiting_for_space: VecDeque::new(),
+            map_reads_in_flight: FxHashMap::default(),
+            gc_moves: Vec::new(),
+            outstanding: 0,
+            max_outstanding: 0,
+            outstanding_area: 0,
+            outstanding_since: 0,
+            flash_ops: [0; 3],
+        })
+    }
+
+    /// Bytes the host can address.
+    pub fn logical_capacity_bytes(&self) -> u64 {
+        self.logical_capacity_bytes
+    }
+
+    /// Create an NVMe submission queue (with its completion queue); returns its index.
+    pub fn create_queue(&mut self, priority: NvmePriority) -> u32 {
+        self.hil.create_queue(priority)
+    }
+
+    /// The host wrote command `req` into submission queue `queue` and rang the doorbell at `written_at`.
+    pub fn ring_doorbell(&mut self, q: &mut EventQueue<Event>, req: ReqId, queue: u32, written_at: Time) {
+        if self.commands.len() <= req.index() {
+            self.commands.resize(req.index() + 1, CommandState::default());
+        }
+        self.commands[req.index()] = CommandState { queue, ..CommandState::default() };
+        q.schedule_at(written_at + self.hil.doorbell_ns, Event::Device(DeviceEvent::Doorbell { req }));
+    }
+
+    /// Handle one of the device's events. Requests whose completion was posted are appended to `completed`.
+    pub fn handle(
+        &mut self,
+        event: DeviceEvent,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        completed: &mut Vec<ReqId>,
+    ) {
+        let now = q.now();
+        match event {
+            DeviceEvent::Doorbell { req } => {
+                requests[req].stamps.device_arrival = now;
+                self.change_outstanding(now, 1);
+                self.hil.push(self.commands[req.index()].queue, req);
+                if !self.controller_busy {
+                    self.fetch_next(q, requests);
+                }
+            }
+            DeviceEvent::ControllerFree => {
+                self.controller_busy = false;
+                self.fetch_next(q, requests);
+            }
+            DeviceEvent::CommandReady { req } => match requests[req].op {
+                Op::Read => self.start_read(q, requests, req),
+                Op::Write => {
+                    let arrived = self.hil.transfer_to_device(now, requests[req].len as u64);
+                    q.schedule_at(arrived, Event::Device(DeviceEvent::WriteDataArrived { req }));
+                }
+            },
+            DeviceEvent::WriteDataArrived { req } => {
+                self.commands[req.index()].data_arrived = now;
+                self.accept_write(q, requests, req);
+            }
+            DeviceEvent::DieSensed { die } => {
+                let bytes: u64 = self.running[die as usize].iter().map(|&t| self.txs[t].bytes as u64).sum();
+                let end = self.flash.reserve_channel(die, now, bytes);
+                q.schedule_at(end, Event::Device(DeviceEvent::DieDone { die }));
+            }
+            DeviceEvent::DieDone { die } => {
+                // The die stays busy while its transactions finish, so work they queue on it waits for the
+                // dispatch below instead of starting inside this loop.
+                let mut batch = std::mem::take(&mut self.running[die as usize]);
+                for &tx in &batch {
+                    self.finish_transaction(q, requests, tx);
+                }
+                batch.clear();
+                self.running[die as usize] = batch;
+                self.flash.release_die(die, now);
+                self.dispatch(q, die);
+            }
+            DeviceEvent::CompletionPosted { req } => {
+                let stamps = &mut requests[req].stamps;
+                stamps.device_done = now;
+                stamps.device_internal_wait = self.commands[req.index()].internal_wait;
+                self.change_outstanding(now, -1);
+                completed.push(req);
+            }
+        }
+    }
+
+    fn change_outstanding(&mut self, now: Time, delta: i64) {
+        self.outstanding_area += self.outstanding as u128 * (now - self.outstanding_since) as u128;
+        self.outstanding_since = now;
+        self.outstanding = (self.outstanding as i64 + delta) as u64;
+        self.max_outstanding = self.max_outstanding.max(self.outstanding);
+    }
+
+    /// Arbitrate among submission queues and start the controller on the winner.
+    fn fetch_next(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena) {
+        let Some(req) = self.hil.next_command() else { return };
+        let now = q.now();
+        self.controller_busy = true;
+        requests[req].stamps.device_fetched = now;
+        q.schedule_in(self.hil.command_process_ns, Event::Device(DeviceEvent::ControllerFree));
+        q.schedule_in(
+            self.hil.command_fetch_ns + self.hil.command_process_ns,
+            Event::Device(DeviceEvent::CommandReady { req }),
+        );
+    }
+
+    /// Logical pages a request touches, with the bytes of each it moves.
+    fn pages(&self, offset: u64, len: u32) -> impl Iterator<Item = (u64, u32)> {
+        let page = self.page_bytes;
+        let end = offset + len as u64;
+        (offset / page..end.div_ceil(page)).map(move |lpa| {
+            let lo = (lpa * page).max(offset);
+            let hi = ((lpa + 1) * page).min(end);
+            (lpa, (hi - lo) as u32)
+        })
+    }
+
+    fn start_read(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, req: ReqId) {
+        let now = q.now();
+        let (offset, len, flow, priority) =
+            (requests[req].offset, requests[req].len, requests[req].flow, requests[req].class.priority);
+        let mut pending = 0;
+        for (lpa, bytes) in self.pages(offset, len) {
+            if self.cache.read_lookup(lpa) {
+                continue;
+            }
+            // A page never written reads as zeroes without touching flash.
+            let Some(ppa) = self.ftl.lookup(lpa) else { continue };
+            pending += 1;
+            let tx = self.new_transaction(FlashOp::Read, Purpose::UserRead, ppa, lpa, bytes, req.0, flow, priority);
+            if self.cmt.lookup(lpa) {
+                self.enqueue(q, tx);
+            } else {
+                self.wait_for_translation(q, tx, lpa);
+            }
+        }
+        self.commands[req.index()].pending_transactions = pending;
+        if pending == 0 {
+            self.finish_read(q, requests, req, now + self.dram_access_ns);
+        }
+    }
+
+    /// Park `tx` until the translation page of `lpa` is read, starting that read if nobody else has.
+    fn wait_for_translation(&mut self, q: &mut EventQueue<Event>, tx: TxId, lpa: u64) {
+        let tpage = self.cmt.translation_page(lpa);
+        if let Some(&map_read) = self.map_reads_in_flight.get(&tpage) {
+            self.txs[tx].link = self.txs[map_read].link;
+            self.txs[map_read].link = tx;
+            return;
+        }
+        let (die, plane) = self.cmt.translation_page_location(tpage, self.flash.geometry());
+        let geometry = *self.flash.geometry();
+        let unit = plane * geometry.dies() + die;
+        let ppa = unit as u64 * geometry.blocks_per_plane as u64 * geometry.pages_per_block as u64;
+        let entry_bytes = 8;
+        let map_read = self.new_transaction(
+            FlashOp::Read,
+            Purpose::MapRead,
+            ppa,
+            tpage,
+            entry_bytes,
+            NONE,
+            NONE,
+            self.txs[tx].priority,
+        );
+        self.txs[map_read].link = tx;
+        self.txs[tx].link = NONE;
+        self.map_reads_in_flight.insert(tpage, map_read);
+        self.enqueue(q, map_read);
+    }
+
+    fn accept_write(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, req: ReqId) {
+        let (offset, len) = (requests[req].offset, requests[req].len);
+        let pages = self.pages(offset, len).count();
+        if self.cache.buffers_writes() && pages <= self.cache.capacity_pages() {
+            if self.waiting_for_buffer.is_empty() && self.cache.can_buffer(self.pages(offset, len).map(|(l, _)| l)) {
+                self.buffer_write(q, requests, req);
+            } else {
+                self.waiting_for_buffer.push_back(req);
+            }
+            return;
+        }
+        // No buffer (or larger than it): the host waits for the programs.
+        let (flow, priority) = (requests[req].flow, requests[req].class.priority);
+        self.commands[req.index()].pending_transactions = pages as u32;
+        let page_list: Vec<(u64, u32)> = self.pages(offset, len).collect();
+        for (lpa, bytes) in page_list {
+            self.write_page(q, lpa, bytes, req.0, flow, priority);
+        }
+    }
+
+    /// Put a write in the buffer, start destaging it, and complete it.
+    fn buffer_write(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, req: ReqId) {
+        let now = q.now();
+        let (offset, len, flow, priority) =
+            (requests[req].offset, requests[req].len, requests[req].flow, requests[req].class.priority);
+        let cmd = &mut self.commands[req.index()];
+        cmd.internal_wait = now - cmd.data_arrived;
+        let first = offset / self.page_bytes;
+        let last = (offset + len as u64).div_ceil(self.page_bytes);
+        for lpa in first..last {
+            self.cache.buffer_write(lpa);
+            // Destages always program a whole page (the buffer holds the page image).
+            self.write_page(q, lpa, self.page_bytes as u32, NONE, flow, priority);
+        }
+        self.post_completion(q, req, now + self.dram_access_ns);
+    }
+
+    /// Allocate a page for host data of `lpa` and queue its program.
+    #[allow(clippy::too_many_arguments)]
+    fn write_page(
+        &mut self,
+        q: &mut EventQueue<Event>,
+        lpa: u64,
+        bytes: u32,
+        req: u32,
+        flow: u32,
+        priority: NvmePriority,
+    ) {
+        let tx = self.new_transaction(FlashOp::Program, Purpose::UserWrite, 0, lpa, bytes, req, flow, priority);
+        self.place_write(q, tx);
+    }
+
+    fn place_write(&mut self, q: &mut EventQueue<Event>, tx: TxId) {
+        let lpa = self.txs[tx].lpa;
+        match self.ftl.allocate_user(lpa) {
+            Some(ppa) => {
+                self.cmt.fill(lpa);
+                self.locate(tx, ppa);
+                self.enqueue(q, tx);
+                self.maybe_collect(q, self.flash.geometry().plane_of_page(ppa));
+            }
+            None => self.waiting_for_space.push_back(tx),
+        }
+    }
+
+    fn locate(&mut self, tx: TxId, ppa: u64) {
+        let geometry = self.flash.geometry();
+        let unit = geometry.plane_of_page(ppa);
+        let t = &mut self.txs[tx];
+        t.ppa = ppa;
+        t.die = geometry.die_of_plane(unit);
+        t.plane = geometry.plane_in_die(unit);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn new_transaction(
+        &mut self,
+        op: FlashOp,
+        purpose: Purpose,
+        ppa: u64,
+        lpa: u64,
+        bytes: u32,
+        req: u32,
+        flow: u32,
+        priority: NvmePriority,
+    ) -> TxId {
+        let tx = self.txs.insert(Transaction {
+            op,
+            purpose,
+            req,
+            flow,
+            priority,
+            die: 0,
+            plane: 0,
+            ppa,
+            lpa,
+            bytes,
+            enqueued_at: 0,
+            dispatched_at: 0,
+            link: NONE,
+        });
+        self.locate(tx, ppa);
+        tx
+    }
+
+    fn enqueue(&mut self, q: &mut EventQueue<Event>, tx: TxId) {
+        self.txs[tx].enqueued_at = q.now();
+        self.tsu.enqueue(tx, &self.txs);
+        let die = self.txs[tx].die;
+        self.dispatch(q, die);
+    }
+
+    /// If `die` is idle, ask the scheduler for work and start it.
+    fn dispatch(&mut self, q: &mut EventQueue<Event>, die: u32) {
+        if self.flash.die_is_busy(die) {
+            return;
+        }
+        let now = q.now();
+        let mut batch = std::mem::take(&mut self.running[die as usize]);
+        let view =
+            DispatchView { txs: &self.txs, now, gc_urgent: self.ftl.gc_urgent(die), multiplane: self.multiplane };
+        self.tsu.dispatch(die, &view, &mut batch);
+        if batch.is_empty() {
+            self.running[die as usize] = batch;
+            return;
+        }
+        self.flash.occupy_die(die, now);
+        let op = self.txs[batch[0]].op;
+        for &tx in &batch {
+            self.txs[tx].dispatched_at = now;
+        }
+        let timing = self.flash.timing;
+        match op {
+            FlashOp::Read => {
+                self.flash_ops[0] += batch.len() as u64;
+                q.schedule_in(timing.command_ns + timing.read_ns, Event::Device(DeviceEvent::DieSensed { die }));
+            }
+            FlashOp::Program => {
+                self.flash_ops[1] += batch.len() as u64;
+                let bytes: u64 = batch.iter().map(|&t| self.txs[t].bytes as u64).sum();
+                let data_in = self.flash.reserve_channel(die, now + timing.command_ns, bytes);
+                q.schedule_at(data_in + timing.program_ns, Event::Device(DeviceEvent::DieDone { die }));
+            }
+            FlashOp::Erase => {
+                self.flash_ops[2] += batch.len() as u64;
+                q.schedule_in(timing.command_ns + timing.erase_ns, Event::Device(DeviceEvent::DieDone { die }));
+            }
+        }
+        self.running[die as usize] = batch;
+    }
+
+    fn finish_transaction(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, tx: TxId) {
+        let t = self.txs[tx].clone();
+        match t.purpose {
+            Purpose::UserRead => {
+                self.cache.fill_after_read(t.lpa);
+                self.request_part_done(q, requests, ReqId(t.req), t.dispatched_at - t.enqueued_at);
+            }
+            Purpose::MapRead => {
+                self.map_reads_in_flight.remove(&t.lpa);
+                let mut waiter = t.link;
+                while waiter != NONE {
+                    let next = self.txs[waiter].link;
+                    self.txs[waiter].link = NONE;
+                    self.cmt.fill(self.txs[waiter].lpa);
+                    self.enqueue(q, waiter);
+                    waiter = next;
+                }
+            }
+            Purpose::UserWrite if t.req != NONE => {
+                self.request_part_done(q, requests, ReqId(t.req), t.dispatched_at - t.enqueued_at);
+            }
+            Purpose::UserWrite => {
+                self.cache.destaged(t.lpa);
+                self.admit_waiting_writes(q, requests);
+            }
+            Purpose::Gc => self.finish_gc_step(q, &t),
+        }
+        self.txs.remove(tx);
+    }
+
+    /// One transaction of a request is done; the last one completes the request.
+    fn request_part_done(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, req: ReqId, waited: Time) {
+        let cmd = &mut self.commands[req.index()];
+        cmd.internal_wait = cmd.internal_wait.max(waited);
+        cmd.pending_transactions -= 1;
+        if cmd.pending_transactions == 0 {
+            match requests[req].op {
+                Op::Read => self.finish_read(q, requests, req, q.now()),
+                Op::Write => self.post_completion(q, req, q.now()),
+            }
+        }
+    }
+
+    fn admit_waiting_writes(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena) {
+        while let Some(&req) = self.waiting_for_buffer.front() {
+            let (offset, len) = (requests[req].offset, requests[req].len);
+            if !self.cache.can_buffer(self.pages(offset, len).map(|(l, _)| l)) {
+                break;
+            }
+            self.waiting_for_buffer.pop_front();
+            self.buffer_write(q, requests, req);
+        }
+    }
+
+    fn finish_gc_step(&mut self, q: &mut EventQueue<Event>, t: &Transaction) {
+        let unit = t.link; // the victim's plane
+        match t.op {
+            FlashOp::Read => match self.ftl.relocate(t.lpa, t.ppa) {
+                Some(new_ppa) => {
+                    let tx = self.new_transaction(
+                        FlashOp::Program,
+                        Purpose::Gc,
+                        new_ppa,
+                        t.lpa,
+                        self.page_bytes as u32,
+                        NONE,
+                        NONE,
+                        NvmePriority::Medium,
+                    );
+                    self.txs[tx].link = unit;
+                    self.enqueue(q, tx);
+                }
+                None => self.gc_move_done(q, unit),
+            },
+            FlashOp::Program => self.gc_move_done(q, unit),
+            FlashOp::Erase => {
+                self.ftl.erase_done(unit);
+                self.maybe_collect(q, unit);
+                // Space was freed: host writes that found none try again (in order; failures requeue).
+                for _ in 0..self.waiting_for_space.len() {
+                    let Some(tx) = self.waiting_for_space.pop_front() else { break };
+                    self.place_write(q, tx);
+                }
+            }
+        }
+    }
+
+    fn gc_move_done(&mut self, q: &mut EventQueue<Event>, unit: u32) {
+        if self.ftl.gc_move_done(unit) {
+            self.erase_victim(q, unit);
+        }
+    }
+
+    fn erase_victim(&mut self, q: &mut EventQueue<Event>, unit: u32) {
+        let job = self.ftl.gc_job(unit).expect("erase without a GC job");
+        let ppa = job.victim * self.flash.geometry().pages_per_block as u64;
+        let tx = self.new_transaction(FlashOp::Erase, Purpose::Gc, ppa, 0, 0, NONE, NONE, NvmePriority::Medium);
+        self.txs[tx].link = unit;
+        self.enqueue(q, tx);
+    }
+
+    /// Start garbage collection on plane `unit` if it is short of free blocks.
+    fn maybe_collect(&mut self, q: &mut EventQueue<Event>, unit: u32) {
+        if !self.ftl.gc_wanted(unit) {
+            return;
+        }
+        let mut moves = std::mem::take(&mut self.gc_moves);
+        if self.ftl.start_gc(unit, &mut moves).is_some() {
+            if moves.is_empty() {
+                self.erase_victim(q, unit);
+            }
+            for &(ppa, lpa) in &moves {
+                let tx = self.new_transaction(
+                    FlashOp::Read,
+                    Purpose::Gc,
+                    ppa,
+                    lpa,
+                    self.page_bytes as u32,
+                    NONE,
+                    NONE,
+                    NvmePriority::Medium,
+                );
+                self.txs[tx].link = unit;
+                self.enqueue(q, tx);
+            }
+        }
+        self.gc_moves = moves;
+    }
+
+    /// The read's data is in the controller at `ready`: DMA it to the host, then post the completion.
+    fn finish_read(&mut self, q: &mut EventQueue<Event>, requests: &RequestArena, req: ReqId, ready: Time) {
+        let done = self.hil.transfer_to_host(ready, requests[req].len as u64);
+        self.post_completion(q, req, done);
+    }
+
+    fn post_completion(&mut self, q: &mut EventQueue<Event>, req: ReqId, at: Time) {
+        q.schedule_at(at + self.hil.completion_ns, Event::Device(DeviceEvent::CompletionPosted { req }));
+    }
+
+    /// Check the FTL's map invariants (linear in drive size; for tests).
+    pub fn check_invariants(&self) -> Result<(), String> {
+        self.ftl.check_invariants()
+    }
+
+    /// Results over `[0, now]`.
+    pub fn results(&self, now: Time) -> DeviceResults {
+        let stats = self.ftl.stats;
+        let ratio = |num: u64, den: u64| if den == 0 { None } else { Some(num as f64 / den as f64) };
+        let utilization = |busy: Vec<Time>| {
+            let span = now.max(1) as f64;
+            let n = busy.len().max(1) as f64;
+            Utilization {
+                mean: busy.iter().map(|&b| b as f64 / span).sum::<f64>() / n,
+                max: busy.iter().map(|&b| b as f64 / span).fold(0.0, f64::max),
+            }
+        };
+        let area = self.outstanding_area + self.outstanding as u128 * (now - self.outstanding_since) as u128;
+        DeviceResults {
+            preset: self.preset.clone(),
+            logical_capacity_bytes: self.logical_capacity_bytes,
+            gc_count: stats.blocks_erased,
+            write_amplification: ratio(
+                stats.user_pages_programmed + stats.gc_pages_programmed,
+                stats.user_pages_programmed,
+            ),
+            host_pages_programmed: stats.user_pages_programmed,
+            gc_pages_programmed: stats.gc_pages_programmed,
+            cache_hit_rate: ratio(self.cache.read_page_hits, self.cache.read_page_lookups),
+            cmt_hit_rate: ratio(self.cmt.hits, self.cmt.hits + self.cmt.misses),
+            die_utilization: utilization(self.flash.die_busy_ns(now)),
+            channel_utilization: utilization(self.flash.channel_busy_ns(now)),
+            queue_depth: QueueDepth { mean: area as f64 / now.max(1) as f64, max: self.max_outstanding },
+            flash_reads: self.flash_ops[0],
+            flash_programs: self.flash_ops[1],
+            flash_erases: self.flash_ops[2],
+        }
+    }
+}
+
+impl Backend {
+    pub fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+}

@@ -1,0 +1,95 @@
+//! Flash transactions: the page-sized units of work the FTL hands to the transaction scheduler.
+
+use crate::engine::Time;
+use crate::request::NvmePriority;
+
+use super::flash::FlashOp;
+
+/// Why a transaction exists; schedulers use it to pick queues, results to attribute work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// Reads a host request is waiting for.
+    UserRead,
+    /// Host data written to flash (a write-buffer destage, or a write the host waits for without a cache).
+    UserWrite,
+    /// Reading a translation page after a cached-mapping-table miss.
+    MapRead,
+    /// Garbage collection: moving a valid page (read, then program) or erasing the victim block.
+    Gc,
+}
+
+/// Index of a transaction in the [`TxArena`].
+pub type TxId = u32;
+/// Marker for "no request" / "no link".
+pub const NONE: u32 = u32::MAX;
+
+/// One page-level flash operation.
+#[derive(Debug, Clone)]
+pub struct Transaction {
+    pub op: FlashOp,
+    pub purpose: Purpose,
+    /// Request waiting for it (`NONE` for background work).
+    pub req: u32,
+    /// Flow that caused it (`NONE` for GC and mapping work that no flow owns yet).
+    pub flow: u32,
+    pub priority: NvmePriority,
+    pub die: u32,
+    /// Plane within the die.
+    pub plane: u32,
+    /// Physical page (for erase: the first page of the block).
+    pub ppa: u64,
+    /// Logical page (reads/writes).
+    pub lpa: u64,
+    /// Bytes moved over the channel for this page.
+    pub bytes: u32,
+    pub enqueued_at: Time,
+    pub dispatched_at: Time,
+    /// Intrusive link: the next transaction waiting on the same mapping read, or the GC job index.
+    pub link: u32,
+}
+
+/// Slab of transactions with id reuse, so steady state allocates nothing.
+#[derive(Debug, Default)]
+pub struct TxArena {
+    slots: Vec<Transaction>,
+    free: Vec<TxId>,
+    live: usize,
+}
+
+impl TxArena {
+    pub fn insert(&mut self, tx: Transaction) -> TxId {
+        self.live += 1;
+        match self.free.pop() {
+            Some(id) => {
+                self.slots[id as usize] = tx;
+                id
+            }
+            None => {
+                self.slots.push(tx);
+                (self.slots.len() - 1) as TxId
+            }
+        }
+    }
+
+    pub fn remove(&mut self, id: TxId) {
+        self.live -= 1;
+        self.free.push(id);
+    }
+
+    pub fn live(&self) -> usize {
+        self.live
+    }
+}
+
+impl std::ops::Index<TxId> for TxArena {
+    type Output = Transaction;
+    fn index(&self, id: TxId) -> &Transaction {
+        &self.slots[id as usize]
+    }
+}
+
+impl std::ops::IndexMut<TxId> for TxArena {
+    fn index_mut(&mut self, id: TxId) -> &mut Transaction {
+        &mut self.slots[id as usize]
+    }
+}

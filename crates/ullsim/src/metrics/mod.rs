@@ -1,0 +1,268 @@
+//! Measurement: per-flow latency histograms (HDR, so memory does not grow with requests), per-layer time
+//! breakdown, throughput, and the time-weighted number of requests in flight (for Little's law).
+
+pub mod fairness;
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+use crate::engine::Time;
+use crate::request::{Criticality, NvmePriority, Op, Request};
+
+/// Highest latency the histograms resolve (an hour); larger values are clamped.
+const MAX_TRACKED_NS: u64 = 3_600 * 1_000_000_000;
+
+/// Latency statistics in ns. The mean is exact; percentiles come from an HDR histogram with 3 significant
+/// digits (relative error below 0.1%).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LatencySummary {
+    pub mean: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub p99_9: u64,
+    pub p99_99: u64,
+    pub min: u64,
+    pub max: u64,
+}
+
+/// Mean and 99th percentile of the time spent in one layer, in ns.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LayerTime {
+    pub mean: f64,
+    pub p99: u64,
+}
+
+#[derive(Debug, Clone)]
+struct Recorder {
+    hist: Histogram<u64>,
+    count: u64,
+    sum: u128,
+    bytes: u64,
+}
+
+impl Recorder {
+    fn new() -> Self {
+        Recorder {
+            hist: Histogram::new_with_max(MAX_TRACKED_NS, 3).expect("valid histogram bounds"),
+            count: 0,
+            sum: 0,
+            bytes: 0,
+        }
+    }
+
+    #[inline]
+    fn record(&mut self, value: Time, bytes: u64) {
+        self.hist.saturating_record(value.min(MAX_TRACKED_NS));
+        self.count += 1;
+        self.sum += value as u128;
+        self.bytes += bytes;
+    }
+
+    fn mean(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum as f64 / self.count as f64
+        }
+    }
+
+    fn summary(&self) -> LatencySummary {
+        let q = |x: f64| if self.count == 0 { 0 } else { self.hist.value_at_quantile(x) };
+        LatencySummary {
+            mean: self.mean(),
+            p50: q(0.50),
+            p90: q(0.90),
+            p99: q(0.99),
+            p99_9: q(0.999),
+            p99_99: q(0.9999),
+            min: if self.count == 0 { 0 } else { self.hist.min() },
+            max: if self.count == 0 { 0 } else { self.hist.max() },
+        }
+    }
+
+    fn layer(&self) -> LayerTime {
+        LayerTime { mean: self.mean(), p99: if self.count == 0 { 0 } else { self.hist.value_at_quantile(0.99) } }
+    }
+
+    fn op_result(&self, seconds: f64) -> OpResult {
+        OpResult {
+            completed: self.count,
+            iops: self.count as f64 / seconds,
+            bandwidth_bytes_per_s: self.bytes as f64 / seconds,
+            latency_ns: self.summary(),
+        }
+    }
+}
+
+/// Throughput and latency of one direction (or both).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct OpResult {
+    pub completed: u64,
+    pub iops: f64,
+    pub bandwidth_bytes_per_s: f64,
+    pub latency_ns: LatencySummary,
+}
+
+/// Where a request's time went. The four parts add up to its latency exactly.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Breakdown {
+    /// Issue to doorbell written: host submission path.
+    pub host_submit: LayerTime,
+    /// Doorbell to fetch (waiting in the submission queue and for the controller), plus waiting inside the
+    /// device (transaction queues, write-buffer space).
+    pub device_queued: LayerTime,
+    /// The rest of the device time: doorbell delivery, command fetch and processing, flash work, transfers,
+    /// completion posting.
+    pub device_service: LayerTime,
+    /// Completion posted to the application seeing it: host completion path.
+    pub host_completion: LayerTime,
+}
+
+/// Results of one flow over the measurement window.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FlowResult {
+    pub name: String,
+    pub class: Criticality,
+    pub priority: NvmePriority,
+    pub completed: u64,
+    pub iops: f64,
+    pub bandwidth_bytes_per_s: f64,
+    pub latency_ns: LatencySummary,
+    /// Reads only; null when the flow completed none.
+    pub read: Option<OpResult>,
+    /// Writes only; null when the flow completed none.
+    pub write: Option<OpResult>,
+    pub breakdown_ns: Breakdown,
+    /// Time-weighted mean number of the flow's requests in flight (issued, not completed).
+    pub mean_in_flight: f64,
+    /// The flow's results when run alone (only with `[metrics] fairness = true`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alone: Option<fairness::AloneResult>,
+    /// Mean latency shared / alone (only with `[metrics] fairness = true`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slowdown: Option<f64>,
+}
+
+struct FlowMetrics {
+    name: String,
+    class: Criticality,
+    priority: NvmePriority,
+    all: Recorder,
+    read: Recorder,
+    write: Recorder,
+    host_submit: Recorder,
+    device_queued: Recorder,
+    device_service: Recorder,
+    host_completion: Recorder,
+    in_flight: u64,
+    in_flight_area: u128,
+    in_flight_since: Time,
+}
+
+/// Collects measurements for all flows between `warmup` and the end of the run.
+pub struct Metrics {
+    flows: Vec<FlowMetrics>,
+    warmup: Time,
+}
+
+impl Metrics {
+    pub fn new(flows: &[(String, Criticality, NvmePriority)], warmup: Time) -> Self {
+        Metrics {
+            flows: flows
+                .iter()
+                .map(|(name, class, priority)| FlowMetrics {
+                    name: name.clone(),
+                    class: *class,
+                    priority: *priority,
+                    all: Recorder::new(),
+                    read: Recorder::new(),
+                    write: Recorder::new(),
+                    host_submit: Recorder::new(),
+                    device_queued: Recorder::new(),
+                    device_service: Recorder::new(),
+                    host_completion: Recorder::new(),
+                    in_flight: 0,
+                    in_flight_area: 0,
+                    in_flight_since: 0,
+                })
+                .collect(),
+            warmup,
+        }
+    }
+
+    fn integrate(&mut self, flow: usize, now: Time) {
+        let f = &mut self.flows[flow];
+        let from = f.in_flight_since.max(self.warmup);
+        if now > from {
+            f.in_flight_area += f.in_flight as u128 * (now - from) as u128;
+        }
+        f.in_flight_since = now;
+    }
+
+    /// A request of `flow` was issued at `now`.
+    pub fn on_issue(&mut self, flow: u32, now: Time) {
+        self.integrate(flow as usize, now);
+        self.flows[flow as usize].in_flight += 1;
+    }
+
+    /// `req` completed at `now` (its stamps are final).
+    pub fn on_complete(&mut self, req: &Request, now: Time) {
+        let flow = req.flow as usize;
+        self.integrate(flow, now);
+        self.flows[flow].in_flight -= 1;
+        let s = &req.stamps;
+        if s.issued < self.warmup {
+            return;
+        }
+        let f = &mut self.flows[flow];
+        let latency = s.completed - s.issued;
+        let bytes = req.len as u64;
+        f.all.record(latency, bytes);
+        match req.op {
+            Op::Read => f.read.record(latency, bytes),
+            Op::Write => f.write.record(latency, bytes),
+        }
+        let queued = (s.device_fetched - s.device_arrival) + s.device_internal_wait;
+        let device_total = s.device_done - s.submitted;
+        f.host_submit.record(s.submitted - s.issued, 0);
+        f.device_queued.record(queued, 0);
+        f.device_service.record(device_total.saturating_sub(queued), 0);
+        f.host_completion.record(s.completed - s.device_done, 0);
+    }
+
+    /// Per-flow results for the window `[warmup, end]`.
+    pub fn results(&mut self, end: Time) -> Vec<FlowResult> {
+        let seconds = (end.saturating_sub(self.warmup)).max(1) as f64 / 1e9;
+        let window = end.saturating_sub(self.warmup).max(1) as f64;
+        for flow in 0..self.flows.len() {
+            self.integrate(flow, end);
+        }
+        self.flows
+            .iter()
+            .map(|f| {
+                let all = f.all.op_result(seconds);
+                FlowResult {
+                    name: f.name.clone(),
+                    class: f.class,
+                    priority: f.priority,
+                    completed: all.completed,
+                    iops: all.iops,
+                    bandwidth_bytes_per_s: all.bandwidth_bytes_per_s,
+                    latency_ns: all.latency_ns,
+                    read: (f.read.count > 0).then(|| f.read.op_result(seconds)),
+                    write: (f.write.count > 0).then(|| f.write.op_result(seconds)),
+                    breakdown_ns: Breakdown {
+                        host_submit: f.host_submit.layer(),
+                        device_queued: f.device_queued.layer(),
+                        device_service: f.device_service.layer(),
+                        host_completion: f.host_completion.layer(),
+                    },
+                    mean_in_flight: f.in_flight_area as f64 / window,
+                    alone: None,
+                    slowdown: None,
+                }
+            })
+            .collect()
+    }
+}

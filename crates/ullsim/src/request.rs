@@ -1,0 +1,147 @@
+//! The request record every layer stamps as an I/O passes through it.
+//!
+//! Requests live in an arena owned by the simulation and are named by a small integer id; events carry ids,
+//! never copies. Each layer writes only its own stamps.
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::Time;
+
+/// Direction of an I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Op {
+    Read,
+    Write,
+}
+
+/// Whether a flow's I/O is latency-critical (the papers' criticality / workload attribute).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Criticality {
+    Critical,
+    #[default]
+    Normal,
+}
+
+/// NVMe submission-queue priority class (QPRIO), used by weighted round robin arbitration and FLIN.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NvmePriority {
+    Urgent,
+    High,
+    #[default]
+    Medium,
+    Low,
+}
+
+/// The class a flow's requests carry from the application down to the firmware.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Class {
+    pub criticality: Criticality,
+    pub priority: NvmePriority,
+}
+
+/// Index of a request in the request arena.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ReqId(pub u32);
+
+impl ReqId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Time stamps, in simulated ns, that the layers record. `NOT_YET` marks a stamp not reached.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Stamps {
+    /// The workload issued the I/O (the application's view of "start").
+    pub issued: Time,
+    /// The host wrote the command into the submission queue and rang the doorbell.
+    pub submitted: Time,
+    /// The command became visible to the controller (doorbell reached the device).
+    pub device_arrival: Time,
+    /// The controller fetched the command (arbitration won), start of device processing.
+    pub device_fetched: Time,
+    /// Time the request spent waiting in device-internal queues (transaction queues, write-buffer space),
+    /// summed over the critical path the device model tracks.
+    pub device_internal_wait: Time,
+    /// The completion entry was posted (and the interrupt sent).
+    pub device_done: Time,
+    /// The host saw the completion and handed it back to the application.
+    pub completed: Time,
+}
+
+/// One I/O request as it moves through the stack.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// Index of the flow that issued it.
+    pub flow: u32,
+    pub op: Op,
+    /// Byte offset on the device.
+    pub offset: u64,
+    /// Length in bytes (> 0).
+    pub len: u32,
+    pub class: Class,
+    pub stamps: Stamps,
+}
+
+impl Request {
+    /// Total response time seen by the application.
+    pub fn latency(&self) -> Time {
+        self.stamps.completed - self.stamps.issued
+    }
+}
+
+/// Slab of live requests; ids are reused after a request completes, so memory tracks the number in flight.
+#[derive(Debug, Default)]
+pub struct RequestArena {
+    slots: Vec<Request>,
+    free: Vec<u32>,
+    live: usize,
+}
+
+impl RequestArena {
+    pub fn insert(&mut self, request: Request) -> ReqId {
+        self.live += 1;
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = request;
+                ReqId(i)
+            }
+            None => {
+                self.slots.push(request);
+                ReqId((self.slots.len() - 1) as u32)
+            }
+        }
+    }
+
+    /// Release a completed request's slot.
+    pub fn remove(&mut self, id: ReqId) {
+        self.live -= 1;
+        self.free.push(id.0);
+    }
+
+    /// Requests in flight.
+    pub fn live(&self) -> usize {
+        self.live
+    }
+
+    /// One past the highest id ever handed out (sizes per-request side tables).
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+}
+
+impl std::ops::Index<ReqId> for RequestArena {
+    type Output = Request;
+    fn index(&self, id: ReqId) -> &Request {
+        &self.slots[id.index()]
+    }
+}
+
+impl std::ops::IndexMut<ReqId> for RequestArena {
+    fn index_mut(&mut self, id: ReqId) -> &mut Request {
+        &mut self.slots[id.index()]
+    }
+}

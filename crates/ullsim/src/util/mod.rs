@@ -1,0 +1,3 @@
+//! Small shared helpers with no model knowledge.
+pub mod lru;
+pub mod perm;

@@ -1,0 +1,528 @@
+//! Workloads: flows that issue I/O. A flow is a synthetic job in fio's vocabulary (closed loop with
+//! `iodepth`, or open loop with `rate_iops`) or a trace replayed from a file, streamed.
+
+pub mod distribution;
+pub mod trace;
+
+use rand::RngExt;
+use rand_distr::{Distribution, Exp};
+
+use crate::config::device::DeviceConfig;
+use crate::config::scenario::{FlowSpec, RateProcess, RwMode};
+use crate::config::units::parse_size;
+use crate::engine::{stream_rng, stream_seed, EventQueue, SimRng, Time};
+use crate::request::{Class, Op};
+use crate::sim::Event;
+use distribution::{BlockPicker, RandomDistribution};
+use trace::{TraceError, TraceReader, TraceRecord};
+
+/// Events the workload schedules for itself.
+#[derive(Debug, Clone, Copy)]
+pub enum WorkloadEvent {
+    /// The flow's `startdelay` has passed.
+    Start { flow: u32 },
+    /// The next open-loop arrival (or trace record) is due.
+    Arrival { flow: u32 },
+    /// A closed-loop flow's think time after a completion has passed.
+    ThinkDone { flow: u32 },
+}
+
+/// An I/O the workload wants issued now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewIo {
+    pub flow: u32,
+    pub op: Op,
+    pub offset: u64,
+    pub len: u32,
+}
+
+/// Default block size (fio's).
+const DEFAULT_BS: u64 = 4096;
+/// Sector size: offsets and sizes are multiples of it.
+const SECTOR: u64 = 512;
+
+/// Check a flow spec against the device; errors are `(key, what was expected)`.
+pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig) -> Result<(), (String, String)> {
+    let err = |key: &str, what: &str| Err((key.to_string(), what.to_string()));
+    let capacity = device.logical_capacity_bytes();
+    match (&spec.rw, &spec.trace) {
+        (Some(_), Some(_)) => {
+            return err("trace", "a flow is either synthetic (rw = ...) or a trace (trace = ...), not both")
+        }
+        (None, None) => {
+            return err(
+                "rw",
+                "missing: expected rw = \"randread\" (or read, write, randwrite, rw, randrw) or trace = \"path\"",
+            )
+        }
+        _ => {}
+    }
+    if spec.trace.is_some() {
+        if spec.format.is_none() {
+            return err(
+                "format",
+                "missing: a trace needs format = \"disksim\" | \"msr\" | \"spc\" | \"fio-iolog\" | \"blkparse\"",
+            );
+        }
+        for (key, set) in [
+            ("rwmixread", spec.rwmixread.is_some()),
+            ("bs", spec.bs.is_some()),
+            ("bssplit", spec.bssplit.is_some()),
+            ("rate_iops", spec.rate_iops.is_some()),
+            ("random_distribution", spec.random_distribution.is_some()),
+            ("size", spec.size.is_some()),
+            ("offset", spec.offset.is_some()),
+        ] {
+            if set {
+                return err(key, "does not apply to a trace flow (the trace gives directions, sizes and offsets)");
+            }
+        }
+        if let Some(scale) = spec.time_scale {
+            if !(scale > 0.0 && scale.is_finite()) {
+                return err("time_scale", "expected a number > 0 (2.0 replays twice as slowly)");
+            }
+        }
+    } else {
+        if spec.format.is_some() || spec.time_scale.is_some() {
+            return err("format", "format and time_scale apply to trace flows only");
+        }
+        if let Some(mix) = spec.rwmixread {
+            if mix > 100 {
+                return err("rwmixread", "expected a percentage from 0 to 100");
+            }
+        }
+        let sizes = block_sizes(spec).map_err(|m| ("bssplit".to_string(), m))?;
+        let max_bs = sizes.iter().map(|&(s, _)| s).max().unwrap_or(DEFAULT_BS);
+        for &(s, _) in &sizes {
+            if s == 0 || !s.is_multiple_of(SECTOR) {
+                return err(
+                    if spec.bssplit.is_some() { "bssplit" } else { "bs" },
+                    "expected a block size that is a non-zero multiple of 512 bytes",
+                );
+            }
+            if s > u32::MAX as u64 {
+                return err("bs", "expected a block size below 4 GiB");
+            }
+        }
+        let offset = spec.offset.map_or(0, |o| o.resolve(capacity));
+        if !offset.is_multiple_of(SECTOR) {
+            return err("offset", "expected a multiple of 512 bytes");
+        }
+        if offset >= capacity {
+            return err("offset", &format!("beyond the device's logical capacity of {capacity} bytes"));
+        }
+        let size = spec.size.map_or(capacity - offset, |s| s.resolve(capacity));
+        if offset + size > capacity {
+            return err("size", &format!("offset + size exceeds the device's logical capacity of {capacity} bytes"));
+        }
+        if size < max_bs {
+            return err("size", "the region is smaller than the block size");
+        }
+        if let Some(rate) = spec.rate_iops {
+            if !(rate > 0.0 && rate.is_finite()) {
+                return err("rate_iops", "expected a rate > 0 I/Os per second");
+            }
+        } else if spec.rate_process.is_some() {
+            return err("rate_process", "applies only with rate_iops");
+        }
+        if spec.random_distribution.is_some() && !spec.rw.is_some_and(RwMode::is_random) {
+            return err("random_distribution", "applies only to random I/O (rw = randread, randwrite or randrw)");
+        }
+    }
+    if spec.iodepth == Some(0) {
+        return err("iodepth", "expected a whole number >= 1");
+    }
+    if spec.number_ios == Some(0) {
+        return err("number_ios", "expected a whole number >= 1");
+    }
+    Ok(())
+}
+
+/// Block sizes and weights from `bs` / `bssplit` (fio syntax `4k/50:128k/50`).
+fn block_sizes(spec: &FlowSpec) -> Result<Vec<(u64, u32)>, String> {
+    if let Some(split) = &spec.bssplit {
+        if spec.bs.is_some() {
+            return Err("give bs or bssplit, not both".into());
+        }
+        let mut out = Vec::new();
+        for part in split.split(':') {
+            let (size, weight) = part.split_once('/').ok_or_else(|| {
+                format!("expected SIZE/PERCENT entries separated by ':', e.g. \"4k/50:128k/50\", found \"{part}\"")
+            })?;
+            let size = parse_size(size)?;
+            let weight: u32 = weight
+                .trim()
+                .parse()
+                .map_err(|_| format!("expected a whole percentage after '/', found \"{weight}\""))?;
+            out.push((size, weight));
+        }
+        let total: u32 = out.iter().map(|&(_, w)| w).sum();
+        if total != 100 {
+            return Err(format!("bssplit percentages must add up to 100, they add up to {total}"));
+        }
+        Ok(out)
+    } else {
+        Ok(vec![(spec.bs.map_or(DEFAULT_BS, |b| b.0), 100)])
+    }
+}
+
+/// Where a synthetic flow's addresses and sizes come from.
+struct Synthetic {
+    rw: RwMode,
+    read_percent: u32,
+    sizes: Vec<(u64, u32)>,
+    region_start: u64,
+    region_len: u64,
+    align: u64,
+    picker: Option<BlockPicker>,
+    cursor: u64,
+}
+
+impl Synthetic {
+    fn next(&mut self, rng: &mut SimRng) -> (Op, u64, u32) {
+        let op = match self.rw {
+            RwMode::Read | RwMode::Randread => Op::Read,
+            RwMode::Write | RwMode::Randwrite => Op::Write,
+            RwMode::Rw | RwMode::Randrw => {
+                if rng.random_range(0..100) < self.read_percent {
+                    Op::Read
+                } else {
+                    Op::Write
+                }
+            }
+        };
+        let len = if self.sizes.len() == 1 {
+            self.sizes[0].0
+        } else {
+            let mut pick = rng.random_range(0..100);
+            let mut chosen = self.sizes[0].0;
+            for &(size, weight) in &self.sizes {
+                if pick < weight {
+                    chosen = size;
+                    break;
+                }
+                pick -= weight;
+            }
+            chosen
+        };
+        let offset = match &mut self.picker {
+            Some(picker) => {
+                // Random: an aligned block whose I/O fits in the region.
+                let slots = (self.region_len - len) / self.align + 1;
+                let block = picker.next_block(rng) % slots;
+                self.region_start + block * self.align
+            }
+            None => {
+                if self.cursor + len > self.region_len {
+                    self.cursor = 0;
+                }
+                let offset = self.region_start + self.cursor;
+                self.cursor += len;
+                offset
+            }
+        };
+        (op, offset, len as u32)
+    }
+}
+
+/// A trace being replayed.
+struct Replay {
+    reader: TraceReader,
+    time_scale: f64,
+    first_time: Option<u64>,
+    next: Option<TraceRecord>,
+    capacity: u64,
+}
+
+impl Replay {
+    fn advance(&mut self) -> Result<(), TraceError> {
+        self.next = self.reader.next_record()?;
+        if let (None, Some(r)) = (self.first_time, &self.next) {
+            self.first_time = Some(r.time_ns);
+        }
+        Ok(())
+    }
+
+    /// Offset from the flow's start at which the pending record arrives.
+    fn due_after_start(&self) -> Option<Time> {
+        let r = self.next.as_ref()?;
+        let rel = r.time_ns.saturating_sub(self.first_time.unwrap_or(r.time_ns));
+        Some((rel as f64 * self.time_scale).round() as Time)
+    }
+
+    /// The pending record as an I/O, folded into the device's capacity.
+    fn take(&mut self) -> Option<(Op, u64, u32)> {
+        let r = self.next.take()?;
+        let len = r.len_bytes.min(self.capacity).min(u32::MAX as u64 / SECTOR * SECTOR).max(1);
+        let mut offset = (r.offset_bytes % self.capacity) / SECTOR * SECTOR;
+        if offset + len > self.capacity {
+            offset = (self.capacity - len) / SECTOR * SECTOR;
+        }
+        Some((r.op, offset, len as u32))
+    }
+}
+
+enum Source {
+    Synthetic(Synthetic),
+    Trace(Replay),
+}
+
+/// How a flow decides when to issue.
+enum Pacing {
+    /// Keep `depth` I/Os outstanding (fio's iodepth), with a think time after each completion.
+    Closed { depth: u32, think_ns: Time },
+    /// Arrivals on a clock; optionally at most `cap` outstanding (arrivals beyond it wait).
+    Open { interval_ns: f64, poisson: bool, cap: Option<u32> },
+    /// Arrivals at the trace's time stamps.
+    TraceTimed,
+}
+
+struct Flow {
+    source: Source,
+    pacing: Pacing,
+    rng: SimRng,
+    start_ns: Time,
+    stop_ns: Time,
+    max_ios: Option<u64>,
+    issued: u64,
+    outstanding: u32,
+    /// Arrivals that found the flow at its outstanding cap.
+    backlog: u64,
+    exhausted: bool,
+}
+
+impl Flow {
+    fn can_issue_more(&self, now: Time) -> bool {
+        !self.exhausted && now < self.stop_ns && self.max_ios.is_none_or(|m| self.issued < m)
+    }
+}
+
+/// All flows of a scenario.
+pub struct Workload {
+    flows: Vec<Flow>,
+    classes: Vec<Class>,
+    error: Option<TraceError>,
+}
+
+impl Workload {
+    /// Build the flows (checked specs). Trace files are opened here; `base_dir` resolves relative paths.
+    pub fn new(
+        specs: &[FlowSpec],
+        seed: u64,
+        capacity: u64,
+        run_end: Time,
+        base_dir: &std::path::Path,
+    ) -> Result<Workload, String> {
+        let mut flows = Vec::new();
+        let mut classes = Vec::new();
+        for spec in specs {
+            let stream = format!("flow:{}", spec.name);
+            let start_ns = spec.startdelay.map_or(0, |d| d.0);
+            let stop_ns = spec.runtime.map_or(run_end, |r| start_ns.saturating_add(r.0).min(run_end));
+            let (source, pacing) = if let Some(path) = &spec.trace {
+                let path = if path.is_absolute() { path.clone() } else { base_dir.join(path) };
+                let format = spec.format.expect("checked: trace flows have a format");
+                let reader = TraceReader::open(&path, format).map_err(|e| e.to_string())?;
+                let mut replay = Replay {
+                    reader,
+                    time_scale: spec.time_scale.unwrap_or(1.0),
+                    first_time: None,
+                    next: None,
+                    capacity,
+                };
+                replay.advance().map_err(|e| e.to_string())?;
+                let pacing = match spec.iodepth {
+                    Some(depth) => Pacing::Closed { depth, think_ns: spec.thinktime.map_or(0, |t| t.0) },
+                    None => Pacing::TraceTimed,
+                };
+                (Source::Trace(replay), pacing)
+            } else {
+                let rw = spec.rw.expect("checked: synthetic flows have rw");
+                let sizes = block_sizes(spec)?;
+                let max_bs = sizes.iter().map(|&(s, _)| s).max().unwrap_or(DEFAULT_BS);
+                let align = sizes.iter().map(|&(s, _)| s).min().unwrap_or(DEFAULT_BS);
+                let region_start = spec.offset.map_or(0, |o| o.resolve(capacity)) / SECTOR * SECTOR;
+                let region_len = spec.size.map_or(capacity - region_start, |s| s.resolve(capacity)) / SECTOR * SECTOR;
+                let picker = rw.is_random().then(|| {
+                    let dist = spec.random_distribution.clone().unwrap_or(RandomDistribution::Uniform);
+                    let slots = (region_len - max_bs) / align + 1;
+                    BlockPicker::new(&dist, slots, stream_seed(seed, &format!("{stream}:scatter")))
+                });
+                let synthetic = Synthetic {
+                    rw,
+                    read_percent: spec.rwmixread.unwrap_or(50),
+                    sizes,
+                    region_start,
+                    region_len,
+                    align,
+                    picker,
+                    cursor: 0,
+                };
+                let pacing = match spec.rate_iops {
+                    Some(rate) => Pacing::Open {
+                        interval_ns: 1e9 / rate,
+                        poisson: spec.rate_process.unwrap_or_default() == RateProcess::Poisson,
+                        cap: spec.iodepth,
+                    },
+                    None => {
+                        Pacing::Closed { depth: spec.iodepth.unwrap_or(1), think_ns: spec.thinktime.map_or(0, |t| t.0) }
+                    }
+                };
+                (Source::Synthetic(synthetic), pacing)
+            };
+            flows.push(Flow {
+                source,
+                pacing,
+                rng: stream_rng(seed, &stream),
+                start_ns,
+                stop_ns,
+                max_ios: spec.number_ios,
+                issued: 0,
+                outstanding: 0,
+                backlog: 0,
+                exhausted: false,
+            });
+            classes.push(Class { criticality: spec.class, priority: spec.prio });
+        }
+        Ok(Workload { flows, classes, error: None })
+    }
+
+    /// The class each flow's requests carry.
+    pub fn class(&self, flow: u32) -> Class {
+        self.classes[flow as usize]
+    }
+
+    /// Schedule every flow's start.
+    pub fn start(&mut self, q: &mut EventQueue<Event>) {
+        for (i, f) in self.flows.iter().enumerate() {
+            q.schedule_at(f.start_ns, Event::Workload(WorkloadEvent::Start { flow: i as u32 }));
+        }
+    }
+
+    /// A trace error met while running, if any: the run must fail rather than report partial results.
+    pub fn take_error(&mut self) -> Option<TraceError> {
+        self.error.take()
+    }
+
+    /// True when no flow will issue again and none has I/O outstanding.
+    pub fn finished(&self, now: Time) -> bool {
+        self.flows.iter().all(|f| f.outstanding == 0 && f.backlog == 0 && !f.can_issue_more(now))
+    }
+
+    /// Handle a workload event; I/Os to issue now are appended to `out`.
+    pub fn handle(&mut self, event: WorkloadEvent, q: &mut EventQueue<Event>, out: &mut Vec<NewIo>) {
+        let now = q.now();
+        match event {
+            WorkloadEvent::Start { flow } => {
+                let f = &self.flows[flow as usize];
+                match f.pacing {
+                    Pacing::Closed { depth, .. } => {
+                        for _ in 0..depth {
+                            self.issue(flow, now, out);
+                        }
+                    }
+                    Pacing::Open { .. } => self.schedule_arrival(q, flow, now),
+                    Pacing::TraceTimed => self.schedule_trace_arrival(q, flow),
+                }
+            }
+            WorkloadEvent::Arrival { flow } => {
+                let f = &mut self.flows[flow as usize];
+                let cap = match f.pacing {
+                    Pacing::Open { cap, .. } => cap,
+                    Pacing::Closed { .. } | Pacing::TraceTimed => None,
+                };
+                if !f.can_issue_more(now) {
+                    return;
+                }
+                if cap.is_some_and(|c| f.outstanding >= c) {
+                    f.backlog += 1;
+                } else {
+                    self.issue(flow, now, out);
+                }
+                match self.flows[flow as usize].pacing {
+                    Pacing::Open { .. } => self.schedule_arrival(q, flow, now),
+                    _ => self.schedule_trace_arrival(q, flow),
+                }
+            }
+            WorkloadEvent::ThinkDone { flow } => self.issue(flow, now, out),
+        }
+    }
+
+    fn schedule_arrival(&mut self, q: &mut EventQueue<Event>, flow: u32, now: Time) {
+        let f = &mut self.flows[flow as usize];
+        let Pacing::Open { interval_ns, poisson, .. } = f.pacing else { return };
+        let gap = if poisson {
+            Exp::new(1.0 / interval_ns).map_or(interval_ns, |e| e.sample(&mut f.rng))
+        } else {
+            interval_ns
+        };
+        let at = now + gap.round().max(1.0) as Time;
+        if at < f.stop_ns {
+            q.schedule_at(at, Event::Workload(WorkloadEvent::Arrival { flow }));
+        }
+    }
+
+    fn schedule_trace_arrival(&mut self, q: &mut EventQueue<Event>, flow: u32) {
+        let f = &mut self.flows[flow as usize];
+        let Source::Trace(replay) = &f.source else { return };
+        match replay.due_after_start() {
+            Some(after) => {
+                let at = (f.start_ns + after).max(q.now());
+                if at < f.stop_ns {
+                    q.schedule_at(at, Event::Workload(WorkloadEvent::Arrival { flow }));
+                }
+            }
+            None => f.exhausted = true,
+        }
+    }
+
+    /// Issue one I/O of `flow` if it may.
+    fn issue(&mut self, flow: u32, now: Time, out: &mut Vec<NewIo>) {
+        let f = &mut self.flows[flow as usize];
+        if !f.can_issue_more(now) {
+            return;
+        }
+        let next = match &mut f.source {
+            Source::Synthetic(s) => Some(s.next(&mut f.rng)),
+            Source::Trace(replay) => {
+                let io = replay.take();
+                if let Err(e) = replay.advance() {
+                    self.error.get_or_insert(e);
+                    f.exhausted = true;
+                }
+                if replay.next.is_none() {
+                    f.exhausted = true;
+                }
+                io
+            }
+        };
+        let Some((op, offset, len)) = next else {
+            f.exhausted = true;
+            return;
+        };
+        f.issued += 1;
+        f.outstanding += 1;
+        out.push(NewIo { flow, op, offset, len });
+    }
+
+    /// An I/O of `flow` completed now.
+    pub fn on_complete(&mut self, flow: u32, q: &mut EventQueue<Event>, out: &mut Vec<NewIo>) {
+        let now = q.now();
+        let f = &mut self.flows[flow as usize];
+        f.outstanding -= 1;
+        match f.pacing {
+            Pacing::Closed { think_ns: 0, .. } => self.issue(flow, now, out),
+            Pacing::Closed { think_ns, .. } => {
+                if f.can_issue_more(now + think_ns) {
+                    q.schedule_in(think_ns, Event::Workload(WorkloadEvent::ThinkDone { flow }));
+                }
+            }
+            Pacing::Open { .. } | Pacing::TraceTimed => {
+                if f.backlog > 0 {
+                    f.backlog -= 1;
+                    self.issue(flow, now, out);
+                }
+            }
+        }
+    }
+}
