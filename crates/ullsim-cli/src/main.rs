@@ -84,14 +84,15 @@ fn main() -> ExitCode {
 }
 
 fn load(path: Option<&Path>, set: &[String], seed: Option<u64>) -> Result<Scenario> {
-    let mut overrides = set.to_vec();
+    let mut scenario = match path {
+        Some(p) => Scenario::load(p, set)?,
+        None => Scenario::builtin_default(set)?,
+    };
+    // Set directly rather than through TOML, whose integers stop at 2^63 - 1.
     if let Some(seed) = seed {
-        overrides.push(format!("seed={seed}"));
+        scenario.seed = seed;
     }
-    Ok(match path {
-        Some(p) => Scenario::load(p, &overrides)?,
-        None => Scenario::builtin_default(&overrides)?,
-    })
+    Ok(scenario)
 }
 
 fn run(

@@ -18,11 +18,18 @@ fn us(ns: f64) -> String {
 /// Render the results as a table (latencies in microseconds).
 pub fn render(scenario: &Scenario, r: &RunResults, wall_seconds: f64) -> String {
     let mut out = String::new();
-    let window_s = (r.window.end_ns - r.window.start_ns) as f64 / 1e9;
+    let ms = |ns: u64| ns as f64 / 1e6;
     let _ = writeln!(
         out,
-        "{} — device {}, seed {}, {:.3} s simulated ({} events, {:.2} s wall)",
-        scenario.name, r.scenario.preset, r.scenario.seed, window_s, r.events, wall_seconds
+        "{} — device {}, seed {}\n{:.1} ms simulated, measured from {:.1} to {:.1} ms ({} events, {:.2} s wall)",
+        scenario.name,
+        r.scenario.preset,
+        r.scenario.seed,
+        ms(r.window.end_ns),
+        ms(r.window.start_ns),
+        ms(r.window.end_ns),
+        r.events,
+        wall_seconds
     );
     let _ = writeln!(
         out,
@@ -75,6 +82,16 @@ pub fn render(scenario: &Scenario, r: &RunResults, wall_seconds: f64) -> String 
             us(b.device_queued.mean),
             us(b.device_service.mean),
             us(b.host_completion.mean)
+        );
+    }
+    for f in r.flows.iter().filter(|f| f.oldest_in_flight_ns > f.latency_ns.max) {
+        let _ = writeln!(
+            out,
+            "warning: {}: a request in flight at the end had waited {} us, longer than any that completed; \
+             {} were in flight (not in the figures above)",
+            f.name,
+            us(f.oldest_in_flight_ns as f64),
+            f.in_flight_at_end
         );
     }
     let d = &r.device;

@@ -97,6 +97,7 @@ impl Request {
 #[derive(Debug, Default)]
 pub struct RequestArena {
     slots: Vec<Request>,
+    in_use: Vec<bool>,
     free: Vec<u32>,
     live: usize,
 }
@@ -107,10 +108,12 @@ impl RequestArena {
         match self.free.pop() {
             Some(i) => {
                 self.slots[i as usize] = request;
+                self.in_use[i as usize] = true;
                 ReqId(i)
             }
             None => {
                 self.slots.push(request);
+                self.in_use.push(true);
                 ReqId((self.slots.len() - 1) as u32)
             }
         }
@@ -118,8 +121,14 @@ impl RequestArena {
 
     /// Release a completed request's slot.
     pub fn remove(&mut self, id: ReqId) {
+        assert!(std::mem::replace(&mut self.in_use[id.index()], false), "request {} completed twice", id.0);
         self.live -= 1;
         self.free.push(id.0);
+    }
+
+    /// Requests in flight.
+    pub fn iter_live(&self) -> impl Iterator<Item = &Request> {
+        self.slots.iter().zip(&self.in_use).filter(|(_, &used)| used).map(|(r, _)| r)
     }
 
     /// Requests in flight.

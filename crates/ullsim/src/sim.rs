@@ -26,7 +26,7 @@ pub enum Event {
 pub enum SimError {
     #[error("{0}")]
     Setup(String),
-    #[error("{0}")]
+    #[error(transparent)]
     Trace(#[from] TraceError),
     #[error("model invariant violated: {0}")]
     Invariant(String),
@@ -150,6 +150,9 @@ impl Simulation {
             if let Some(e) = self.workload.take_error() {
                 return Err(e.into());
             }
+            for flow in self.workload.take_backlogged() {
+                self.metrics.on_issue(flow, now);
+            }
             for io in new_ios.drain(..) {
                 let request = Request {
                     flow: io.flow,
@@ -157,10 +160,12 @@ impl Simulation {
                     offset: io.offset,
                     len: io.len,
                     class: self.workload.class(io.flow),
-                    stamps: Stamps { issued: now, ..Stamps::default() },
+                    stamps: Stamps { issued: io.arrived_at, ..Stamps::default() },
                 };
                 let req = self.requests.insert(request);
-                self.metrics.on_issue(io.flow, now);
+                if !io.was_backlogged {
+                    self.metrics.on_issue(io.flow, now);
+                }
                 self.host.submit(&mut self.q, &mut self.requests, &mut self.device, req);
             }
             if matches!(event, Event::Host(_)) && self.requests.live() == 0 && self.workload.finished(now) {
@@ -172,17 +177,24 @@ impl Simulation {
             }
         }
         if self.q.is_empty() && self.requests.live() == 0 {
-            end = end.min(self.q.now().max(self.warmup_ns + 1));
+            end = end.min(self.q.now());
         }
+        // Flows that all finished during warm-up leave an empty window, never a negative one.
+        let end = end.max(self.warmup_ns);
         if self.check_invariants {
             self.device.check_invariants().map_err(SimError::Invariant)?;
         }
         progress(end, self.end_ns);
+        let mut flows = self.metrics.results(end);
+        for r in self.requests.iter_live() {
+            let oldest = &mut flows[r.flow as usize].oldest_in_flight_ns;
+            *oldest = (*oldest).max(end.saturating_sub(r.stamps.issued));
+        }
         Ok(RunResults {
             schema_version: RESULTS_SCHEMA_VERSION,
             scenario: self.info,
             window: Window { start_ns: self.warmup_ns, end_ns: end },
-            flows: self.metrics.results(end),
+            flows,
             device: self.device.results(end),
             events: self.q.events_popped(),
             requests_completed: self.completed_total,

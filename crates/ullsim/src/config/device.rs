@@ -220,19 +220,19 @@ impl DeviceConfig {
                 "ftl.gc_hard_threshold",
                 "expected a fraction in [0, gc_threshold]",
             );
-            // GC needs the free-block reserve to fit into the over-provisioned space and at least two blocks.
-            let reserve_blocks = (ftl.gc_threshold * f.blocks_per_plane as f64).ceil();
-            let spare_blocks = ftl.overprovisioning * f.blocks_per_plane as f64;
+            // The whole logical space must fit beside GC's free-block reserve and an open block in every
+            // plane, or a full drive could never reclaim space.
+            let thresholds = crate::device::ftl::FreeBlockThresholds::of(self);
+            let planes =
+                f.channels as u64 * f.chips_per_channel as u64 * f.dies_per_chip as u64 * f.planes_per_die as u64;
             check(
-                f.blocks_per_plane >= 8,
-                "flash.blocks_per_plane",
-                "a page-mapped drive needs at least 8 blocks per plane for garbage collection",
-            );
-            check(
-                reserve_blocks + 2.0 <= spare_blocks || ftl.precondition_fill < 1.0 - ftl.gc_threshold,
-                "ftl.gc_threshold",
-                "impossible: the GC free-block threshold does not fit in the over-provisioned space \
-                 (need gc_threshold * blocks_per_plane + 2 <= overprovisioning * blocks_per_plane)",
+                thresholds.room_for(self, self.logical_pages().div_ceil(planes.max(1))),
+                "ftl.overprovisioning",
+                &format!(
+                    "impossible: over-provisioning of {} leaves fewer spare blocks per plane than garbage collection \
+                     keeps free ({} blocks from gc_threshold, plus two open blocks); raise overprovisioning or lower gc_threshold",
+                    ftl.overprovisioning, thresholds.soft
+                ),
             );
         }
         if errors.is_empty() {

@@ -95,7 +95,8 @@ pub struct RunConfig {
     /// Requests issued before this time are not counted (bare numbers are seconds).
     #[serde(default)]
     pub warmup: Seconds,
-    /// Check model invariants while running (slower; tests turn it on).
+    /// Check model invariants (the FTL map is a bijection onto valid pages, per-block counts agree) at the end
+    /// of the run; linear in the drive size, so for tests and small drives.
     #[serde(default)]
     pub check_invariants: bool,
 }
@@ -270,6 +271,15 @@ impl Scenario {
                 return Err(ConfigError::new(
                     &self.source_name,
                     format!("key `flow[{i}].name`: flow name \"{}\" is used twice", flow.name),
+                ));
+            }
+            if flow.startdelay.is_some_and(|d| d.0 >= self.run.duration.0) {
+                return Err(ConfigError::new(
+                    &self.source_name,
+                    format!(
+                        "key `flow[{i}].startdelay` (flow \"{}\"): the flow would start after run.duration ends",
+                        flow.name
+                    ),
                 ));
             }
             crate::workload::check_flow_spec(flow, &self.device).map_err(|(key, what)| {

@@ -64,11 +64,12 @@ pub struct DeviceResults {
     pub logical_capacity_bytes: u64,
     /// Victim blocks erased by garbage collection.
     pub gc_count: u64,
-    /// (host pages + GC pages programmed) / host pages programmed; null when the host wrote nothing.
+    /// (host pages + GC pages programmed) / host pages programmed, counting finished programs; null when
+    /// no host page was programmed.
     pub write_amplification: Option<f64>,
     pub host_pages_programmed: u64,
     pub gc_pages_programmed: u64,
-    /// Share of host read pages found in the DRAM cache; null without reads.
+    /// Share of host read pages found in the DRAM cache; null without reads or without a cache.
     pub cache_hit_rate: Option<f64>,
     /// Share of mapping lookups that hit the cached mapping table; null without lookups.
     pub cmt_hit_rate: Option<f64>,
@@ -124,6 +125,9 @@ pub struct Device {
     outstanding_area: u128,
     outstanding_since: Time,
     flash_ops: [u64; 3],
+    /// Pages programmed (programs finished) for host data and for GC moves.
+    host_pages_programmed: u64,
+    gc_pages_programmed: u64,
 }
 
 impl Device {
@@ -163,6 +167,8 @@ impl Device {
             outstanding_area: 0,
             outstanding_since: 0,
             flash_ops: [0; 3],
+            host_pages_programmed: 0,
+            gc_pages_programmed: 0,
         })
     }
 
@@ -313,17 +319,8 @@ impl Device {
         let geometry = *self.flash.geometry();
         let unit = plane * geometry.dies() + die;
         let ppa = unit as u64 * geometry.blocks_per_plane as u64 * geometry.pages_per_block as u64;
-        let entry_bytes = 8;
-        let map_read = self.new_transaction(
-            FlashOp::Read,
-            Purpose::MapRead,
-            ppa,
-            tpage,
-            entry_bytes,
-            NONE,
-            NONE,
-            self.txs[tx].priority,
-        );
+        let (bytes, priority) = (self.cmt.entry_bytes(), self.txs[tx].priority);
+        let map_read = self.new_transaction(FlashOp::Read, Purpose::MapRead, ppa, tpage, bytes, NONE, NONE, priority);
         self.txs[map_read].link = tx;
         self.txs[tx].link = NONE;
         self.map_reads_in_flight.insert(tpage, map_read);
@@ -500,9 +497,11 @@ impl Device {
                 }
             }
             Purpose::UserWrite if t.req != NONE => {
+                self.host_pages_programmed += 1;
                 self.request_part_done(q, requests, ReqId(t.req), t.dispatched_at - t.enqueued_at);
             }
             Purpose::UserWrite => {
+                self.host_pages_programmed += 1;
                 self.cache.destaged(t.lpa);
                 self.admit_waiting_writes(q, requests);
             }
@@ -555,7 +554,10 @@ impl Device {
                 }
                 None => self.gc_move_done(q, unit),
             },
-            FlashOp::Program => self.gc_move_done(q, unit),
+            FlashOp::Program => {
+                self.gc_pages_programmed += 1;
+                self.gc_move_done(q, unit);
+            }
             FlashOp::Erase => {
                 self.ftl.erase_done(unit);
                 self.maybe_collect(q, unit);
@@ -627,7 +629,6 @@ impl Device {
 
     /// Results over `[0, now]`.
     pub fn results(&self, now: Time) -> DeviceResults {
-        let stats = self.ftl.stats;
         let ratio = |num: u64, den: u64| if den == 0 { None } else { Some(num as f64 / den as f64) };
         let utilization = |busy: Vec<Time>| {
             let span = now.max(1) as f64;
@@ -641,14 +642,18 @@ impl Device {
         DeviceResults {
             preset: self.preset.clone(),
             logical_capacity_bytes: self.logical_capacity_bytes,
-            gc_count: stats.blocks_erased,
+            gc_count: self.ftl.stats.blocks_erased,
             write_amplification: ratio(
-                stats.user_pages_programmed + stats.gc_pages_programmed,
-                stats.user_pages_programmed,
+                self.host_pages_programmed + self.gc_pages_programmed,
+                self.host_pages_programmed,
             ),
-            host_pages_programmed: stats.user_pages_programmed,
-            gc_pages_programmed: stats.gc_pages_programmed,
-            cache_hit_rate: ratio(self.cache.read_page_hits, self.cache.read_page_lookups),
+            host_pages_programmed: self.host_pages_programmed,
+            gc_pages_programmed: self.gc_pages_programmed,
+            cache_hit_rate: if self.cache.buffers_writes() {
+                ratio(self.cache.read_page_hits, self.cache.read_page_lookups)
+            } else {
+                None
+            },
             cmt_hit_rate: ratio(self.cmt.hits, self.cmt.hits + self.cmt.misses),
             die_utilization: utilization(self.flash.die_busy_ns(now)),
             channel_utilization: utilization(self.flash.channel_busy_ns(now)),

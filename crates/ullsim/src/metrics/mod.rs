@@ -134,8 +134,14 @@ pub struct FlowResult {
     /// Writes only; null when the flow completed none.
     pub write: Option<OpResult>,
     pub breakdown_ns: Breakdown,
-    /// Time-weighted mean number of the flow's requests in flight (issued, not completed).
+    /// Time-weighted mean number of the flow's requests in flight (arrived, not completed).
     pub mean_in_flight: f64,
+    /// Requests still in flight when the run ended (not in any latency figure). A large number next to a
+    /// short run means the flow was stalled, not fast.
+    pub in_flight_at_end: u64,
+    /// Age at the end of the run of the oldest request still in flight (0 if none). Larger than
+    /// `latency_ns.max` means a request waited longer than any that completed: look for a stall.
+    pub oldest_in_flight_ns: u64,
     /// The flow's results when run alone (only with `[metrics] fairness = true`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alone: Option<fairness::AloneResult>,
@@ -259,6 +265,8 @@ impl Metrics {
                         host_completion: f.host_completion.layer(),
                     },
                     mean_in_flight: f.in_flight_area as f64 / window,
+                    in_flight_at_end: f.in_flight,
+                    oldest_in_flight_ns: 0,
                     alone: None,
                     slowdown: None,
                 }

@@ -4,12 +4,14 @@
 pub mod distribution;
 pub mod trace;
 
+use std::collections::VecDeque;
+
 use rand::RngExt;
 use rand_distr::{Distribution, Exp};
 
 use crate::config::device::DeviceConfig;
 use crate::config::scenario::{FlowSpec, RateProcess, RwMode};
-use crate::config::units::parse_size;
+use crate::config::units::{parse_size, SizeOrPercent};
 use crate::engine::{stream_rng, stream_seed, EventQueue, SimRng, Time};
 use crate::request::{Class, Op};
 use crate::sim::Event;
@@ -34,6 +36,11 @@ pub struct NewIo {
     pub op: Op,
     pub offset: u64,
     pub len: u32,
+    /// When the I/O arrived: now, or earlier for an open-loop arrival that waited for the flow's iodepth
+    /// cap. Response time is measured from here.
+    pub arrived_at: Time,
+    /// The arrival was already reported through [`Workload::take_backlogged`].
+    pub was_backlogged: bool,
 }
 
 /// Default block size (fio's).
@@ -81,10 +88,28 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig) -> Result<(), (St
             if !(scale > 0.0 && scale.is_finite()) {
                 return err("time_scale", "expected a number > 0 (2.0 replays twice as slowly)");
             }
+            if spec.iodepth.is_some() {
+                return err(
+                    "time_scale",
+                    "does not apply with iodepth (a trace with iodepth replays as fast as the depth allows)",
+                );
+            }
+        }
+        if spec.rate_process.is_some() {
+            return err("rate_process", "does not apply to a trace flow (arrivals come from the trace's time stamps)");
+        }
+        if spec.thinktime.is_some() && spec.iodepth.is_none() {
+            return err(
+                "thinktime",
+                "applies only to closed-loop replay (set iodepth); a timed trace has its own gaps",
+            );
         }
     } else {
-        if spec.format.is_some() || spec.time_scale.is_some() {
-            return err("format", "format and time_scale apply to trace flows only");
+        if spec.format.is_some() {
+            return err("format", "applies to trace flows only");
+        }
+        if spec.time_scale.is_some() {
+            return err("time_scale", "applies to trace flows only");
         }
         if let Some(mix) = spec.rwmixread {
             if mix > 100 {
@@ -105,9 +130,10 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig) -> Result<(), (St
             }
         }
         let offset = spec.offset.map_or(0, |o| o.resolve(capacity));
-        if !offset.is_multiple_of(SECTOR) {
-            return err("offset", "expected a multiple of 512 bytes");
+        if matches!(spec.offset, Some(SizeOrPercent::Bytes(_))) && !offset.is_multiple_of(SECTOR) {
+            return err("offset", "expected a multiple of 512 bytes (a percentage is rounded down to one)");
         }
+        let offset = offset / SECTOR * SECTOR;
         if offset >= capacity {
             return err("offset", &format!("beyond the device's logical capacity of {capacity} bytes"));
         }
@@ -121,6 +147,9 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig) -> Result<(), (St
         if let Some(rate) = spec.rate_iops {
             if !(rate > 0.0 && rate.is_finite()) {
                 return err("rate_iops", "expected a rate > 0 I/Os per second");
+            }
+            if spec.thinktime.is_some() {
+                return err("thinktime", "applies only to closed-loop flows (no rate_iops)");
             }
         } else if spec.rate_process.is_some() {
             return err("rate_process", "applies only with rate_iops");
@@ -286,8 +315,8 @@ struct Flow {
     max_ios: Option<u64>,
     issued: u64,
     outstanding: u32,
-    /// Arrivals that found the flow at its outstanding cap.
-    backlog: u64,
+    /// Arrival times of open-loop arrivals that found the flow at its iodepth cap, oldest first.
+    backlog: VecDeque<Time>,
     exhausted: bool,
 }
 
@@ -302,6 +331,8 @@ pub struct Workload {
     flows: Vec<Flow>,
     classes: Vec<Class>,
     error: Option<TraceError>,
+    /// Flows that had an arrival put in their backlog since the last `take_backlogged`.
+    backlogged: Vec<u32>,
 }
 
 impl Workload {
@@ -379,12 +410,12 @@ impl Workload {
                 max_ios: spec.number_ios,
                 issued: 0,
                 outstanding: 0,
-                backlog: 0,
+                backlog: VecDeque::new(),
                 exhausted: false,
             });
             classes.push(Class { criticality: spec.class, priority: spec.prio });
         }
-        Ok(Workload { flows, classes, error: None })
+        Ok(Workload { flows, classes, error: None, backlogged: Vec::new() })
     }
 
     /// The class each flow's requests carry.
@@ -406,7 +437,7 @@ impl Workload {
 
     /// True when no flow will issue again and none has I/O outstanding.
     pub fn finished(&self, now: Time) -> bool {
-        self.flows.iter().all(|f| f.outstanding == 0 && f.backlog == 0 && !f.can_issue_more(now))
+        self.flows.iter().all(|f| f.outstanding == 0 && f.backlog.is_empty() && !f.can_issue_more(now))
     }
 
     /// Handle a workload event; I/Os to issue now are appended to `out`.
@@ -418,7 +449,7 @@ impl Workload {
                 match f.pacing {
                     Pacing::Closed { depth, .. } => {
                         for _ in 0..depth {
-                            self.issue(flow, now, out);
+                            self.issue(flow, now, now, out);
                         }
                     }
                     Pacing::Open { .. } => self.schedule_arrival(q, flow, now),
@@ -435,16 +466,17 @@ impl Workload {
                     return;
                 }
                 if cap.is_some_and(|c| f.outstanding >= c) {
-                    f.backlog += 1;
+                    f.backlog.push_back(now);
+                    self.backlogged.push(flow);
                 } else {
-                    self.issue(flow, now, out);
+                    self.issue(flow, now, now, out);
                 }
                 match self.flows[flow as usize].pacing {
                     Pacing::Open { .. } => self.schedule_arrival(q, flow, now),
                     _ => self.schedule_trace_arrival(q, flow),
                 }
             }
-            WorkloadEvent::ThinkDone { flow } => self.issue(flow, now, out),
+            WorkloadEvent::ThinkDone { flow } => self.issue(flow, now, now, out),
         }
     }
 
@@ -476,8 +508,13 @@ impl Workload {
         }
     }
 
-    /// Issue one I/O of `flow` if it may.
-    fn issue(&mut self, flow: u32, now: Time, out: &mut Vec<NewIo>) {
+    /// Flows whose arrivals were put in a backlog since the last call (they count as in flight from then).
+    pub fn take_backlogged(&mut self) -> std::vec::Drain<'_, u32> {
+        self.backlogged.drain(..)
+    }
+
+    /// Issue one I/O of `flow` that arrived at `arrived_at`, if the flow may.
+    fn issue(&mut self, flow: u32, now: Time, arrived_at: Time, out: &mut Vec<NewIo>) {
         let f = &mut self.flows[flow as usize];
         if !f.can_issue_more(now) {
             return;
@@ -502,7 +539,7 @@ impl Workload {
         };
         f.issued += 1;
         f.outstanding += 1;
-        out.push(NewIo { flow, op, offset, len });
+        out.push(NewIo { flow, op, offset, len, arrived_at, was_backlogged: arrived_at < now });
     }
 
     /// An I/O of `flow` completed now.
@@ -511,16 +548,15 @@ impl Workload {
         let f = &mut self.flows[flow as usize];
         f.outstanding -= 1;
         match f.pacing {
-            Pacing::Closed { think_ns: 0, .. } => self.issue(flow, now, out),
+            Pacing::Closed { think_ns: 0, .. } => self.issue(flow, now, now, out),
             Pacing::Closed { think_ns, .. } => {
                 if f.can_issue_more(now + think_ns) {
                     q.schedule_in(think_ns, Event::Workload(WorkloadEvent::ThinkDone { flow }));
                 }
             }
             Pacing::Open { .. } | Pacing::TraceTimed => {
-                if f.backlog > 0 {
-                    f.backlog -= 1;
-                    self.issue(flow, now, out);
+                if let Some(arrived_at) = f.backlog.pop_front() {
+                    self.issue(flow, now, arrived_at, out);
                 }
             }
         }

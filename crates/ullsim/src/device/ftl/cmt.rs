@@ -16,6 +16,7 @@ pub struct MappingCache {
     ways: Vec<u64>,
     sets: u64,
     entries_per_translation_page: u64,
+    entry_bytes: u32,
     pub hits: u64,
     pub misses: u64,
 }
@@ -30,6 +31,7 @@ impl MappingCache {
             ways: vec![EMPTY; (sets as usize) * WAYS],
             sets,
             entries_per_translation_page: (page_bytes / entry_bytes as u64).max(1),
+            entry_bytes,
             hits: 0,
             misses: 0,
         }
@@ -76,6 +78,11 @@ impl MappingCache {
         let way = set.iter().position(|&k| k == lpa).unwrap_or(WAYS - 1);
         set[..=way].rotate_right(1);
         set[0] = lpa;
+    }
+
+    /// Bytes a translation read moves over the channel: only the entry needed (a partial-page read).
+    pub fn entry_bytes(&self) -> u32 {
+        self.entry_bytes
     }
 
     /// The translation page holding `lpa`'s entry.

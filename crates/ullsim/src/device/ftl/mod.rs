@@ -24,6 +24,35 @@ pub use gc::gc_policy_names;
 /// Logical pages per bit of `Ftl::forward_touched`.
 const FORWARD_REGION: u64 = 1024;
 
+/// Free-block counts per plane that steer garbage collection.
+#[derive(Debug, Clone, Copy)]
+pub struct FreeBlockThresholds {
+    /// GC starts on a plane with fewer free blocks than this.
+    pub soft: usize,
+    /// At or below this, GC goes before host work on the plane's die.
+    pub hard: usize,
+    /// Host writes never take the last `user_reserve` free blocks: GC needs somewhere to move pages to.
+    pub user_reserve: usize,
+}
+
+impl FreeBlockThresholds {
+    pub fn of(cfg: &DeviceConfig) -> Self {
+        let bpp = cfg.flash.blocks_per_plane as f64;
+        let hard = (cfg.ftl.gc_hard_threshold * bpp).ceil() as usize;
+        let user_reserve = hard.max(1);
+        let soft = ((cfg.ftl.gc_threshold * bpp).ceil() as usize).max(user_reserve + 1).max(2);
+        FreeBlockThresholds { soft, hard, user_reserve }
+    }
+
+    /// Whether a plane can hold `pages` valid pages and still keep `soft` free blocks plus its two open
+    /// blocks (host and GC): otherwise garbage collection can never get ahead of writes.
+    pub fn room_for(&self, cfg: &DeviceConfig, pages_per_plane: u64) -> bool {
+        let blocks = cfg.flash.blocks_per_plane as u64;
+        let kept = self.soft as u64 + 2;
+        blocks > kept && pages_per_plane <= (blocks - kept) * cfg.flash.pages_per_block as u64
+    }
+}
+
 /// A garbage-collection job: one victim block being emptied, one job per plane at a time.
 #[derive(Debug, Clone, Copy)]
 pub struct GcJob {
@@ -36,7 +65,11 @@ pub struct GcJob {
 #[derive(Debug, Default)]
 struct PlaneState {
     free: VecDeque<u32>,
-    open: Option<u32>,
+    /// The partly written block host writes go to.
+    open_user: Option<u32>,
+    /// The partly written block GC moves go to: kept apart so host writes cannot eat GC's reserve (and
+    /// cold, moved data is not mixed with hot host data).
+    open_gc: Option<u32>,
     gc: Option<GcJob>,
 }
 
@@ -91,10 +124,8 @@ impl Ftl {
         let ppb = geometry.pages_per_block;
         let units = geometry.planes();
         let n_blocks = geometry.blocks() as usize;
-        let hard_free_blocks = (cfg.ftl.gc_hard_threshold * bpp as f64).ceil() as usize;
-        let user_reserve_blocks = hard_free_blocks.max(1);
-        let soft_free_blocks =
-            ((cfg.ftl.gc_threshold * bpp as f64).ceil() as usize).max(user_reserve_blocks + 1).max(2);
+        let FreeBlockThresholds { soft: soft_free_blocks, hard: hard_free_blocks, user_reserve: user_reserve_blocks } =
+            FreeBlockThresholds::of(cfg);
 
         let mut ftl = Ftl {
             geometry,
@@ -128,8 +159,7 @@ impl Ftl {
         };
         let initial_pages = (logical_pages as f64 * fill).floor() as u64;
         let per_plane = |u: u32| initial_pages / units as u64 + u64::from((u as u64) < initial_pages % units as u64);
-        let max_per_plane = (bpp as u64 - soft_free_blocks as u64 - 1) * ppb as u64;
-        if per_plane(0) > max_per_plane {
+        if !FreeBlockThresholds::of(cfg).room_for(cfg, per_plane(0)) {
             return Err(format!(
                 "device.ftl.precondition_fill: {fill} of the logical space does not fit beside the GC free-block \
                  reserve ({soft_free_blocks} blocks per plane); lower the fill or raise device.ftl.overprovisioning"
@@ -161,7 +191,8 @@ impl Ftl {
                 ftl.initial_prefix[base + b] = prefix;
                 prefix += init.valid[b] as u32;
             }
-            ftl.planes[u as usize] = PlaneState { free: init.free.into_iter().collect(), open: init.open, gc: None };
+            ftl.planes[u as usize] =
+                PlaneState { free: init.free.into_iter().collect(), open_user: init.open, open_gc: None, gc: None };
         }
         ftl.initial_pages = initial_pages;
         ftl.initial_perm = match cfg.ftl.precondition {
@@ -258,17 +289,18 @@ impl Ftl {
         self.valid[self.geometry.block_of(new_ppa) as usize] += 1;
     }
 
-    /// Next page of plane `u`; user writes leave the last free blocks to GC.
+    /// Next page of plane `u` for host data or for GC moves; host writes leave the last free blocks to GC.
     fn allocate_in_plane(&mut self, u: u32, for_gc: bool) -> Option<u64> {
         let bpp = self.geometry.blocks_per_plane as u64;
         let ppb = self.geometry.pages_per_block as u16;
         let reserve = if for_gc { 0 } else { self.user_reserve_blocks };
         let plane = &mut self.planes[u as usize];
-        let block = match plane.open {
+        let open = if for_gc { &mut plane.open_gc } else { &mut plane.open_user };
+        let block = match *open {
             Some(b) => b,
             None if plane.free.len() > reserve => {
                 let b = plane.free.pop_front().expect("free list is non-empty");
-                plane.open = Some(b);
+                *open = Some(b);
                 b
             }
             None => return None,
@@ -277,7 +309,7 @@ impl Ftl {
         let page = self.written[gb as usize];
         self.written[gb as usize] += 1;
         if page + 1 == ppb {
-            plane.open = None;
+            *open = None;
         }
         Some(gb * ppb as u64 + page as u64)
     }
@@ -325,9 +357,9 @@ impl Ftl {
         let bpp = self.geometry.blocks_per_plane as usize;
         let ppb = self.geometry.pages_per_block;
         let base = u as usize * bpp;
-        let open = self.planes[u as usize].open;
         let written = &self.written[base..base + bpp];
-        let is_candidate = |b: usize| written[b] as u32 == ppb && Some(b as u32) != open;
+        // Full blocks only (open blocks are never full: they close on their last page).
+        let is_candidate = |b: usize| written[b] as u32 == ppb;
         let victim = self.gc_policy.select(&self.valid[base..base + bpp], &is_candidate, &mut self.rng)?;
         if self.valid[base + victim] as u32 == ppb {
             return None; // every candidate is fully valid: nothing to gain
@@ -358,10 +390,11 @@ impl Ftl {
             return None;
         }
         let u = self.geometry.plane_of_page(old_ppa);
-        let new_ppa = self.allocate_in_plane(u, true).or_else(|| {
-            // The plane's GC reserve is exhausted (tiny planes): borrow a page from any plane.
-            (0..self.geometry.planes()).find_map(|v| self.allocate_in_plane(v, true))
-        })?;
+        // Host writes never take the plane's last `user_reserve` (>= 1) free blocks and a job moves fewer
+        // than a block's pages into GC's own open block, so a move always finds a page.
+        let new_ppa = self
+            .allocate_in_plane(u, true)
+            .unwrap_or_else(|| panic!("model invariant: plane {u} has no page left for a GC move"));
         self.remap(lpa, new_ppa);
         self.stats.gc_pages_programmed += 1;
         Some(new_ppa)

@@ -2,8 +2,8 @@
 //!
 //! Each chip keeps its queues per die: FIFO across a chip, skipping transactions whose die is busy, is the
 //! same as FIFO per die, and per-die queues need no scan. Order of service for an idle die: mapping reads,
-//! user reads, garbage collection, user writes — except that GC goes first when the die's planes are below
-//! the hard free-block threshold.
+//! user reads, user writes, then garbage collection (background GC yields to the host) — except that GC goes
+//! first when one of the die's planes is at or below the hard free-block threshold (foreground GC).
 
 use std::collections::VecDeque;
 
@@ -79,7 +79,7 @@ impl TransactionScheduler for Fifo {
         let order: [&mut VecDeque<TxId>; 4] = if view.gc_urgent {
             [&mut q.gc, &mut q.map_reads, &mut q.user_reads, &mut q.user_writes]
         } else {
-            [&mut q.map_reads, &mut q.user_reads, &mut q.gc, &mut q.user_writes]
+            [&mut q.map_reads, &mut q.user_reads, &mut q.user_writes, &mut q.gc]
         };
         for queue in order {
             if !queue.is_empty() {

@@ -84,12 +84,9 @@ pub struct TraceRecord {
 
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
-    #[error("{path}: cannot read trace: {source}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
+    /// The message already includes the OS error, so it is not chained as a source (no double printing).
+    #[error("{path}: cannot read trace: {error}")]
+    Io { path: String, error: std::io::Error },
     #[error("{path}:{line}: {message}")]
     Parse { path: String, line: u64, message: String },
 }
@@ -141,8 +138,10 @@ impl TraceReader {
         self.format
     }
 
-    /// Next I/O record, skipping blank lines, comments ('#') and records that are not reads or writes (trims,
-    /// syncs, flushes, header lines). `Ok(None)` at end of file.
+    /// Next I/O record, skipping blank lines and comments ('#'), and, in the formats that have them
+    /// (fio-iolog, blkparse), records that are not reads or writes (trims, syncs, flushes, waits, headers,
+    /// other blkparse actions). In disksim, msr and spc a record that is neither a read nor a write is an
+    /// error. `Ok(None)` at end of file.
     pub fn next_record(&mut self) -> Result<Option<TraceRecord>, TraceError> {
         loop {
             if !self.read_line()? {
@@ -172,7 +171,7 @@ impl TraceReader {
 
     fn open_with(path: &Path, format: TraceFormat, parser: LineParser) -> Result<Self, TraceError> {
         let name = path.display().to_string();
-        let file = File::open(path).map_err(|source| TraceError::Io { path: name.clone(), source })?;
+        let file = File::open(path).map_err(|error| TraceError::Io { path: name.clone(), error })?;
         let input = Box::new(BufReader::with_capacity(READ_BUFFER_BYTES, file));
         Ok(Self::with_parser(input, &name, format, parser))
     }
@@ -188,7 +187,7 @@ impl TraceReader {
         let mut bounded = (&mut self.input).take(MAX_LINE_BYTES as u64 + 1);
         let read = bounded
             .read_until(b'\n', &mut self.line)
-            .map_err(|source| TraceError::Io { path: self.name.clone(), source })?;
+            .map_err(|error| TraceError::Io { path: self.name.clone(), error })?;
         if read == 0 {
             return Ok(false);
         }

@@ -1,0 +1,40 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use ullsim::{RunResults, Scenario};
+
+/// Parse a scenario from TOML text (panics with the loader's message on error: tests write valid text).
+pub fn scenario(text: &str) -> Scenario {
+    Scenario::from_toml_str(text, "test scenario", Path::new("."), &[]).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Parse with `--set`-style overrides.
+pub fn scenario_with(text: &str, overrides: &[&str]) -> Scenario {
+    let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    Scenario::from_toml_str(text, "test scenario", Path::new("."), &overrides).unwrap_or_else(|e| panic!("{e}"))
+}
+
+pub fn run(s: &Scenario) -> RunResults {
+    ullsim::run_scenario(s).unwrap_or_else(|e| panic!("run failed: {e}"))
+}
+
+/// A small page-mapped MLC drive (2 channels x 1 chip x 1 die x 2 planes x 64 blocks x 64 pages x 8 KiB =
+/// 128 MiB raw, 15% over-provisioned) with a 1 MiB write buffer: garbage collection starts after a few MiB of writes.
+pub const SMALL_MLC: &str = r#"
+[device]
+preset = "mqsim-mlc"
+[device.flash]
+channels = 2
+chips_per_channel = 1
+dies_per_chip = 1
+planes_per_die = 2
+blocks_per_plane = 64
+pages_per_block = 64
+[device.ftl]
+ideal_map = true
+overprovisioning = 0.15
+[device.cache]
+capacity_bytes = "1MiB"
+"#;
