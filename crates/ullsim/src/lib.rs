@@ -4,6 +4,29 @@
 //!
 //! The request path, top to bottom: [`workload`] -> [`host`] -> [`device`] (hil -> cache -> ftl -> tsu ->
 //! flash) and back; [`sim`] runs the event loop; [`metrics`] measures; [`config`] reads scenarios.
+//!
+//! ```
+//! let scenario = ullsim::Scenario::from_toml_str(
+//!     r#"
+//!     [run]
+//!     duration = "20ms"
+//!     [device]
+//!     preset = "optane-ull"
+//!     [[flow]]
+//!     name = "reader"
+//!     rw = "randread"
+//!     bs = "4k"
+//!     "#,
+//!     "example",
+//!     std::path::Path::new("."),
+//!     &[],
+//! )?;
+//! let results = ullsim::run_scenario(&scenario)?;
+//! let reader = &results.flows[0];
+//! assert!(reader.completed > 1000);
+//! assert!(reader.latency_ns.p50 > 10_000 && reader.latency_ns.p50 < 15_000); // ~12.5 us
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod config;
 pub mod device;

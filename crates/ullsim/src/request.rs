@@ -93,64 +93,14 @@ impl Request {
     }
 }
 
-/// Slab of live requests; ids are reused after a request completes, so memory tracks the number in flight.
-#[derive(Debug, Default)]
-pub struct RequestArena {
-    slots: Vec<Request>,
-    in_use: Vec<bool>,
-    free: Vec<u32>,
-    live: usize,
-}
+/// Live requests by id; ids are reused after a request completes, so memory tracks the number in flight.
+pub type RequestArena = crate::util::slab::Slab<Request, ReqId>;
 
-impl RequestArena {
-    pub fn insert(&mut self, request: Request) -> ReqId {
-        self.live += 1;
-        match self.free.pop() {
-            Some(i) => {
-                self.slots[i as usize] = request;
-                self.in_use[i as usize] = true;
-                ReqId(i)
-            }
-            None => {
-                self.slots.push(request);
-                self.in_use.push(true);
-                ReqId((self.slots.len() - 1) as u32)
-            }
-        }
+impl crate::util::slab::SlabId for ReqId {
+    fn from_index(index: u32) -> Self {
+        ReqId(index)
     }
-
-    /// Release a completed request's slot.
-    pub fn remove(&mut self, id: ReqId) {
-        assert!(std::mem::replace(&mut self.in_use[id.index()], false), "request {} completed twice", id.0);
-        self.live -= 1;
-        self.free.push(id.0);
-    }
-
-    /// Requests in flight.
-    pub fn iter_live(&self) -> impl Iterator<Item = &Request> {
-        self.slots.iter().zip(&self.in_use).filter(|(_, &used)| used).map(|(r, _)| r)
-    }
-
-    /// Requests in flight.
-    pub fn live(&self) -> usize {
-        self.live
-    }
-
-    /// One past the highest id ever handed out (sizes per-request side tables).
-    pub fn capacity(&self) -> usize {
-        self.slots.len()
-    }
-}
-
-impl std::ops::Index<ReqId> for RequestArena {
-    type Output = Request;
-    fn index(&self, id: ReqId) -> &Request {
-        &self.slots[id.index()]
-    }
-}
-
-impl std::ops::IndexMut<ReqId> for RequestArena {
-    fn index_mut(&mut self, id: ReqId) -> &mut Request {
-        &mut self.slots[id.index()]
+    fn index(self) -> usize {
+        self.0 as usize
     }
 }

@@ -107,25 +107,17 @@ pub struct FlashConfig {
 impl DeviceConfig {
     /// Physical capacity in bytes.
     pub fn raw_capacity_bytes(&self) -> u64 {
-        let f = &self.flash;
-        f.channels as u64
-            * f.chips_per_channel as u64
-            * f.dies_per_chip as u64
-            * f.planes_per_die as u64
-            * f.blocks_per_plane as u64
-            * f.pages_per_block as u64
-            * f.page_bytes.0
+        self.geometry().pages() * self.flash.page_bytes.0
+    }
+
+    /// The flash array's shape.
+    pub fn geometry(&self) -> crate::device::flash::Geometry {
+        crate::device::flash::Geometry::from_config(&self.flash)
     }
 
     /// Number of logical pages the host can address.
     pub fn logical_pages(&self) -> u64 {
-        let f = &self.flash;
-        let physical = f.channels as u64
-            * f.chips_per_channel as u64
-            * f.dies_per_chip as u64
-            * f.planes_per_die as u64
-            * f.blocks_per_plane as u64
-            * f.pages_per_block as u64;
+        let physical = self.geometry().pages();
         match self.ftl.mapping {
             MappingKind::InPlace => physical,
             MappingKind::Page => (physical as f64 * (1.0 - self.ftl.overprovisioning)).floor() as u64,
@@ -204,6 +196,7 @@ impl DeviceConfig {
         check(ftl.gc_d_choices >= 1, "ftl.gc_d_choices", "expected a whole number >= 1");
         check((0.0..=1.0).contains(&ftl.precondition_fill), "ftl.precondition_fill", "expected a fraction in [0, 1]");
         check(ftl.cmt_entry_bytes >= 1, "ftl.cmt_entry_bytes", "expected a whole number >= 1");
+        let geometry_fits = physical_pages < u32::MAX as u128 - 1;
         if ftl.mapping == MappingKind::Page {
             check(
                 ftl.overprovisioning > 0.0,
@@ -223,10 +216,9 @@ impl DeviceConfig {
             // The whole logical space must fit beside GC's free-block reserve and an open block in every
             // plane, or a full drive could never reclaim space.
             let thresholds = crate::device::ftl::FreeBlockThresholds::of(self);
-            let planes =
-                f.channels as u64 * f.chips_per_channel as u64 * f.dies_per_chip as u64 * f.planes_per_die as u64;
             check(
-                thresholds.room_for(self, self.logical_pages().div_ceil(planes.max(1))),
+                !geometry_fits
+                    || thresholds.room_for(self, self.logical_pages().div_ceil(self.geometry().planes().max(1) as u64)),
                 "ftl.overprovisioning",
                 &format!(
                     "impossible: over-provisioning of {} leaves fewer spare blocks per plane than garbage collection \

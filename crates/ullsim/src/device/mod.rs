@@ -112,7 +112,10 @@ pub struct Device {
     /// The transactions each die is executing.
     running: Vec<Vec<TxId>>,
     commands: Vec<CommandState>,
-    controller_busy: bool,
+    /// The controller finishes its current command's processing at this time.
+    controller_free_at: Time,
+    /// A `ControllerFree` event is scheduled (commands are waiting for the controller).
+    controller_wake_pending: bool,
     /// Writes whose data arrived but found the write buffer full, in arrival order.
     waiting_for_buffer: VecDeque<ReqId>,
     /// Host writes with no free page yet (every plane at its GC reserve); retried after each erase.
@@ -157,7 +160,8 @@ impl Device {
             txs: TxArena::default(),
             running: (0..geometry.dies()).map(|_| Vec::with_capacity(geometry.planes_per_die as usize)).collect(),
             commands: Vec::new(),
-            controller_busy: false,
+            controller_free_at: 0,
+            controller_wake_pending: false,
             waiting_for_buffer: VecDeque::new(),
             waiting_for_space: VecDeque::new(),
             map_reads_in_flight: FxHashMap::default(),
@@ -205,12 +209,17 @@ impl Device {
                 requests[req].stamps.device_arrival = now;
                 self.change_outstanding(now, 1);
                 self.hil.push(self.commands[req.index()].queue, req);
-                if !self.controller_busy {
-                    self.fetch_next(q, requests);
+                if !self.controller_wake_pending {
+                    if now >= self.controller_free_at {
+                        self.fetch_next(q, requests);
+                    } else {
+                        self.controller_wake_pending = true;
+                        q.schedule_at(self.controller_free_at, Event::Device(DeviceEvent::ControllerFree));
+                    }
                 }
             }
             DeviceEvent::ControllerFree => {
-                self.controller_busy = false;
+                self.controller_wake_pending = false;
                 self.fetch_next(q, requests);
             }
             DeviceEvent::CommandReady { req } => match requests[req].op {
@@ -258,17 +267,22 @@ impl Device {
         self.max_outstanding = self.max_outstanding.max(self.outstanding);
     }
 
-    /// Arbitrate among submission queues and start the controller on the winner.
+    /// Arbitrate among submission queues and start the controller on the winner. The controller is a single
+    /// server; a `ControllerFree` event is scheduled only while commands wait for it, so an idle controller
+    /// costs no events.
     fn fetch_next(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena) {
         let Some(req) = self.hil.next_command() else { return };
         let now = q.now();
-        self.controller_busy = true;
         requests[req].stamps.device_fetched = now;
-        q.schedule_in(self.hil.command_process_ns, Event::Device(DeviceEvent::ControllerFree));
-        q.schedule_in(
-            self.hil.command_fetch_ns + self.hil.command_process_ns,
+        self.controller_free_at = now + self.hil.command_process_ns;
+        q.schedule_at(
+            self.controller_free_at + self.hil.command_fetch_ns,
             Event::Device(DeviceEvent::CommandReady { req }),
         );
+        if self.hil.has_pending() {
+            self.controller_wake_pending = true;
+            q.schedule_at(self.controller_free_at, Event::Device(DeviceEvent::ControllerFree));
+        }
     }
 
     /// Logical pages a request touches, with the bytes of each it moves.
@@ -538,20 +552,7 @@ impl Device {
         let unit = t.link; // the victim's plane
         match t.op {
             FlashOp::Read => match self.ftl.relocate(t.lpa, t.ppa) {
-                Some(new_ppa) => {
-                    let tx = self.new_transaction(
-                        FlashOp::Program,
-                        Purpose::Gc,
-                        new_ppa,
-                        t.lpa,
-                        self.page_bytes as u32,
-                        NONE,
-                        NONE,
-                        NvmePriority::Medium,
-                    );
-                    self.txs[tx].link = unit;
-                    self.enqueue(q, tx);
-                }
+                Some(new_ppa) => self.queue_gc_work(q, FlashOp::Program, new_ppa, t.lpa, unit),
                 None => self.gc_move_done(q, unit),
             },
             FlashOp::Program => {
@@ -579,8 +580,14 @@ impl Device {
     fn erase_victim(&mut self, q: &mut EventQueue<Event>, unit: u32) {
         let job = self.ftl.gc_job(unit).expect("erase without a GC job");
         let ppa = job.victim * self.flash.geometry().pages_per_block as u64;
-        let tx = self.new_transaction(FlashOp::Erase, Purpose::Gc, ppa, 0, 0, NONE, NONE, NvmePriority::Medium);
-        self.txs[tx].link = unit;
+        self.queue_gc_work(q, FlashOp::Erase, ppa, 0, unit);
+    }
+
+    /// Queue one step of plane `unit`'s GC job: a page read or program of a move, or the victim's erase.
+    fn queue_gc_work(&mut self, q: &mut EventQueue<Event>, op: FlashOp, ppa: u64, lpa: u64, unit: u32) {
+        let bytes = if op == FlashOp::Erase { 0 } else { self.page_bytes as u32 };
+        let tx = self.new_transaction(op, Purpose::Gc, ppa, lpa, bytes, NONE, NONE, NvmePriority::Medium);
+        self.txs[tx].link = unit; // the victim's plane
         self.enqueue(q, tx);
     }
 
@@ -595,18 +602,7 @@ impl Device {
                 self.erase_victim(q, unit);
             }
             for &(ppa, lpa) in &moves {
-                let tx = self.new_transaction(
-                    FlashOp::Read,
-                    Purpose::Gc,
-                    ppa,
-                    lpa,
-                    self.page_bytes as u32,
-                    NONE,
-                    NONE,
-                    NvmePriority::Medium,
-                );
-                self.txs[tx].link = unit;
-                self.enqueue(q, tx);
+                self.queue_gc_work(q, FlashOp::Read, ppa, lpa, unit);
             }
         }
         self.gc_moves = moves;

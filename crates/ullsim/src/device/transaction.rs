@@ -48,48 +48,5 @@ pub struct Transaction {
     pub link: u32,
 }
 
-/// Slab of transactions with id reuse, so steady state allocates nothing.
-#[derive(Debug, Default)]
-pub struct TxArena {
-    slots: Vec<Transaction>,
-    free: Vec<TxId>,
-    live: usize,
-}
-
-impl TxArena {
-    pub fn insert(&mut self, tx: Transaction) -> TxId {
-        self.live += 1;
-        match self.free.pop() {
-            Some(id) => {
-                self.slots[id as usize] = tx;
-                id
-            }
-            None => {
-                self.slots.push(tx);
-                (self.slots.len() - 1) as TxId
-            }
-        }
-    }
-
-    pub fn remove(&mut self, id: TxId) {
-        self.live -= 1;
-        self.free.push(id);
-    }
-
-    pub fn live(&self) -> usize {
-        self.live
-    }
-}
-
-impl std::ops::Index<TxId> for TxArena {
-    type Output = Transaction;
-    fn index(&self, id: TxId) -> &Transaction {
-        &self.slots[id as usize]
-    }
-}
-
-impl std::ops::IndexMut<TxId> for TxArena {
-    fn index_mut(&mut self, id: TxId) -> &mut Transaction {
-        &mut self.slots[id as usize]
-    }
-}
+/// Transactions by id, reused after completion, so steady state allocates nothing.
+pub type TxArena = crate::util::slab::Slab<Transaction, TxId>;

@@ -95,6 +95,8 @@ pub struct Ftl {
     reverse: Vec<u32>,
     /// Logical pages mapped by preconditioning are `0..initial_pages`, placed by `initial_perm`.
     initial_pages: u64,
+    /// Initially valid pages in plane 0 (every plane holds this or one less).
+    initial_pages_per_plane: u64,
     initial_perm: Permutation,
     /// Per global block: valid pages, pages written, initially valid pages (0 once erased), and the number
     /// of initially valid pages in the blocks before it in its plane.
@@ -135,6 +137,7 @@ impl Ftl {
             forward_touched: Vec::new(),
             reverse: Vec::new(),
             initial_pages: 0,
+            initial_pages_per_plane: 0,
             initial_perm: Permutation::identity(1),
             valid: Vec::new(),
             written: Vec::new(),
@@ -195,6 +198,7 @@ impl Ftl {
                 PlaneState { free: init.free.into_iter().collect(), open_user: init.open, open_gc: None, gc: None };
         }
         ftl.initial_pages = initial_pages;
+        ftl.initial_pages_per_plane = per_plane(0);
         ftl.initial_perm = match cfg.ftl.precondition {
             Precondition::Random => Permutation::new(initial_pages.max(1), rng_key(&mut rng)),
             _ => Permutation::identity(initial_pages.max(1)),
@@ -231,8 +235,23 @@ impl Ftl {
         let q = (slot / units) as u32;
         let bpp = self.geometry.blocks_per_plane as usize;
         let prefixes = &self.initial_prefix[u * bpp..(u + 1) * bpp];
-        // Last block whose prefix is <= q: the block holding the q-th initially valid page of the plane.
-        let b = prefixes.partition_point(|&p| p <= q) - 1;
+        // The block holding the q-th initially valid page of the plane: the last block whose prefix is <= q.
+        // Blocks hold similar counts, so start from the proportional guess and walk (a few steps, in one or
+        // two cache lines); fall back to binary search if the walk runs long.
+        let per_plane = self.initial_pages_per_plane.max(1);
+        let mut b = ((q as u64 * bpp as u64) / per_plane).min(bpp as u64 - 1) as usize;
+        let mut steps = 0;
+        while steps < 16 && prefixes[b] > q {
+            b -= 1;
+            steps += 1;
+        }
+        while steps < 16 && b + 1 < bpp && prefixes[b + 1] <= q {
+            b += 1;
+            steps += 1;
+        }
+        if steps == 16 {
+            b = prefixes.partition_point(|&p| p <= q) - 1;
+        }
         debug_assert!(q - prefixes[b] < self.initial_valid[u * bpp + b] as u32, "initial page of an erased block");
         ((u * bpp + b) as u64) * self.geometry.pages_per_block as u64 + (q - prefixes[b]) as u64
     }

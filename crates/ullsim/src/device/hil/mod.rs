@@ -89,6 +89,11 @@ impl HostInterface {
         self.queues[queue as usize].pending.push_back(req);
     }
 
+    /// Whether any submission queue holds a command not fetched yet.
+    pub fn has_pending(&self) -> bool {
+        self.queues.iter().any(|q| !q.is_empty())
+    }
+
     /// Arbitrate and take the next command, if any is waiting.
     pub fn next_command(&mut self) -> Option<ReqId> {
         let q = self.arbiter.pick(&self.queues)?;
@@ -101,19 +106,23 @@ impl HostInterface {
 
     /// DMA `bytes` device -> host starting no earlier than `earliest`; returns when it ends (FCFS link).
     pub fn transfer_to_host(&mut self, earliest: Time, bytes: u64) -> Time {
-        let start = earliest.max(self.to_host_free_at);
         let d = self.transfer_ns(bytes);
-        self.to_host_free_at = start + d;
         self.link_busy_ns += d;
-        start + d
+        reserve(&mut self.to_host_free_at, earliest, d)
     }
 
     /// DMA `bytes` host -> device starting no earlier than `earliest`; returns when it ends (FCFS link).
     pub fn transfer_to_device(&mut self, earliest: Time, bytes: u64) -> Time {
-        let start = earliest.max(self.to_device_free_at);
         let d = self.transfer_ns(bytes);
-        self.to_device_free_at = start + d;
         self.link_busy_ns += d;
-        start + d
+        reserve(&mut self.to_device_free_at, earliest, d)
     }
+}
+
+/// Reserve a first-come-first-served resource free from `*free_at` for `duration` from `earliest` on;
+/// returns the end. Requests arrive in time order, so this is an exact FCFS queue.
+fn reserve(free_at: &mut Time, earliest: Time, duration: Time) -> Time {
+    let start = earliest.max(*free_at);
+    *free_at = start + duration;
+    start + duration
 }
