@@ -170,12 +170,33 @@ impl DeviceConfig {
             "flash",
             "impossible geometry: the device has 2^32 or more physical pages (the model indexes pages with 32 bits)",
         );
-        check(f.channel_mts > 0.0 && f.channel_mts.is_finite(), "flash.channel_mts", "expected a rate > 0 MT/s");
         check(
-            self.host_interface.pcie_lane_bytes_per_s > 0.0 && self.host_interface.pcie_lane_bytes_per_s.is_finite(),
-            "host_interface.pcie_lane_bytes_per_s",
-            "expected a rate > 0 bytes/s",
+            (1.0..=1.0e6).contains(&f.channel_mts),
+            "flash.channel_mts",
+            "expected a rate from 1 to 1,000,000 MT/s",
         );
+        check(
+            (1.0e6..=1.0e12).contains(&self.host_interface.pcie_lane_bytes_per_s),
+            "host_interface.pcie_lane_bytes_per_s",
+            "expected a rate from 1e6 to 1e12 bytes/s per lane",
+        );
+        check(self.host_interface.pcie_lanes <= 64, "host_interface.pcie_lanes", "expected at most 64 lanes");
+        // Every fixed time of the device must be a plausible hardware time (this also keeps sums far from
+        // overflowing the ns clock).
+        let hi = &self.host_interface;
+        for (key, ns) in [
+            ("host_interface.doorbell_ns", hi.doorbell_ns.0),
+            ("host_interface.command_fetch_ns", hi.command_fetch_ns.0),
+            ("host_interface.command_process_ns", hi.command_process_ns.0),
+            ("host_interface.completion_ns", hi.completion_ns.0),
+            ("cache.dram_access_ns", self.cache.dram_access_ns.0),
+            ("flash.read_ns", f.read_ns.0),
+            ("flash.program_ns", f.program_ns.0),
+            ("flash.erase_ns", f.erase_ns.0),
+            ("flash.command_ns", f.command_ns.0),
+        ] {
+            check(ns <= 10 * crate::engine::SEC, key, "expected a time of at most 10 s");
+        }
         check(
             crate::device::hil::arbiter_names().contains(&self.host_interface.arbiter.as_str()),
             "host_interface.arbiter",

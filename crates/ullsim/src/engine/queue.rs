@@ -61,10 +61,10 @@ impl<E> EventQueue<E> {
         self.next_seq += 1;
     }
 
-    /// Schedule `event` `delay` ns from now.
+    /// Schedule `event` `delay` ns from now (a delay past the end of time lands at the end of time).
     #[inline]
     pub fn schedule_in(&mut self, delay: Time, event: E) {
-        self.schedule_at(self.now + delay, event);
+        self.schedule_at(self.now.saturating_add(delay), event);
     }
 
     /// Remove and return the earliest event, advancing the clock to its time.

@@ -45,6 +45,8 @@ pub struct NewIo {
 
 /// Default block size (fio's).
 const DEFAULT_BS: u64 = 4096;
+/// Largest `iodepth` accepted (fio's limit).
+const MAX_IODEPTH: u32 = 65_536;
 /// Sector size: offsets and sizes are multiples of it.
 const SECTOR: u64 = 512;
 
@@ -158,8 +160,8 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig) -> Result<(), (St
             return err("random_distribution", "applies only to random I/O (rw = randread, randwrite or randrw)");
         }
     }
-    if spec.iodepth == Some(0) {
-        return err("iodepth", "expected a whole number >= 1");
+    if spec.iodepth.is_some_and(|d| d == 0 || d > MAX_IODEPTH) {
+        return err("iodepth", &format!("expected a whole number from 1 to {MAX_IODEPTH}"));
     }
     if spec.number_ios == Some(0) {
         return err("number_ios", "expected a whole number >= 1");
@@ -488,7 +490,7 @@ impl Workload {
         } else {
             interval_ns
         };
-        let at = now + gap.round().max(1.0) as Time;
+        let at = now.saturating_add(gap.round().max(1.0) as Time);
         if at < f.stop_ns {
             q.schedule_at(at, Event::Workload(WorkloadEvent::Arrival { flow }));
         }
@@ -499,7 +501,7 @@ impl Workload {
         let Source::Trace(replay) = &f.source else { return };
         match replay.due_after_start() {
             Some(after) => {
-                let at = (f.start_ns + after).max(q.now());
+                let at = f.start_ns.saturating_add(after).max(q.now());
                 if at < f.stop_ns {
                     q.schedule_at(at, Event::Workload(WorkloadEvent::Arrival { flow }));
                 }
@@ -550,7 +552,7 @@ impl Workload {
         match f.pacing {
             Pacing::Closed { think_ns: 0, .. } => self.issue(flow, now, now, out),
             Pacing::Closed { think_ns, .. } => {
-                if f.can_issue_more(now + think_ns) {
+                if f.can_issue_more(now.saturating_add(think_ns)) {
                     q.schedule_in(think_ns, Event::Workload(WorkloadEvent::ThinkDone { flow }));
                 }
             }
