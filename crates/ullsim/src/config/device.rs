@@ -170,11 +170,7 @@ impl DeviceConfig {
             "flash",
             "impossible geometry: the device has 2^32 or more physical pages (the model indexes pages with 32 bits)",
         );
-        check(
-            (1.0..=1.0e6).contains(&f.channel_mts),
-            "flash.channel_mts",
-            "expected a rate from 1 to 1,000,000 MT/s",
-        );
+        check((1.0..=1.0e6).contains(&f.channel_mts), "flash.channel_mts", "expected a rate from 1 to 1,000,000 MT/s");
         check(
             (1.0e6..=1.0e12).contains(&self.host_interface.pcie_lane_bytes_per_s),
             "host_interface.pcie_lane_bytes_per_s",

@@ -1,0 +1,138 @@
+//! Bad input gets an error, never a panic: every key of the scenario with odd values, through `--set`.
+
+use std::path::Path;
+
+use proptest::prelude::*;
+use ullsim::config::presets::PRESETS;
+use ullsim::Scenario;
+
+const BASE: &str = r#"
+[run]
+duration = "200us"
+[device]
+preset = "mqsim-mlc"
+[device.flash]
+blocks_per_plane = 64
+pages_per_block = 64
+[device.ftl]
+overprovisioning = 0.15
+[[flow]]
+name = "a"
+rw = "randrw"
+bs = "4k"
+iodepth = 4
+[[flow]]
+name = "b"
+rw = "write"
+bs = "64k"
+rate_iops = 5000
+"#;
+
+/// Every key a scenario can set: the device keys of a preset, the flow keys, run/host/metrics keys.
+fn keys() -> Vec<String> {
+    let mut keys = Vec::new();
+    let preset: toml::Table = PRESETS[0].toml.parse().unwrap();
+    for (section, table) in &preset {
+        for key in table.as_table().unwrap().keys() {
+            keys.push(format!("device.{section}.{key}"));
+        }
+    }
+    for key in [
+        "class",
+        "prio",
+        "rw",
+        "rwmixread",
+        "bs",
+        "bssplit",
+        "iodepth",
+        "rate_iops",
+        "rate_process",
+        "random_distribution",
+        "size",
+        "offset",
+        "number_ios",
+        "runtime",
+        "thinktime",
+        "startdelay",
+        "trace",
+        "format",
+        "time_scale",
+        "name",
+    ] {
+        keys.push(format!("flow.a.{key}"));
+        keys.push(format!("flow.b.{key}"));
+    }
+    keys.extend(
+        [
+            "run.duration",
+            "run.warmup",
+            "host.submit_ns",
+            "host.complete_ns",
+            "metrics.fairness",
+            "device.preset",
+            "seed",
+        ]
+        .map(String::from),
+    );
+    keys
+}
+
+const VALUES: &[&str] = &[
+    "0",
+    "1",
+    "-1",
+    "3",
+    "64",
+    "100",
+    "65536",
+    "4294967297",
+    "9223372036854775807",
+    "0.5",
+    "1e308",
+    "-0.0",
+    "nan",
+    "inf",
+    "true",
+    "\"\"",
+    "\"abc\"",
+    "\"4k\"",
+    "\"4q\"",
+    "\"50%\"",
+    "\"150%\"",
+    "\"1ms\"",
+    "\"zipf:1.2\"",
+    "\"zoned:50/50:50/50\"",
+    "\"4k/50:64k/50\"",
+    "\"randread\"",
+    "\"critical\"",
+    "\"urgent\"",
+    "[1, 2]",
+    "{ a = 1 }",
+    "\"disksim\"",
+    "\"/nonexistent\"",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn odd_values_give_errors_not_panics(
+        picks in prop::collection::vec((any::<prop::sample::Index>(), any::<prop::sample::Index>()), 1..4)
+    ) {
+        let keys = keys();
+        let overrides: Vec<String> =
+            picks.iter().map(|(k, v)| format!("{}={}", k.get(&keys), v.get(VALUES))).collect();
+        match Scenario::from_toml_str(BASE, "fuzz.toml", Path::new("."), &overrides) {
+            Err(e) => {
+                let message = e.to_string();
+                prop_assert!(message.starts_with("fuzz.toml: "), "message does not name the file: {message}");
+            }
+            Ok(scenario) => {
+                // Whatever loads must set up and run (or fail cleanly at setup).
+                if let Ok(sim) = ullsim::Simulation::new(&scenario) {
+                    let _ = sim.run(&mut |_, _| {});
+                }
+            }
+        }
+    }
+}
