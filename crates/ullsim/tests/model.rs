@@ -212,3 +212,29 @@ fn latency_breakdown_adds_up() {
         assert!(l.min <= l.p50 && l.p50 <= l.p90 && l.p90 <= l.p99 && l.p99 <= l.p99_9 && l.p99_9 <= l.max);
     }
 }
+
+#[test]
+fn queue_pairs_bound_what_the_device_sees() {
+    // Two QD8 flows; SQs of 5 entries hold 4 commands each (NVMe keeps one slot empty).
+    let text = r#"
+[run]
+duration = "20ms"
+[device]
+preset = "optane-ull"
+[device.host_interface]
+queue_depth = 5
+[[flow]]
+name = "a"
+rw = "randread"
+iodepth = 8
+[[flow]]
+name = "b"
+rw = "randread"
+iodepth = 8
+"#;
+    let own = run(&scenario(text));
+    let shared = run(&scenario_with(text, &["host.queue_pairs=1"]));
+    assert_eq!(own.device.queue_depth.max, 8, "one 4-slot queue per flow");
+    assert_eq!(shared.device.queue_depth.max, 4, "both flows behind one 4-slot queue");
+    assert!(shared.flows[0].latency_ns.mean > own.flows[0].latency_ns.mean);
+}

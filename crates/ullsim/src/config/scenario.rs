@@ -121,6 +121,10 @@ pub struct HostConfig {
     /// Time from the completion entry + interrupt reaching the host to the application seeing the result.
     #[serde(default = "default_complete_ns")]
     pub complete_ns: Nanos,
+    /// NVMe queue pairs (SQ + CQ) the host creates; 0 means one per flow. With fewer queues than flows,
+    /// flow i uses queue i mod queue_pairs and a queue takes the NVMe priority of its first flow.
+    #[serde(default)]
+    pub queue_pairs: u32,
 }
 
 fn default_submit_ns() -> Nanos {
@@ -132,7 +136,7 @@ fn default_complete_ns() -> Nanos {
 
 impl Default for HostConfig {
     fn default() -> Self {
-        HostConfig { submit_ns: default_submit_ns(), complete_ns: default_complete_ns() }
+        HostConfig { submit_ns: default_submit_ns(), complete_ns: default_complete_ns(), queue_pairs: 0 }
     }
 }
 

@@ -1,5 +1,5 @@
-//! The host side of the I/O path. For now a minimal host: fixed submit and completion costs and one NVMe
-//! queue pair per flow. The seam to the device is `Device::ring_doorbell` on the way down and
+//! The host side of the I/O path. For now a minimal host: fixed submit and completion costs and NVMe queue
+//! pairs (one per flow by default). The seam to the device is `Device::ring_doorbell` on the way down and
 //! `on_device_completion` on the way up; the real host stack (CPU, blk-mq, schedulers, driver, interrupts
 //! and polling) replaces this module behind the same two calls.
 
@@ -29,29 +29,35 @@ pub struct MinimalHost {
     complete_ns: Time,
     /// Commands a queue pair holds at once (the SQ size less the one slot NVMe keeps empty).
     queue_slots: u32,
-    /// One queue pair per flow.
     queues: Vec<QueuePair>,
+    /// The queue pair each flow submits to.
+    queue_of_flow: Vec<u32>,
 }
 
 impl MinimalHost {
-    /// Create one queue pair per flow on `device`, with the flows' NVMe priorities.
+    /// Create the queue pairs on `device` (one per flow unless `queue_pairs` says otherwise); a queue takes
+    /// the NVMe priority of the first flow that uses it.
     pub fn new(cfg: &HostConfig, flow_priorities: &[NvmePriority], queue_depth: u32, device: &mut Device) -> Self {
-        let queues = flow_priorities
-            .iter()
-            .map(|&p| QueuePair { device_queue: device.create_queue(p), in_flight: 0, waiting: VecDeque::new() })
+        let count = if cfg.queue_pairs == 0 { flow_priorities.len() } else { cfg.queue_pairs as usize };
+        let queue_of_flow: Vec<u32> = (0..flow_priorities.len()).map(|f| (f % count) as u32).collect();
+        let queues = (0..count)
+            .map(|q| {
+                let priority = flow_priorities.get(q).copied().unwrap_or_default();
+                QueuePair { device_queue: device.create_queue(priority), in_flight: 0, waiting: VecDeque::new() }
+            })
             .collect();
         MinimalHost {
             submit_ns: cfg.submit_ns.0,
             complete_ns: cfg.complete_ns.0,
             queue_slots: queue_depth.saturating_sub(1).max(1),
             queues,
+            queue_of_flow,
         }
     }
 
     /// The application issued `req` now.
     pub fn submit(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, device: &mut Device, req: ReqId) {
-        let flow = requests[req].flow as usize;
-        let pair = &mut self.queues[flow];
+        let pair = &mut self.queues[self.queue_of_flow[requests[req].flow as usize] as usize];
         if pair.in_flight >= self.queue_slots {
             pair.waiting.push_back(req);
             return;
@@ -67,7 +73,7 @@ impl MinimalHost {
         req: ReqId,
         at: Time,
     ) {
-        let pair = &mut self.queues[requests[req].flow as usize];
+        let pair = &mut self.queues[self.queue_of_flow[requests[req].flow as usize] as usize];
         pair.in_flight += 1;
         let written = at + self.submit_ns;
         requests[req].stamps.submitted = written;
@@ -83,8 +89,7 @@ impl MinimalHost {
         req: ReqId,
     ) {
         q.schedule_in(self.complete_ns, Event::Host(HostEvent::Delivered { req }));
-        let flow = requests[req].flow as usize;
-        let pair = &mut self.queues[flow];
+        let pair = &mut self.queues[self.queue_of_flow[requests[req].flow as usize] as usize];
         pair.in_flight -= 1;
         if let Some(next) = pair.waiting.pop_front() {
             self.send(q, requests, device, next, q.now());
