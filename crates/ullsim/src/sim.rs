@@ -150,8 +150,8 @@ impl Simulation {
             if let Some(e) = self.workload.take_error() {
                 return Err(e.into());
             }
-            for flow in self.workload.take_backlogged() {
-                self.metrics.on_issue(flow, now);
+            for (flow, delta) in self.workload.take_backlog_changes() {
+                self.metrics.change_in_flight(flow, now, delta);
             }
             for io in new_ios.drain(..) {
                 let request = Request {
@@ -164,7 +164,7 @@ impl Simulation {
                 };
                 let req = self.requests.insert(request);
                 if !io.was_backlogged {
-                    self.metrics.on_issue(io.flow, now);
+                    self.metrics.change_in_flight(io.flow, now, 1);
                 }
                 self.host.submit(&mut self.q, &mut self.requests, &mut self.device, req);
             }

@@ -1,8 +1,10 @@
 //! The controller's DRAM data cache: a write-back write buffer plus an LRU read cache, at page granularity.
 //!
 //! A write is complete once its pages are in the buffer; each buffered page is destaged to flash at once
-//! (in the background) and stays in DRAM, pinned, until its program finishes; then it is an ordinary clean
-//! page. When buffered-but-not-yet-programmed pages fill the cache, new writes wait. Reads that find all
+//! (in the background) and stays in DRAM until its program finishes; then it joins the read cache. Every
+//! pending program holds a page of buffer space, so when programs-in-waiting fill the cache, new writes
+//! wait: the buffer bounds the work queued for flash. The read cache is set-associative (16 ways, LRU within
+//! a set), as controller caches are, and uses the DRAM the write buffer leaves free. Reads that find all
 //! their pages in DRAM are served at DRAM speed; read misses fill the cache when `cache_reads` is on.
 //! Not modeled: coalescing of overwrites still in the buffer (each host write is programmed), partial-page
 //! read-modify-write, and DRAM bandwidth contention.
@@ -10,15 +12,22 @@
 use rustc_hash::FxHashMap;
 
 use crate::config::device::CacheConfig;
-use crate::util::lru::LruSet;
+use crate::util::set_assoc::SetAssoc;
+
+/// Ways per set of the read cache.
+const WAYS: usize = 16;
 
 pub struct DataCache {
     enabled: bool,
     cache_reads: bool,
     capacity_pages: usize,
-    clean: LruSet,
-    /// Buffered pages with programs outstanding, and how many.
+    /// Pages held for reading, set-associative with LRU inside a set.
+    clean: SetAssoc,
+    /// Buffered pages with programs outstanding, and how many: a pool, so a write never waits for a
+    /// particular set.
     dirty: FxHashMap<u64, u32>,
+    /// Programs outstanding (the sum over `dirty`): each holds a page of buffer space.
+    pending_programs: usize,
     pub read_page_lookups: u64,
     pub read_page_hits: u64,
 }
@@ -30,8 +39,9 @@ impl DataCache {
             enabled: cfg.enabled && capacity_pages > 0,
             cache_reads: cfg.cache_reads,
             capacity_pages,
-            clean: LruSet::new(capacity_pages),
+            clean: SetAssoc::new(capacity_pages as u64, WAYS),
             dirty: FxHashMap::default(),
+            pending_programs: 0,
             read_page_lookups: 0,
             read_page_hits: 0,
         }
@@ -46,65 +56,57 @@ impl DataCache {
         self.capacity_pages
     }
 
-    /// Is `lpa` in DRAM? Counts toward the hit rate; a clean hit refreshes its LRU position.
+    /// Is `lpa` in DRAM? Counts toward the hit rate; a hit refreshes its LRU position.
     pub fn read_lookup(&mut self, lpa: u64) -> bool {
         self.read_page_lookups += 1;
-        let hit = self.enabled && (self.dirty.contains_key(&lpa) || self.clean.touch(lpa));
+        let hit = self.enabled && (self.clean.touch(lpa) || (!self.dirty.is_empty() && self.dirty.contains_key(&lpa)));
         if hit {
             self.read_page_hits += 1;
         }
         hit
     }
 
-    fn make_room(&mut self) -> bool {
-        while self.clean.len() + self.dirty.len() >= self.capacity_pages {
-            if self.clean.pop_lru().is_none() {
-                return false;
-            }
-        }
-        true
+    /// Keep a clean page in the read cache, within the DRAM buffered writes leave free.
+    fn keep(&mut self, lpa: u64) {
+        let room = (self.clean.len() as usize + self.pending_programs) < self.capacity_pages;
+        self.clean.insert(lpa, room);
     }
 
     /// Keep a page just read from flash.
     pub fn fill_after_read(&mut self, lpa: u64) {
-        if self.enabled && self.cache_reads && !self.dirty.contains_key(&lpa) && self.make_room() {
-            self.clean.insert(lpa);
+        if self.enabled && self.cache_reads && !self.dirty.contains_key(&lpa) {
+            self.keep(lpa);
         }
     }
 
-    /// Can the pages `lpas` all be buffered now?
-    pub fn can_buffer(&self, lpas: impl Iterator<Item = u64>) -> bool {
-        let new_dirty = lpas.filter(|lpa| !self.dirty.contains_key(lpa)).count();
-        self.dirty.len() + new_dirty <= self.capacity_pages
+    /// Can a write of `pages` pages be buffered now? Every pending program holds a page of buffer space.
+    pub fn can_buffer(&self, pages: usize) -> bool {
+        self.pending_programs + pages <= self.capacity_pages
     }
 
-    /// Buffer one page of a host write (call only after `can_buffer`).
+    /// Buffer one page of a host write (call only after `can_buffer`); its program is now pending.
     pub fn buffer_write(&mut self, lpa: u64) {
         self.clean.remove(lpa);
-        if let Some(n) = self.dirty.get_mut(&lpa) {
-            *n += 1;
-            return;
-        }
-        let room = self.make_room();
-        debug_assert!(room, "buffer_write without room");
-        self.dirty.insert(lpa, 1);
+        *self.dirty.entry(lpa).or_insert(0) += 1;
+        self.pending_programs += 1;
     }
 
-    /// One program of a buffered page finished; the page becomes clean when none remain.
+    /// One program of a buffered page finished; with none left the page becomes a clean cached page.
     pub fn destaged(&mut self, lpa: u64) {
         let n = self.dirty.get_mut(&lpa).expect("destage of a page that is not buffered");
         *n -= 1;
+        self.pending_programs -= 1;
         if *n == 0 {
             self.dirty.remove(&lpa);
             if self.cache_reads {
-                self.clean.insert(lpa);
+                self.keep(lpa);
             }
         }
     }
 
-    /// Buffered pages still waiting for their program.
-    pub fn dirty_pages(&self) -> usize {
-        self.dirty.len()
+    /// Programs of buffered pages not finished yet.
+    pub fn pending_programs(&self) -> usize {
+        self.pending_programs
     }
 }
 
@@ -124,28 +126,34 @@ mod tests {
     }
 
     #[test]
-    fn writes_wait_only_for_dirty_space() {
-        let mut c = cache(4);
-        assert!(c.can_buffer(0..4));
-        for lpa in 0..4 {
+    fn pending_programs_bound_the_buffer() {
+        let mut c = cache(64);
+        assert!(c.can_buffer(32));
+        for lpa in 0..32 {
             c.buffer_write(lpa);
+            c.buffer_write(lpa); // a rewrite: a second program
         }
-        assert!(!c.can_buffer(4..5));
-        assert!(c.can_buffer(0..2), "rewriting buffered pages needs no room");
+        assert_eq!(c.pending_programs(), 64);
+        assert!(!c.can_buffer(1), "every pending program holds a page, rewrites too");
         c.destaged(0);
-        assert!(c.can_buffer(4..5), "clean pages can be evicted");
-        assert!(c.read_lookup(0) && c.read_lookup(3));
-        assert!(!c.read_lookup(9));
-        assert_eq!((c.read_page_hits, c.read_page_lookups), (2, 3));
+        assert!(c.can_buffer(1));
+        assert!(c.read_lookup(5), "pages waiting for their program are read from DRAM");
+        assert!(!c.read_lookup(1000));
+        assert_eq!((c.read_page_hits, c.read_page_lookups), (1, 2));
     }
 
     #[test]
-    fn read_fills_evict_lru_clean_pages_only() {
-        let mut c = cache(2);
-        c.buffer_write(7);
-        c.fill_after_read(1);
-        c.fill_after_read(2); // evicts 1, never the dirty 7
-        assert!(!c.read_lookup(1));
-        assert!(c.read_lookup(2) && c.read_lookup(7));
+    fn reads_use_the_dram_writes_leave_free() {
+        let mut c = cache(16); // one set of 16 ways
+        for lpa in 0..16 {
+            c.buffer_write(lpa);
+        }
+        c.fill_after_read(100);
+        assert!(!c.read_lookup(100), "no DRAM left for reads");
+        c.destaged(3);
+        c.destaged(4);
+        assert!(c.read_lookup(3) && c.read_lookup(4), "programmed pages stay cached");
+        c.fill_after_read(100); // DRAM is full: it replaces page 3, the least recently read clean page
+        assert!(c.read_lookup(100) && !c.read_lookup(3) && c.read_lookup(4));
     }
 }

@@ -57,13 +57,14 @@ impl Geometry {
     pub fn channel_of_die(&self, die: u32) -> u32 {
         die % self.channels
     }
-    /// Global block index of a page.
+    /// Global block index of a page. (Validation keeps page numbers below 2^32, so 32-bit division, which
+    /// is several times cheaper on the hot path, is exact.)
     pub fn block_of(&self, ppa: u64) -> u64 {
-        ppa / self.pages_per_block as u64
+        ((ppa as u32) / self.pages_per_block) as u64
     }
     /// Plane unit of a global block index.
     pub fn plane_of_block(&self, block: u64) -> u32 {
-        (block / self.blocks_per_plane as u64) as u32
+        (block as u32) / self.blocks_per_plane
     }
     pub fn plane_of_page(&self, ppa: u64) -> u32 {
         self.plane_of_block(self.block_of(ppa))
@@ -86,8 +87,8 @@ pub struct Timing {
     pub erase_ns: Time,
     /// Command and address cycles before the array operation starts.
     pub command_ns: Time,
-    /// Channel bytes per microsecond (MT/s x bus width).
-    pub channel_bytes_per_us: f64,
+    /// Channel time per byte in ns (1000 / (MT/s x bus width)).
+    pub channel_ns_per_byte: f64,
 }
 
 impl Timing {
@@ -97,18 +98,20 @@ impl Timing {
             program_ns: f.program_ns.0,
             erase_ns: f.erase_ns.0,
             command_ns: f.command_ns.0,
-            channel_bytes_per_us: f.channel_mts * f.channel_width_bytes as f64,
+            channel_ns_per_byte: 1000.0 / (f.channel_mts * f.channel_width_bytes as f64),
         }
     }
 
     /// Time to move `bytes` over a channel.
     pub fn transfer_ns(&self, bytes: u64) -> Time {
-        ((bytes as f64) * 1000.0 / self.channel_bytes_per_us).ceil() as Time
+        ((bytes as f64) * self.channel_ns_per_byte).ceil() as Time
     }
 }
 
-/// Channel and die occupancy. Channels are FCFS buses: a transfer asked for at time t starts when the bus is
-/// free. Requests for a bus arrive in time order, so keeping "free at" per channel is an exact FCFS queue.
+/// Channel and die occupancy. Channels are FCFS buses in reservation order: a transfer reserved for time t
+/// starts at t or when the bus frees, whichever is later. Reservations are made when they are due, except
+/// that a program reserves its data-in transfer `command_ns` ahead, so at most that much out of order; bus
+/// priorities (e.g. reads before writes) are not modeled.
 #[derive(Debug, Clone)]
 pub struct Backend {
     pub geometry: Geometry,

@@ -345,7 +345,7 @@ impl Device {
         let (offset, len) = (requests[req].offset, requests[req].len);
         let pages = self.pages(offset, len).count();
         if self.cache.buffers_writes() && pages <= self.cache.capacity_pages() {
-            if self.waiting_for_buffer.is_empty() && self.cache.can_buffer(self.pages(offset, len).map(|(l, _)| l)) {
+            if self.waiting_for_buffer.is_empty() && self.cache.can_buffer(pages) {
                 self.buffer_write(q, requests, req);
             } else {
                 self.waiting_for_buffer.push_back(req);
@@ -460,8 +460,13 @@ impl Device {
         }
         let now = q.now();
         let mut batch = std::mem::take(&mut self.running[die as usize]);
-        let view =
-            DispatchView { txs: &self.txs, now, gc_urgent: self.ftl.gc_urgent(die), multiplane: self.multiplane };
+        let view = DispatchView {
+            txs: &self.txs,
+            now,
+            gc_urgent: self.ftl.gc_urgent(die),
+            gc_pace: self.ftl.gc_pace(die),
+            multiplane: self.multiplane,
+        };
         self.tsu.dispatch(die, &view, &mut batch);
         if batch.is_empty() {
             self.running[die as usize] = batch;
@@ -540,7 +545,7 @@ impl Device {
     fn admit_waiting_writes(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena) {
         while let Some(&req) = self.waiting_for_buffer.front() {
             let (offset, len) = (requests[req].offset, requests[req].len);
-            if !self.cache.can_buffer(self.pages(offset, len).map(|(l, _)| l)) {
+            if !self.cache.can_buffer(self.pages(offset, len).count()) {
                 break;
             }
             self.waiting_for_buffer.pop_front();

@@ -78,7 +78,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Time of the earliest pending event.
-    pub fn peek_time(&self) -> Option<Time> {
+    pub fn peek_time(&mut self) -> Option<Time> {
         self.heap.peek().map(|e| e.time)
     }
 

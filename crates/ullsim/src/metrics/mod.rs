@@ -206,10 +206,11 @@ impl Metrics {
         f.in_flight_since = now;
     }
 
-    /// A request of `flow` was issued at `now`.
-    pub fn on_issue(&mut self, flow: u32, now: Time) {
+    /// `delta` requests of `flow` arrived (positive) or were dropped unserved (negative) at `now`.
+    pub fn change_in_flight(&mut self, flow: u32, now: Time, delta: i64) {
         self.integrate(flow as usize, now);
-        self.flows[flow as usize].in_flight += 1;
+        let f = &mut self.flows[flow as usize];
+        f.in_flight = (f.in_flight as i64 + delta) as u64;
     }
 
     /// `req` completed at `now` (its stamps are final).

@@ -1,4 +1,4 @@
 //! Small shared helpers with no model knowledge.
-pub mod lru;
 pub mod perm;
+pub mod set_assoc;
 pub mod slab;

@@ -326,6 +326,12 @@ impl Flow {
     fn can_issue_more(&self, now: Time) -> bool {
         !self.exhausted && now < self.stop_ns && self.max_ios.is_none_or(|m| self.issued < m)
     }
+
+    /// Whether a new open-loop arrival may join: the flow still issues, and the backlog does not already
+    /// hold the rest of its `number_ios`.
+    fn accepts_arrival(&self, now: Time) -> bool {
+        self.can_issue_more(now) && self.max_ios.is_none_or(|m| self.issued + (self.backlog.len() as u64) < m)
+    }
 }
 
 /// All flows of a scenario.
@@ -333,8 +339,9 @@ pub struct Workload {
     flows: Vec<Flow>,
     classes: Vec<Class>,
     error: Option<TraceError>,
-    /// Flows that had an arrival put in their backlog since the last `take_backlogged`.
-    backlogged: Vec<u32>,
+    /// Changes to flows' backlogs since the last `take_backlog_changes`: (flow, +1 per arrival put in the
+    /// backlog, -n for n arrivals dropped when the flow stopped).
+    backlog_changes: Vec<(u32, i64)>,
 }
 
 impl Workload {
@@ -417,7 +424,7 @@ impl Workload {
             });
             classes.push(Class { criticality: spec.class, priority: spec.prio });
         }
-        Ok(Workload { flows, classes, error: None, backlogged: Vec::new() })
+        Ok(Workload { flows, classes, error: None, backlog_changes: Vec::new() })
     }
 
     /// The class each flow's requests carry.
@@ -464,12 +471,12 @@ impl Workload {
                     Pacing::Open { cap, .. } => cap,
                     Pacing::Closed { .. } | Pacing::TraceTimed => None,
                 };
-                if !f.can_issue_more(now) {
+                if !f.accepts_arrival(now) {
                     return;
                 }
                 if cap.is_some_and(|c| f.outstanding >= c) {
                     f.backlog.push_back(now);
-                    self.backlogged.push(flow);
+                    self.backlog_changes.push((flow, 1));
                 } else {
                     self.issue(flow, now, now, out);
                 }
@@ -510,9 +517,10 @@ impl Workload {
         }
     }
 
-    /// Flows whose arrivals were put in a backlog since the last call (they count as in flight from then).
-    pub fn take_backlogged(&mut self) -> std::vec::Drain<'_, u32> {
-        self.backlogged.drain(..)
+    /// Backlog changes since the last call: arrivals put in a backlog count as in flight from then; arrivals
+    /// dropped because their flow stopped no longer do.
+    pub fn take_backlog_changes(&mut self) -> std::vec::Drain<'_, (u32, i64)> {
+        self.backlog_changes.drain(..)
     }
 
     /// Issue one I/O of `flow` that arrived at `arrived_at`, if the flow may.
@@ -557,7 +565,13 @@ impl Workload {
                 }
             }
             Pacing::Open { .. } | Pacing::TraceTimed => {
-                if let Some(arrived_at) = f.backlog.pop_front() {
+                if !f.can_issue_more(now) {
+                    // The flow stopped (runtime over): arrivals still waiting are dropped, as fio drops them.
+                    if !f.backlog.is_empty() {
+                        self.backlog_changes.push((flow, -(f.backlog.len() as i64)));
+                        f.backlog.clear();
+                    }
+                } else if let Some(arrived_at) = f.backlog.pop_front() {
                     self.issue(flow, now, arrived_at, out);
                 }
             }

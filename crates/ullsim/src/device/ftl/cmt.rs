@@ -10,6 +10,12 @@ const WAYS: usize = 8;
 /// Marks an empty way.
 const EMPTY: u64 = u64::MAX;
 
+/// The set of `lpa` among `sets`: a multiplicative hash spreads consecutive pages over sets, like a firmware
+/// hash table, and multiply-shift maps it onto [0, sets) without a division.
+fn set_index(lpa: u64, sets: u64) -> u64 {
+    ((lpa.wrapping_mul(0x9e37_79b9_7f4a_7c15) as u128 * sets as u128) >> 64) as u64
+}
+
 pub struct MappingCache {
     ideal: bool,
     /// `sets * WAYS` cached logical page numbers; within a set, way 0 is the most recently used.
@@ -38,9 +44,7 @@ impl MappingCache {
     }
 
     fn set_of(&mut self, lpa: u64) -> &mut [u64] {
-        // Spread consecutive pages over sets (a multiplicative hash), like a firmware hash table.
-        let set = (lpa.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 20) % self.sets;
-        let start = set as usize * WAYS;
+        let start = set_index(lpa, self.sets) as usize * WAYS;
         &mut self.ways[start..start + WAYS]
     }
 
@@ -109,13 +113,7 @@ mod tests {
         c.fill(5);
         assert!(c.lookup(5));
         // Fill one set beyond its ways: the least recently used entry leaves.
-        let same_set: Vec<u64> = (0..10_000u64)
-            .filter(|&l| {
-                (l.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 20) % 4
-                    == (5u64.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 20) % 4
-            })
-            .take(9)
-            .collect();
+        let same_set: Vec<u64> = (0..10_000u64).filter(|&l| set_index(l, 4) == set_index(5, 4)).take(9).collect();
         for &l in &same_set {
             c.fill(l);
         }

@@ -60,6 +60,8 @@ pub struct GcJob {
     pub victim: u64,
     /// Page moves not finished yet.
     pub pending_moves: u32,
+    /// Valid pages the victim had when the job started.
+    pub victim_valid: u32,
 }
 
 #[derive(Debug, Default)]
@@ -76,8 +78,6 @@ struct PlaneState {
 /// Counters the results report.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FtlStats {
-    pub user_pages_programmed: u64,
-    pub gc_pages_programmed: u64,
     pub gc_jobs_started: u64,
     pub blocks_erased: u64,
 }
@@ -95,8 +95,8 @@ pub struct Ftl {
     reverse: Vec<u32>,
     /// Logical pages mapped by preconditioning are `0..initial_pages`, placed by `initial_perm`.
     initial_pages: u64,
-    /// Initially valid pages in plane 0 (every plane holds this or one less).
-    initial_pages_per_plane: u64,
+    /// Blocks per initially valid page of a plane (for the proportional guess in `initial_location`).
+    blocks_per_initial_page: f64,
     initial_perm: Permutation,
     /// Per global block: valid pages, pages written, initially valid pages (0 once erased), and the number
     /// of initially valid pages in the blocks before it in its plane.
@@ -137,7 +137,7 @@ impl Ftl {
             forward_touched: Vec::new(),
             reverse: Vec::new(),
             initial_pages: 0,
-            initial_pages_per_plane: 0,
+            blocks_per_initial_page: 0.0,
             initial_perm: Permutation::identity(1),
             valid: Vec::new(),
             written: Vec::new(),
@@ -198,7 +198,7 @@ impl Ftl {
                 PlaneState { free: init.free.into_iter().collect(), open_user: init.open, open_gc: None, gc: None };
         }
         ftl.initial_pages = initial_pages;
-        ftl.initial_pages_per_plane = per_plane(0);
+        ftl.blocks_per_initial_page = bpp as f64 / per_plane(0).max(1) as f64;
         ftl.initial_perm = match cfg.ftl.precondition {
             Precondition::Random => Permutation::new(initial_pages.max(1), rng_key(&mut rng)),
             _ => Permutation::identity(initial_pages.max(1)),
@@ -229,17 +229,17 @@ impl Ftl {
     }
 
     fn initial_location(&self, lpa: u64) -> u64 {
-        let units = self.geometry.planes() as u64;
-        let slot = self.initial_perm.apply(lpa);
+        // Page numbers fit in 32 bits (validated), so the divisions below are 32-bit.
+        let units = self.geometry.planes();
+        let slot = self.initial_perm.apply(lpa) as u32;
         let u = (slot % units) as usize;
-        let q = (slot / units) as u32;
+        let q = slot / units;
         let bpp = self.geometry.blocks_per_plane as usize;
         let prefixes = &self.initial_prefix[u * bpp..(u + 1) * bpp];
         // The block holding the q-th initially valid page of the plane: the last block whose prefix is <= q.
         // Blocks hold similar counts, so start from the proportional guess and walk (a few steps, in one or
         // two cache lines); fall back to binary search if the walk runs long.
-        let per_plane = self.initial_pages_per_plane.max(1);
-        let mut b = ((q as u64 * bpp as u64) / per_plane).min(bpp as u64 - 1) as usize;
+        let mut b = ((q as f64 * self.blocks_per_initial_page) as usize).min(bpp - 1);
         let mut steps = 0;
         while steps < 16 && prefixes[b] > q {
             b -= 1;
@@ -337,7 +337,6 @@ impl Ftl {
     /// data right now (retry after an erase completes).
     pub fn allocate_user(&mut self, lpa: u64) -> Option<u64> {
         if self.mapping == MappingKind::InPlace {
-            self.stats.user_pages_programmed += 1;
             return Some(self.static_page(lpa));
         }
         let units = self.geometry.planes();
@@ -346,7 +345,6 @@ impl Ftl {
             if let Some(ppa) = self.allocate_in_plane(u, false) {
                 self.next_plane = (u + 1) % units;
                 self.remap(lpa, ppa);
-                self.stats.user_pages_programmed += 1;
                 return Some(ppa);
             }
         }
@@ -370,6 +368,21 @@ impl Ftl {
             .any(|p| self.planes[(p * dies + die) as usize].free.len() <= self.hard_free_blocks)
     }
 
+    /// GC transactions `die` owes per host page it programs, to keep free space level: a job frees
+    /// `ppb - v` pages for `v` moves of two transactions each (read, program), summed over the die's planes
+    /// with a job running. 0 when no job runs.
+    pub fn gc_pace(&self, die: u32) -> f64 {
+        if self.mapping == MappingKind::InPlace {
+            return 0.0;
+        }
+        let dies = self.geometry.dies();
+        let ppb = self.geometry.pages_per_block as f64;
+        (0..self.geometry.planes_per_die)
+            .filter_map(|p| self.planes[(p * dies + die) as usize].gc)
+            .map(|job| 2.0 * job.victim_valid as f64 / (ppb - job.victim_valid as f64).max(1.0))
+            .sum()
+    }
+
     /// Start a GC job on plane `u`: choose a victim and list its valid pages `(ppa, lpa)` into `moves`.
     /// Returns the victim's global block index, or `None` if no block can be reclaimed.
     pub fn start_gc(&mut self, u: u32, moves: &mut Vec<(u64, u64)>) -> Option<u64> {
@@ -379,9 +392,14 @@ impl Ftl {
         let written = &self.written[base..base + bpp];
         // Full blocks only (open blocks are never full: they close on their last page).
         let is_candidate = |b: usize| written[b] as u32 == ppb;
-        let victim = self.gc_policy.select(&self.valid[base..base + bpp], &is_candidate, &mut self.rng)?;
-        if self.valid[base + victim] as u32 == ppb {
-            return None; // every candidate is fully valid: nothing to gain
+        let valid = &self.valid[base..base + bpp];
+        let mut victim = self.gc_policy.select(valid, &is_candidate, &mut self.rng)?;
+        if valid[victim] as u32 == ppb {
+            // The policy's pick frees nothing (random, d-choices can land there): take the emptiest block.
+            victim = gc::fewest_valid(valid, &is_candidate, 0..bpp)?;
+            if valid[victim] as u32 == ppb {
+                return None; // every full block is fully valid: nothing to gain
+            }
         }
         let gb = (base + victim) as u64;
         moves.clear();
@@ -392,7 +410,8 @@ impl Ftl {
             }
         }
         debug_assert_eq!(moves.len(), self.valid[gb as usize] as usize);
-        self.planes[u as usize].gc = Some(GcJob { victim: gb, pending_moves: moves.len() as u32 });
+        self.planes[u as usize].gc =
+            Some(GcJob { victim: gb, pending_moves: moves.len() as u32, victim_valid: moves.len() as u32 });
         self.stats.gc_jobs_started += 1;
         Some(gb)
     }
@@ -415,7 +434,6 @@ impl Ftl {
             .allocate_in_plane(u, true)
             .unwrap_or_else(|| panic!("model invariant: plane {u} has no page left for a GC move"));
         self.remap(lpa, new_ppa);
-        self.stats.gc_pages_programmed += 1;
         Some(new_ppa)
     }
 

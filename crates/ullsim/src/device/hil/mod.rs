@@ -120,7 +120,8 @@ impl HostInterface {
 }
 
 /// Reserve a first-come-first-served resource free from `*free_at` for `duration` from `earliest` on;
-/// returns the end. Requests arrive in time order, so this is an exact FCFS queue.
+/// returns the end. FCFS in reservation order; a DRAM-hit read reserves `dram_access_ns` ahead, the only
+/// (small, bounded) departure from time order.
 fn reserve(free_at: &mut Time, earliest: Time, duration: Time) -> Time {
     let start = earliest.max(*free_at);
     *free_at = start + duration;

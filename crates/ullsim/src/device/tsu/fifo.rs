@@ -2,8 +2,11 @@
 //!
 //! Each chip keeps its queues per die: FIFO across a chip, skipping transactions whose die is busy, is the
 //! same as FIFO per die, and per-die queues need no scan. Order of service for an idle die: mapping reads,
-//! user reads, user writes, then garbage collection (background GC yields to the host) — except that GC goes
-//! first when one of the die's planes is at or below the hard free-block threshold (foreground GC).
+//! then user reads, then user writes and garbage collection paced against each other: every host page
+//! programmed earns GC the transactions it takes to reclaim that page's space (`gc_pace`, from the victims'
+//! valid counts), and GC goes ahead of host writes while it has such credit. Free space then stays near
+//! the GC threshold, as in a drive at steady state, instead of running down to the hard threshold. GC goes
+//! first unconditionally when one of the die's planes is at or below the hard free-block threshold.
 
 use std::collections::VecDeque;
 
@@ -20,6 +23,8 @@ struct DieQueues {
     user_reads: VecDeque<TxId>,
     gc: VecDeque<TxId>,
     user_writes: VecDeque<TxId>,
+    /// GC transactions earned by host writes and not yet spent.
+    gc_credit: f64,
 }
 
 pub struct Fifo {
@@ -76,8 +81,14 @@ impl TransactionScheduler for Fifo {
 
     fn dispatch(&mut self, die: u32, view: &DispatchView, batch: &mut Vec<TxId>) {
         let q = &mut self.dies[die as usize];
+        if q.gc.is_empty() {
+            q.gc_credit = 0.0; // nothing owed when nothing is waiting
+        }
+        let gc_first = q.gc_credit >= 1.0;
         let order: [&mut VecDeque<TxId>; 4] = if view.gc_urgent {
             [&mut q.gc, &mut q.map_reads, &mut q.user_reads, &mut q.user_writes]
+        } else if gc_first {
+            [&mut q.map_reads, &mut q.user_reads, &mut q.gc, &mut q.user_writes]
         } else {
             [&mut q.map_reads, &mut q.user_reads, &mut q.user_writes, &mut q.gc]
         };
@@ -85,6 +96,13 @@ impl TransactionScheduler for Fifo {
             if !queue.is_empty() {
                 take_batch(queue, view, self.planes_per_die, batch);
                 break;
+            }
+        }
+        if let Some(&first) = batch.first() {
+            match view.txs[first].purpose {
+                Purpose::Gc => q.gc_credit = (q.gc_credit - batch.len() as f64).max(0.0),
+                Purpose::UserWrite => q.gc_credit += batch.len() as f64 * view.gc_pace,
+                _ => {}
             }
         }
         self.queued -= batch.len();

@@ -13,6 +13,8 @@ pub struct DispatchView<'a> {
     pub now: Time,
     /// The die's planes are below the hard GC threshold: reclaiming space comes first.
     pub gc_urgent: bool,
+    /// GC transactions the die owes per host page it programs to keep its free space level (0: no GC).
+    pub gc_pace: f64,
     /// Gather transactions for several planes of the die into one multi-plane operation.
     pub multiplane: bool,
 }

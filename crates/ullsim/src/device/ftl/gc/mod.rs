@@ -30,7 +30,7 @@ pub fn make(name: &str, d: u32) -> Option<Box<dyn GcPolicy>> {
 }
 
 /// The candidate with the fewest valid pages among `blocks` (first one on ties).
-pub(super) fn fewest_valid(
+pub(crate) fn fewest_valid(
     valid: &[u16],
     is_candidate: &dyn Fn(usize) -> bool,
     blocks: impl Iterator<Item = usize>,
