@@ -37,28 +37,7 @@ fn keys() -> Vec<String> {
             keys.push(format!("device.{section}.{key}"));
         }
     }
-    for key in [
-        "class",
-        "prio",
-        "rw",
-        "rwmixread",
-        "bs",
-        "bssplit",
-        "iodepth",
-        "rate_iops",
-        "rate_process",
-        "random_distribution",
-        "size",
-        "offset",
-        "number_ios",
-        "runtime",
-        "thinktime",
-        "startdelay",
-        "trace",
-        "format",
-        "time_scale",
-        "name",
-    ] {
+    for key in ullsim::config::scenario::FLOW_KEYS {
         keys.push(format!("flow.a.{key}"));
         keys.push(format!("flow.b.{key}"));
     }

@@ -5,34 +5,10 @@
 use std::path::Path;
 
 use ullsim::config::presets::PRESETS;
+use ullsim::config::scenario::FLOW_KEYS;
 use ullsim::Scenario;
 
 const DOC: &str = include_str!("../../../docs/scenarios.md");
-
-/// Every field of `FlowSpec` (crates/ullsim/src/config/scenario.rs), listed by hand: a field added there must
-/// be added here and documented.
-const FLOW_KEYS: &[&str] = &[
-    "name",
-    "class",
-    "prio",
-    "rw",
-    "rwmixread",
-    "bs",
-    "bssplit",
-    "iodepth",
-    "rate_iops",
-    "rate_process",
-    "random_distribution",
-    "size",
-    "offset",
-    "number_ios",
-    "runtime",
-    "thinktime",
-    "startdelay",
-    "trace",
-    "format",
-    "time_scale",
-];
 
 /// The other keys of a scenario (ScenarioFile, RunConfig, MetricsConfig, HostConfig in scenario.rs).
 const OTHER_KEYS: &[&str] = &[
@@ -45,6 +21,7 @@ const OTHER_KEYS: &[&str] = &[
     "metrics.fairness",
     "host.submit_ns",
     "host.complete_ns",
+    "host.queue_pairs",
     "device.preset",
 ];
 

@@ -189,6 +189,33 @@ pub struct Scenario {
 /// Text of the built-in default scenario.
 pub const DEFAULT_SCENARIO: &str = include_str!("default.toml");
 
+/// Most I/O queue pairs an NVMe controller can have.
+pub const MAX_QUEUE_PAIRS: u32 = 65_535;
+
+/// The keys a `[[flow]]` table takes (the fields of [`FlowSpec`]; tests check the two agree).
+pub const FLOW_KEYS: &[&str] = &[
+    "name",
+    "class",
+    "prio",
+    "rw",
+    "rwmixread",
+    "bs",
+    "bssplit",
+    "iodepth",
+    "rate_iops",
+    "rate_process",
+    "random_distribution",
+    "size",
+    "offset",
+    "number_ios",
+    "runtime",
+    "thinktime",
+    "startdelay",
+    "trace",
+    "format",
+    "time_scale",
+];
+
 /// The seed used when a scenario names none.
 pub const DEFAULT_SEED: u64 = 1;
 
@@ -262,6 +289,12 @@ impl Scenario {
         }
         if self.run.duration.0 == 0 {
             return Err(ConfigError::new(&self.source_name, "key `run.duration`: expected a duration > 0"));
+        }
+        if self.host.queue_pairs > MAX_QUEUE_PAIRS {
+            return Err(ConfigError::new(
+                &self.source_name,
+                format!("key `host.queue_pairs`: expected 0 (one per flow) to {MAX_QUEUE_PAIRS} (NVMe's limit)"),
+            ));
         }
         if self.run.warmup.0 >= self.run.duration.0 {
             return Err(ConfigError::new(

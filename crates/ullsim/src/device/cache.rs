@@ -89,6 +89,11 @@ impl DataCache {
         self.clean.remove(lpa);
         *self.dirty.entry(lpa).or_insert(0) += 1;
         self.pending_programs += 1;
+        // The buffered page takes DRAM from the read cache: evict a clean page (from the same set, the
+        // cheapest stand-in for the LRU one) while clean pages and pending programs exceed the capacity.
+        if self.clean.len() as usize + self.pending_programs > self.capacity_pages {
+            self.clean.evict_near(lpa);
+        }
     }
 
     /// One program of a buffered page finished; with none left the page becomes a clean cached page.

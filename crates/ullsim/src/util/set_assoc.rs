@@ -101,6 +101,19 @@ impl SetAssoc {
         self.keys[base..=base + way].rotate_right(1);
     }
 
+    /// Evict the least recent entry of `key`'s set, if the set holds any (to make DRAM room near `key`).
+    pub fn evict_near(&mut self, key: u64) {
+        if self.sets == 0 {
+            return;
+        }
+        let base = self.base(key);
+        let occupied = self.keys[base..base + self.ways].iter().take_while(|&&k| k != EMPTY).count();
+        if occupied > 0 {
+            self.keys[base + occupied - 1] = EMPTY;
+            self.len -= 1;
+        }
+    }
+
     /// Drop `key` if cached.
     pub fn remove(&mut self, key: u64) {
         if self.sets == 0 {

@@ -4,23 +4,14 @@
 //! Dirty-entry write-back is not modeled.
 
 use super::super::flash::Geometry;
+use crate::util::set_assoc::SetAssoc;
 
 /// Ways per set.
 const WAYS: usize = 8;
-/// Marks an empty way.
-const EMPTY: u64 = u64::MAX;
-
-/// The set of `lpa` among `sets`: a multiplicative hash spreads consecutive pages over sets, like a firmware
-/// hash table, and multiply-shift maps it onto [0, sets) without a division.
-fn set_index(lpa: u64, sets: u64) -> u64 {
-    ((lpa.wrapping_mul(0x9e37_79b9_7f4a_7c15) as u128 * sets as u128) >> 64) as u64
-}
 
 pub struct MappingCache {
     ideal: bool,
-    /// `sets * WAYS` cached logical page numbers; within a set, way 0 is the most recently used.
-    ways: Vec<u64>,
-    sets: u64,
+    entries: SetAssoc,
     entries_per_translation_page: u64,
     entry_bytes: u32,
     pub hits: u64,
@@ -30,12 +21,10 @@ pub struct MappingCache {
 impl MappingCache {
     /// `ideal`: the whole map is in DRAM and every lookup hits.
     pub fn new(ideal: bool, capacity_bytes: u64, entry_bytes: u32, page_bytes: u64) -> Self {
-        let entries = if ideal { 0 } else { capacity_bytes / entry_bytes as u64 };
-        let sets = entries / WAYS as u64;
+        let capacity = if ideal { 0 } else { capacity_bytes / entry_bytes as u64 };
         MappingCache {
             ideal,
-            ways: vec![EMPTY; (sets as usize) * WAYS],
-            sets,
+            entries: SetAssoc::new(capacity, WAYS),
             entries_per_translation_page: (page_bytes / entry_bytes as u64).max(1),
             entry_bytes,
             hits: 0,
@@ -43,27 +32,9 @@ impl MappingCache {
         }
     }
 
-    fn set_of(&mut self, lpa: u64) -> &mut [u64] {
-        let start = set_index(lpa, self.sets) as usize * WAYS;
-        &mut self.ways[start..start + WAYS]
-    }
-
     /// Look up `lpa`'s entry; true on a hit (which makes it the most recent of its set).
     pub fn lookup(&mut self, lpa: u64) -> bool {
-        let hit = self.ideal || {
-            if self.sets == 0 {
-                false
-            } else {
-                let set = self.set_of(lpa);
-                match set.iter().position(|&k| k == lpa) {
-                    Some(way) => {
-                        set[..=way].rotate_right(1);
-                        true
-                    }
-                    None => false,
-                }
-            }
-        };
+        let hit = self.ideal || self.entries.touch(lpa);
         if hit {
             self.hits += 1;
         } else {
@@ -75,13 +46,9 @@ impl MappingCache {
     /// Cache `lpa`'s entry (after its translation page was read, or because a write just set it); the
     /// least recently used entry of its set makes room.
     pub fn fill(&mut self, lpa: u64) {
-        if self.ideal || self.sets == 0 {
-            return;
+        if !self.ideal {
+            self.entries.insert(lpa, true);
         }
-        let set = self.set_of(lpa);
-        let way = set.iter().position(|&k| k == lpa).unwrap_or(WAYS - 1);
-        set[..=way].rotate_right(1);
-        set[0] = lpa;
     }
 
     /// Bytes a translation read moves over the channel: only the entry needed (a partial-page read).
@@ -107,18 +74,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn hits_after_fill_and_evicts_lru_within_a_set() {
-        let mut c = MappingCache::new(false, 8 * 8 * 4, 8, 4096); // 4 sets of 8 ways
+    fn misses_then_hits_after_fill() {
+        let mut c = MappingCache::new(false, 8 * 64, 8, 4096); // 64 entries
         assert!(!c.lookup(5));
         c.fill(5);
         assert!(c.lookup(5));
-        // Fill one set beyond its ways: the least recently used entry leaves.
-        let same_set: Vec<u64> = (0..10_000u64).filter(|&l| set_index(l, 4) == set_index(5, 4)).take(9).collect();
-        for &l in &same_set {
-            c.fill(l);
-        }
-        assert!(!c.lookup(same_set[0]) || same_set[0] == 5);
-        assert!(c.lookup(same_set[8]));
+        assert_eq!((c.hits, c.misses), (1, 1));
         assert_eq!(c.translation_page(4096 / 8 * 3 + 1), 3);
     }
 

@@ -368,19 +368,20 @@ impl Ftl {
             .any(|p| self.planes[(p * dies + die) as usize].free.len() <= self.hard_free_blocks)
     }
 
-    /// GC transactions `die` owes per host page it programs, to keep free space level: a job frees
-    /// `ppb - v` pages for `v` moves of two transactions each (read, program), summed over the die's planes
-    /// with a job running. 0 when no job runs.
+    /// GC transactions `die` owes per host page it programs, to keep free space level. A job frees
+    /// `ppb - v` pages for `v` moves of two transactions each (read, program); host pages spread evenly over
+    /// the die's planes, so the die owes the mean over its planes (0 for a plane with no job).
     pub fn gc_pace(&self, die: u32) -> f64 {
         if self.mapping == MappingKind::InPlace {
             return 0.0;
         }
         let dies = self.geometry.dies();
         let ppb = self.geometry.pages_per_block as f64;
-        (0..self.geometry.planes_per_die)
+        let owed: f64 = (0..self.geometry.planes_per_die)
             .filter_map(|p| self.planes[(p * dies + die) as usize].gc)
             .map(|job| 2.0 * job.victim_valid as f64 / (ppb - job.victim_valid as f64).max(1.0))
-            .sum()
+            .sum();
+        owed / self.geometry.planes_per_die as f64
     }
 
     /// Start a GC job on plane `u`: choose a victim and list its valid pages `(ppa, lpa)` into `moves`.
