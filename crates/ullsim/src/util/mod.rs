@@ -2,3 +2,4 @@
 pub mod perm;
 pub mod set_assoc;
 pub mod slab;
+pub mod sparse;

@@ -4,8 +4,9 @@
 //! The map is implicit where it can be: a preconditioned drive's initial placement is a keyed permutation of
 //! logical pages onto each plane's initially valid pages (`precondition.rs`), so setup writes no per-page
 //! table and a 512 GiB drive is ready in milliseconds. Explicit entries (forward: logical -> physical,
-//! reverse: physical -> logical) exist only for pages written during the run; both vectors are zero-filled
-//! by the allocator lazily, so untouched parts cost no memory.
+//! reverse: physical -> logical) exist only for pages written during the run: the forward map is a sparse
+//! table of small leaves, the reverse map a zero-filled vector the allocator maps lazily (it is written
+//! block by block), so untouched parts cost no memory.
 
 mod cmt;
 pub mod gc;
@@ -16,6 +17,7 @@ use std::collections::VecDeque;
 use crate::config::device::{DeviceConfig, MappingKind, Precondition};
 use crate::engine::{stream_rng, SimRng};
 use crate::util::perm::Permutation;
+use crate::util::sparse::SparseTable;
 
 use super::flash::Geometry;
 pub use cmt::MappingCache;
@@ -86,8 +88,9 @@ pub struct Ftl {
     geometry: Geometry,
     mapping: MappingKind,
     logical_pages: u64,
-    /// logical page -> physical page + 1; 0 means "where the initial layout put it" (or unmapped).
-    forward: Vec<u32>,
+    /// logical page -> physical page + 1; 0 means "where the initial layout put it" (or unmapped). Sparse:
+    /// GC moves rewrite entries at random logical pages, and a dense array would pay a 4 KiB OS page each.
+    forward: SparseTable,
     /// One bit per `FORWARD_REGION` logical pages: set once any entry in the region is explicit. Lets reads
     /// of never-rewritten regions skip the (large, mostly untouched) forward table.
     forward_touched: Vec<u64>,
@@ -133,7 +136,7 @@ impl Ftl {
             geometry,
             mapping: cfg.ftl.mapping,
             logical_pages,
-            forward: Vec::new(),
+            forward: SparseTable::default(),
             forward_touched: Vec::new(),
             reverse: Vec::new(),
             initial_pages: 0,
@@ -204,7 +207,7 @@ impl Ftl {
             _ => Permutation::identity(initial_pages.max(1)),
         };
         // Zero-filled: the allocator hands out untouched zero pages, so memory grows only with writes.
-        ftl.forward = vec![0; logical_pages as usize];
+        ftl.forward = SparseTable::new(logical_pages);
         ftl.forward_touched = vec![0; (logical_pages / FORWARD_REGION / 64 + 1) as usize];
         ftl.reverse = vec![0; geometry.pages() as usize];
         ftl.gc_policy = gc_policy;
@@ -263,7 +266,7 @@ impl Ftl {
         }
         let region = lpa / FORWARD_REGION;
         let touched = self.forward_touched[(region / 64) as usize] & (1 << (region % 64)) != 0;
-        match if touched { self.forward[lpa as usize] } else { 0 } {
+        match if touched { self.forward.get(lpa) } else { 0 } {
             0 if lpa < self.initial_pages => Some(self.initial_location(lpa)),
             0 => None,
             v => Some(v as u64 - 1),
@@ -301,7 +304,7 @@ impl Ftl {
             debug_assert!(self.valid[b] > 0);
             self.valid[b] -= 1;
         }
-        self.forward[lpa as usize] = (new_ppa + 1) as u32;
+        self.forward.set(lpa, (new_ppa + 1) as u32);
         let region = lpa / FORWARD_REGION;
         self.forward_touched[(region / 64) as usize] |= 1 << (region % 64);
         self.reverse[new_ppa as usize] = (lpa + 1) as u32;
