@@ -2,6 +2,7 @@
 
 use std::fmt::Write;
 
+use ullsim::metrics::LatencySummary;
 use ullsim::{RunResults, Scenario};
 
 fn us(ns: f64) -> String {
@@ -13,6 +14,18 @@ fn us(ns: f64) -> String {
     } else {
         format!("{v:.2}")
     }
+}
+
+/// Mean, p50, p99, p99.9 and max in microseconds, as table cells.
+fn latency_cells(l: &LatencySummary) -> String {
+    format!(
+        "{:>9} {:>9} {:>9} {:>9} {:>9}",
+        us(l.mean),
+        us(l.p50 as f64),
+        us(l.p99 as f64),
+        us(l.p99_9 as f64),
+        us(l.max as f64)
+    )
 }
 
 /// Render the results as a table (latencies in microseconds).
@@ -37,34 +50,25 @@ pub fn render(scenario: &Scenario, r: &RunResults, wall_seconds: f64) -> String 
         "flow", "class", "IOPS", "MB/s", "mean us", "p50", "p99", "p99.9", "max", "slowdown"
     );
     for f in &r.flows {
-        let l = &f.latency_ns;
         let _ = writeln!(
             out,
-            "{:<14} {:>8} {:>10.0} {:>9.1} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "{:<14} {:>8} {:>10.0} {:>9.1} {} {:>9}",
             f.name,
             format!("{:?}", f.class).to_lowercase(),
             f.iops,
             f.bandwidth_bytes_per_s / 1e6,
-            us(l.mean),
-            us(l.p50 as f64),
-            us(l.p99 as f64),
-            us(l.p99_9 as f64),
-            us(l.max as f64),
+            latency_cells(&f.latency_ns),
             f.slowdown.map_or("-".to_string(), |s| format!("{s:.2}x")),
         );
         if let Some(a) = &f.alone {
             let _ = writeln!(
                 out,
-                "{:<14} {:>8} {:>10.0} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                "{:<14} {:>8} {:>10.0} {:>9} {}",
                 "  (alone)",
                 "",
                 a.iops,
                 "",
-                us(a.latency_ns.mean),
-                us(a.latency_ns.p50 as f64),
-                us(a.latency_ns.p99 as f64),
-                us(a.latency_ns.p99_9 as f64),
-                us(a.latency_ns.max as f64),
+                latency_cells(&a.latency_ns)
             );
         }
     }
