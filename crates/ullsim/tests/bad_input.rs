@@ -92,7 +92,7 @@ const VALUES: &[&str] = &[
 ];
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(1000))]
 
     #[test]
     fn odd_values_give_errors_not_panics(

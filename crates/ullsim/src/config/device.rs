@@ -214,6 +214,20 @@ impl DeviceConfig {
         check((0.0..=1.0).contains(&ftl.precondition_fill), "ftl.precondition_fill", "expected a fraction in [0, 1]");
         check(ftl.cmt_entry_bytes >= 1, "ftl.cmt_entry_bytes", "expected a whole number >= 1");
         let geometry_fits = physical_pages < u32::MAX as u128 - 1;
+        // The simulator keeps a few bytes per block, per cache page and per cached map entry: bound them so
+        // an extreme value is an error, not an out-of-memory abort.
+        let blocks = physical_pages / f.pages_per_block.max(1) as u128;
+        check(blocks <= 1 << 26, "flash.blocks_per_plane", "impossible geometry: more than 2^26 blocks in the drive");
+        check(
+            self.cache.capacity_bytes.0 / f.page_bytes.0.max(1) <= 1 << 25,
+            "cache.capacity_bytes",
+            "expected at most 2^25 cache pages (e.g. 64 GiB of 2 KiB pages)",
+        );
+        check(
+            self.ftl.cmt_capacity_bytes.0 / self.ftl.cmt_entry_bytes.max(1) as u64 <= 1 << 27,
+            "ftl.cmt_capacity_bytes",
+            "expected at most 2^27 cached map entries",
+        );
         if ftl.mapping == MappingKind::Page {
             check(
                 ftl.overprovisioning > 0.0,

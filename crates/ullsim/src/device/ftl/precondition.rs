@@ -81,7 +81,8 @@ pub fn steady_state(
     let mut free: std::collections::VecDeque<usize> = (0..blocks).collect();
     let mut open: Option<usize> = None;
 
-    // Writes one page into the open block, opening a free block when needed.
+    // Writes one page into the open block, opening a free block when needed; false if none is left (the
+    // model then stops where it is: an extreme geometry gets a less settled state, never a failure).
     let write_page = |valid: &mut [u16],
                       written: &mut [u16],
                       weights: &mut Fenwick,
@@ -89,22 +90,27 @@ pub fn steady_state(
                       open: &mut Option<usize>| {
         let b = match *open {
             Some(b) if written[b] < ppb => b,
-            _ => {
-                let b = free.pop_front().expect("mean-field plane ran out of free blocks");
-                *open = Some(b);
-                b
-            }
+            _ => match free.pop_front() {
+                Some(b) => {
+                    *open = Some(b);
+                    b
+                }
+                None => return false,
+            },
         };
         written[b] += 1;
         valid[b] += 1;
         weights.add(b, 1);
+        true
     };
 
     for _ in 0..valid_target {
-        write_page(&mut valid, &mut written, &mut weights, &mut free, &mut open);
+        if !write_page(&mut valid, &mut written, &mut weights, &mut free, &mut open) {
+            break;
+        }
     }
-    for _ in 0..valid_target * OVERWRITE_ROUNDS {
-        if valid_target == 0 {
+    'overwrites: for _ in 0..valid_target * OVERWRITE_ROUNDS {
+        if weights.total() == 0 {
             break;
         }
         // Overwrite a uniformly chosen valid page: its block loses one valid page.
@@ -112,13 +118,19 @@ pub fn steady_state(
         let b = weights.find(r);
         valid[b] -= 1;
         weights.add(b, -1);
-        write_page(&mut valid, &mut written, &mut weights, &mut free, &mut open);
+        if !write_page(&mut valid, &mut written, &mut weights, &mut free, &mut open) {
+            break;
+        }
         while free.len() < soft_free {
             let current_open = open;
             let is_candidate = |x: usize| written[x] == ppb && Some(x) != current_open;
-            let Some(victim) = policy.select(&valid, &is_candidate, rng) else { break };
+            let Some(mut victim) = policy.select(&valid, &is_candidate, rng) else { break };
             if valid[victim] == ppb {
-                break; // nothing to reclaim
+                // As the FTL does: a pick that frees nothing falls back to the emptiest block.
+                match super::gc::fewest_valid(&valid, &is_candidate, 0..blocks) {
+                    Some(b) if valid[b] < ppb => victim = b,
+                    _ => break, // nothing to reclaim
+                }
             }
             let moves = valid[victim];
             weights.add(victim, -(moves as i64));
@@ -126,7 +138,9 @@ pub fn steady_state(
             written[victim] = 0;
             free.push_back(victim);
             for _ in 0..moves {
-                write_page(&mut valid, &mut written, &mut weights, &mut free, &mut open);
+                if !write_page(&mut valid, &mut written, &mut weights, &mut free, &mut open) {
+                    break 'overwrites;
+                }
             }
         }
     }
