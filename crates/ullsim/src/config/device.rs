@@ -105,11 +105,6 @@ pub struct FlashConfig {
 }
 
 impl DeviceConfig {
-    /// Physical capacity in bytes.
-    pub fn raw_capacity_bytes(&self) -> u64 {
-        self.geometry().pages() * self.flash.page_bytes.0
-    }
-
     /// The flash array's shape.
     pub fn geometry(&self) -> crate::device::flash::Geometry {
         crate::device::flash::Geometry::from_config(&self.flash)

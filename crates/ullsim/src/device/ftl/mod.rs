@@ -80,7 +80,6 @@ struct PlaneState {
 /// Counters the results report.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FtlStats {
-    pub gc_jobs_started: u64,
     pub blocks_erased: u64,
 }
 
@@ -416,7 +415,6 @@ impl Ftl {
         debug_assert_eq!(moves.len(), self.valid[gb as usize] as usize);
         self.planes[u as usize].gc =
             Some(GcJob { victim: gb, pending_moves: moves.len() as u32, victim_valid: moves.len() as u32 });
-        self.stats.gc_jobs_started += 1;
         Some(gb)
     }
 
@@ -460,11 +458,6 @@ impl Ftl {
         let block_in_plane = (gb % self.geometry.blocks_per_plane as usize) as u32;
         self.planes[u as usize].free.push_back(block_in_plane);
         self.stats.blocks_erased += 1;
-    }
-
-    /// Free blocks of plane `u`.
-    pub fn free_blocks(&self, u: u32) -> usize {
-        self.planes.get(u as usize).map_or(0, |p| p.free.len())
     }
 
     /// Check that the map is a bijection between mapped logical pages and valid physical pages and that the

@@ -58,7 +58,6 @@ pub struct HostInterface {
     link_bytes_per_s: f64,
     to_host_free_at: Time,
     to_device_free_at: Time,
-    pub link_busy_ns: Time,
 }
 
 impl HostInterface {
@@ -75,7 +74,6 @@ impl HostInterface {
             link_bytes_per_s: cfg.pcie_lanes as f64 * cfg.pcie_lane_bytes_per_s,
             to_host_free_at: 0,
             to_device_free_at: 0,
-            link_busy_ns: 0,
         })
     }
 
@@ -107,14 +105,12 @@ impl HostInterface {
     /// DMA `bytes` device -> host starting no earlier than `earliest`; returns when it ends (FCFS link).
     pub fn transfer_to_host(&mut self, earliest: Time, bytes: u64) -> Time {
         let d = self.transfer_ns(bytes);
-        self.link_busy_ns += d;
         reserve(&mut self.to_host_free_at, earliest, d)
     }
 
     /// DMA `bytes` host -> device starting no earlier than `earliest`; returns when it ends (FCFS link).
     pub fn transfer_to_device(&mut self, earliest: Time, bytes: u64) -> Time {
         let d = self.transfer_ns(bytes);
-        self.link_busy_ns += d;
         reserve(&mut self.to_device_free_at, earliest, d)
     }
 }
