@@ -12,6 +12,25 @@ use ullsim::Scenario;
 /// The benchmark cases: (name, scenario).
 const CASES: &[(&str, &str)] = &[
     (
+        "fullstack-qd32",
+        r#"
+name = "bench fullstack-qd32: io_uring QD32 4 KB random reads, none, interrupts, on optane-ull"
+[run]
+duration = "2s"
+[host]
+io_scheduler = "none"
+completion = "interrupt"
+[device]
+preset = "optane-ull"
+[[flow]]
+name = "randread"
+rw = "randread"
+bs = "4k"
+iodepth = 32
+ioengine = "io_uring"
+"#,
+    ),
+    (
         "randread-qd32",
         r#"
 name = "bench randread-qd32"

@@ -1,6 +1,7 @@
-//! `ullsim`: run, check and inspect scenarios; measure the simulator's own speed.
+//! `ullsim`: run, compare, check and inspect scenarios; measure the simulator's own speed.
 
 mod bench;
+mod compare;
 mod table;
 
 use std::io::IsTerminal;
@@ -42,6 +43,26 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Run a scenario in several variants (every combination of the --vary values) in parallel, side by side.
+    Compare {
+        /// Scenario file (TOML). Omit to use the built-in default.
+        scenario: Option<PathBuf>,
+        /// A key and the values to try, e.g. --vary flow.reader.iodepth=1,4,16 (repeat for the product).
+        #[arg(long, value_name = "KEY=V1,V2,...", required = true)]
+        vary: Vec<String>,
+        /// Override any key in every variant (applied before --vary).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Seed (overrides the scenario's).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Write every variant's results as JSON to this file ("-" for standard output, which then carries only JSON).
+        #[arg(long, value_name = "PATH")]
+        json: Option<PathBuf>,
+        /// Print no table.
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Check a scenario without running it (also reads every trace it names to the end).
     Validate {
         scenario: PathBuf,
@@ -69,6 +90,9 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Run { scenario, set, seed, fairness, json, quiet } => {
             run(scenario.as_deref(), &set, seed, fairness, json.as_deref(), quiet)
+        }
+        Command::Compare { scenario, vary, set, seed, json, quiet } => {
+            compare::main(scenario.as_deref(), &set, &vary, seed, json.as_deref(), quiet)
         }
         Command::Validate { scenario, set } => validate(&scenario, &set),
         Command::Presets { name } => show_presets(name.as_deref()),

@@ -5,7 +5,7 @@ use std::fmt::Write;
 use ullsim::metrics::LatencySummary;
 use ullsim::{RunResults, Scenario};
 
-fn us(ns: f64) -> String {
+pub(crate) fn us(ns: f64) -> String {
     let v = ns / 1000.0;
     if v >= 100.0 {
         format!("{v:.0}")
@@ -17,7 +17,7 @@ fn us(ns: f64) -> String {
 }
 
 /// Mean, p50, p99, p99.9 and max in microseconds, as table cells.
-fn latency_cells(l: &LatencySummary) -> String {
+pub(crate) fn latency_cells(l: &LatencySummary) -> String {
     format!(
         "{:>9} {:>9} {:>9} {:>9} {:>9}",
         us(l.mean),
@@ -74,18 +74,23 @@ pub fn render(scenario: &Scenario, r: &RunResults, wall_seconds: f64) -> String 
     }
     let _ = writeln!(
         out,
-        "\nwhere the time goes (mean us): host submit / device queued / device service / host completion"
+        "\nwhere the time goes (mean us)\n{:<14} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "flow", "syscall", "block", "driver", "dev.q", "dev.serv", "complet.", "cpu wait", "CPU"
     );
-    for f in &r.flows {
+    for f in r.flows.iter() {
         let b = &f.breakdown_ns;
         let _ = writeln!(
             out,
-            "{:<14} {:>9} / {:>9} / {:>9} / {:>9}",
+            "{:<14} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
             f.name,
-            us(b.host_submit.mean),
+            us(b.syscall.mean),
+            us(b.block.mean),
+            us(b.driver.mean),
             us(b.device_queued.mean),
             us(b.device_service.mean),
-            us(b.host_completion.mean)
+            us(b.completion.mean),
+            us(b.cpu_wait.mean),
+            format!("{:.2}", f.cpu_cores)
         );
     }
     for f in r.flows.iter().filter(|f| f.oldest_in_flight_ns > f.latency_ns.max) {
@@ -112,6 +117,22 @@ pub fn render(scenario: &Scenario, r: &RunResults, wall_seconds: f64) -> String 
         d.channel_utilization.mean * 100.0,
         d.queue_depth.mean,
         d.queue_depth.max
+    );
+    let h = &r.host;
+    let _ = writeln!(
+        out,
+        "host: {} cores ({:.2} busy: user {:.2}, kernel {:.2}, polling {:.2}), {} scheduler, {} completions, \
+         {} interrupts; energy {:.1} W, {} J per million I/Os",
+        h.cores.len(),
+        h.busy_cores,
+        h.cores.iter().map(|c| c.user).sum::<f64>(),
+        h.cores.iter().map(|c| c.kernel).sum::<f64>(),
+        h.cores.iter().map(|c| c.poll).sum::<f64>(),
+        h.block.io_scheduler,
+        h.completion,
+        h.interrupts,
+        r.energy.mean_watts,
+        r.energy.joules_per_million_ios.map_or("-".to_string(), |j| format!("{j:.0}"))
     );
     if let Some(f) = &r.fairness {
         let _ = writeln!(

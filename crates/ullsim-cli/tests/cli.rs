@@ -138,7 +138,7 @@ fn flow<'a>(results: &'a Value, name: &str) -> &'a Value {
 /// Checks what every result must satisfy: the documented fields exist with the right types, percentiles are
 /// ordered, IOPS agree with completions over the window, and the per-layer breakdown adds up to the latency.
 fn check_results(results: &Value, preset: &str, flow_names: &[&str]) {
-    assert_eq!(uint(results, "schema_version"), 1);
+    assert_eq!(uint(results, "schema_version"), 2);
     assert!(!text(results, "scenario.name").is_empty());
     uint(results, "scenario.seed");
     assert_eq!(text(results, "scenario.preset"), preset);
@@ -201,6 +201,15 @@ fn check_results(results: &Value, preset: &str, flow_names: &[&str]) {
         let (mean, max) = (num(&device[key], "mean"), num(&device[key], "max"));
         assert!(0.0 <= mean && mean <= max + 1e-9 && max <= 1.0 + 1e-9, "device.{key}: mean {mean}, max {max}");
     }
+    // Each core's time splits into user, kernel, polling and idle.
+    let cores = results["host"]["cores"].as_array().expect("host.cores is an array");
+    assert!(!cores.is_empty());
+    for c in cores {
+        let parts: f64 = ["user", "kernel", "poll", "idle"].iter().map(|k| num(c, k)).sum();
+        assert!((parts - 1.0).abs() < 1e-6, "core time parts sum to {parts}: {c}");
+    }
+    let watts = num(&results["energy"], "mean_watts");
+    assert!(watts > 0.0 && watts.is_finite(), "energy.mean_watts {watts}");
 }
 
 fn p(path: &Path) -> &str {

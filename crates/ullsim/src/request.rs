@@ -57,6 +57,10 @@ impl ReqId {
 pub struct Stamps {
     /// The workload issued the I/O (the application's view of "start").
     pub issued: Time,
+    /// The system call and file-system part is done: the bio enters the block layer.
+    pub block_entered: Time,
+    /// The block layer (and its I/O scheduler) handed the request to the NVMe driver.
+    pub driver_entered: Time,
     /// The host wrote the command into the submission queue and rang the doorbell.
     pub submitted: Time,
     /// The command became visible to the controller (doorbell reached the device).
@@ -68,6 +72,10 @@ pub struct Stamps {
     pub device_internal_wait: Time,
     /// The completion entry was posted (and the interrupt sent).
     pub device_done: Time,
+    /// The host processed the completion (interrupt handler or poll loop) and woke the waiting task.
+    pub woken: Time,
+    /// The woken task got a CPU again (after the scheduler's delay and the context switch).
+    pub running: Time,
     /// The host saw the completion and handed it back to the application.
     pub completed: Time,
 }

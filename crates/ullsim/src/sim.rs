@@ -6,7 +6,8 @@ use serde::Serialize;
 use crate::config::Scenario;
 use crate::device::{Device, DeviceEvent, DeviceResults};
 use crate::engine::{EventQueue, Time};
-use crate::host::{HostEvent, MinimalHost};
+use crate::host::{Host, HostEvent, HostResults};
+use crate::metrics::energy::{self, Energy};
 use crate::metrics::fairness::{self, Fairness};
 use crate::metrics::{FlowResult, Metrics};
 use crate::request::{Request, RequestArena, Stamps};
@@ -33,7 +34,7 @@ pub enum SimError {
 }
 
 /// Version of the JSON result layout (docs/output.md); bumped on incompatible changes.
-pub const RESULTS_SCHEMA_VERSION: u32 = 1;
+pub const RESULTS_SCHEMA_VERSION: u32 = 2;
 
 /// What ran.
 #[derive(Debug, Clone, Serialize)]
@@ -57,7 +58,10 @@ pub struct RunResults {
     pub scenario: ScenarioInfo,
     pub window: Window,
     pub flows: Vec<FlowResult>,
+    pub host: HostResults,
     pub device: DeviceResults,
+    /// System energy from the power model (`[host.power]`), over the whole run.
+    pub energy: Energy,
     /// Events the engine handled.
     pub events: u64,
     /// Requests completed in the whole run (including warm-up).
@@ -75,8 +79,9 @@ pub struct Simulation {
     q: EventQueue<Event>,
     requests: RequestArena,
     workload: Workload,
-    host: MinimalHost,
+    host: Host,
     device: Device,
+    power: crate::config::host::PowerConfig,
     metrics: Metrics,
     end_ns: Time,
     warmup_ns: Time,
@@ -92,9 +97,7 @@ impl Simulation {
         let end_ns = scenario.run.duration.0;
         let workload = Workload::new(&scenario.flows, scenario.seed, capacity, end_ns, &scenario.base_dir)
             .map_err(SimError::Setup)?;
-        let priorities: Vec<_> = scenario.flows.iter().map(|f| f.prio).collect();
-        let host =
-            MinimalHost::new(&scenario.host, &priorities, scenario.device.host_interface.queue_depth, &mut device);
+        let host = Host::new(&scenario.host, &scenario.flows, end_ns, &mut device).map_err(SimError::Setup)?;
         let metrics = Metrics::new(
             &scenario.flows.iter().map(|f| (f.name.clone(), f.class, f.prio)).collect::<Vec<_>>(),
             scenario.run.warmup.0,
@@ -110,6 +113,7 @@ impl Simulation {
             workload,
             host,
             device,
+            power: scenario.host.power.clone(),
             metrics,
             end_ns,
             warmup_ns: scenario.run.warmup.0,
@@ -122,7 +126,9 @@ impl Simulation {
     pub fn run(mut self, progress: &mut dyn FnMut(Time, Time)) -> Result<RunResults, SimError> {
         let mut new_ios: Vec<NewIo> = Vec::with_capacity(64);
         let mut completed = Vec::with_capacity(64);
+        let mut delivered = Vec::with_capacity(64);
         self.workload.start(&mut self.q);
+        self.host.start(&mut self.q);
         let mut end = self.end_ns;
         while let Some(next) = self.q.peek_time() {
             if next > self.end_ns {
@@ -137,38 +143,50 @@ impl Simulation {
                         self.host.on_device_completion(&mut self.q, &mut self.requests, &mut self.device, req);
                     }
                 }
-                Event::Host(e) => {
-                    if let Some(req) = self.host.handle(e, now, &mut self.requests) {
-                        self.metrics.on_complete(&self.requests[req], now);
-                        let flow = self.requests[req].flow;
-                        self.requests.remove(req);
-                        self.completed_total += 1;
-                        self.workload.on_complete(flow, &mut self.q, &mut new_ios);
+                Event::Host(e) => self.host.handle(e, &mut self.q, &mut self.requests, &mut self.device),
+            }
+            // Hand new I/O to the host, let its tasks run, and give what they completed to the application,
+            // until nothing changes at this instant.
+            loop {
+                if let Some(e) = self.workload.take_error() {
+                    return Err(e.into());
+                }
+                for (flow, delta) in self.workload.take_backlog_changes() {
+                    self.metrics.change_in_flight(flow, now, delta);
+                }
+                for io in new_ios.drain(..) {
+                    let request = Request {
+                        flow: io.flow,
+                        op: io.op,
+                        offset: io.offset,
+                        len: io.len,
+                        class: self.workload.class(io.flow),
+                        stamps: Stamps { issued: io.arrived_at, ..Stamps::default() },
+                    };
+                    let req = self.requests.insert(request);
+                    if !io.was_backlogged {
+                        self.metrics.change_in_flight(io.flow, now, 1);
                     }
+                    self.host.submit(&mut self.q, io.flow, io.job, req);
+                }
+                self.host.run_ready(&mut self.q, &mut self.requests, &mut self.device, &mut delivered);
+                if delivered.is_empty() {
+                    break;
+                }
+                for (req, flow, job) in delivered.drain(..) {
+                    if self.check_invariants && crate::metrics::layer_times(&self.requests[req].stamps).is_none() {
+                        return Err(SimError::Invariant(format!(
+                            "request of flow {flow} has stamps out of order: {:?}",
+                            self.requests[req].stamps
+                        )));
+                    }
+                    self.metrics.on_complete(&self.requests[req], now);
+                    self.requests.remove(req);
+                    self.completed_total += 1;
+                    self.workload.on_complete(flow, job, &mut self.q, &mut new_ios);
                 }
             }
-            if let Some(e) = self.workload.take_error() {
-                return Err(e.into());
-            }
-            for (flow, delta) in self.workload.take_backlog_changes() {
-                self.metrics.change_in_flight(flow, now, delta);
-            }
-            for io in new_ios.drain(..) {
-                let request = Request {
-                    flow: io.flow,
-                    op: io.op,
-                    offset: io.offset,
-                    len: io.len,
-                    class: self.workload.class(io.flow),
-                    stamps: Stamps { issued: io.arrived_at, ..Stamps::default() },
-                };
-                let req = self.requests.insert(request);
-                if !io.was_backlogged {
-                    self.metrics.change_in_flight(io.flow, now, 1);
-                }
-                self.host.submit(&mut self.q, &mut self.requests, &mut self.device, req);
-            }
-            if matches!(event, Event::Host(_)) && self.requests.live() == 0 && self.workload.finished(now) {
+            if self.requests.live() == 0 && self.workload.finished(now) && !matches!(event, Event::Workload(_)) {
                 end = now;
                 break;
             }
@@ -183,9 +201,16 @@ impl Simulation {
         let end = end.max(self.warmup_ns);
         if self.check_invariants {
             self.device.check_invariants().map_err(SimError::Invariant)?;
+            self.host.check_invariants().map_err(SimError::Invariant)?;
         }
         progress(end, self.end_ns);
         let mut flows = self.metrics.results(end);
+        let (host, flow_cpu) = self.host.results(end);
+        for (flow, cores) in flows.iter_mut().zip(flow_cpu) {
+            flow.cpu_cores = cores;
+        }
+        let device = self.device.results(end);
+        let energy = energy::estimate(&self.power, &host.cores, device.busy, end as f64 / 1e9, self.completed_total);
         for r in self.requests.iter_live() {
             let oldest = &mut flows[r.flow as usize].oldest_in_flight_ns;
             *oldest = (*oldest).max(end.saturating_sub(r.stamps.issued));
@@ -195,7 +220,9 @@ impl Simulation {
             scenario: self.info,
             window: Window { start_ns: self.warmup_ns, end_ns: end },
             flows,
-            device: self.device.results(end),
+            host,
+            device,
+            energy,
             events: self.q.events_popped(),
             requests_completed: self.completed_total,
             fairness: None,

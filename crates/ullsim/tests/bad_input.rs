@@ -41,18 +41,8 @@ fn keys() -> Vec<String> {
         keys.push(format!("flow.a.{key}"));
         keys.push(format!("flow.b.{key}"));
     }
-    keys.extend(
-        [
-            "run.duration",
-            "run.warmup",
-            "host.submit_ns",
-            "host.complete_ns",
-            "metrics.fairness",
-            "device.preset",
-            "seed",
-        ]
-        .map(String::from),
-    );
+    keys.extend(ullsim::config::HostConfig::keys());
+    keys.extend(["run.duration", "run.warmup", "metrics.fairness", "device.preset", "seed"].map(String::from));
     keys
 }
 

@@ -4,8 +4,8 @@ mod common;
 
 use common::{run, scenario, scenario_with, SMALL_MLC};
 
-/// A device that is one die behind one channel, with every other stage a pure delay, so the die is an
-/// M/D/1 queue under Poisson arrivals.
+/// A device that is one die behind one channel, with every other stage a pure delay and a host that costs
+/// nothing, so the die is an M/D/1 queue under Poisson arrivals.
 fn md1_scenario(utilization: f64, service_ns: f64) -> String {
     let rate = utilization / (service_ns / 1e9);
     format!(
@@ -14,9 +14,7 @@ seed = 7
 [run]
 duration = "{duration}s"
 warmup = "50ms"
-[host]
-submit_ns = 1000
-complete_ns = 1000
+{ZERO_COST_HOST}
 [device]
 preset = "optane-ull"
 [device.host_interface]
@@ -35,6 +33,7 @@ rate_iops = {rate}
 rate_process = "poisson"
 "#,
         duration = (1_200_000.0 / rate).max(2.0),
+        ZERO_COST_HOST = common::ZERO_COST_HOST,
     )
 }
 
@@ -50,10 +49,7 @@ fn one_die_is_an_md1_queue() {
         // Everything else is a fixed delay: measure it with one request alone.
         let hi = &s.device.host_interface;
         let pcie = (4096.0 * 1e9 / (hi.pcie_lanes as f64 * hi.pcie_lane_bytes_per_s)).ceil();
-        let fixed =
-            (s.host.submit_ns.0 + hi.doorbell_ns.0 + hi.command_fetch_ns.0 + hi.completion_ns.0 + s.host.complete_ns.0)
-                as f64
-                + pcie;
+        let fixed = (hi.doorbell_ns.0 + hi.command_fetch_ns.0 + hi.completion_ns.0) as f64 + pcie;
         let r = run(&s);
         let flow = &r.flows[0];
         let measured = flow.latency_ns.mean - fixed;
@@ -206,7 +202,13 @@ fn latency_breakdown_adds_up() {
     let r = run(&scenario(MIXED));
     for f in &r.flows {
         let b = &f.breakdown_ns;
-        let sum = b.host_submit.mean + b.device_queued.mean + b.device_service.mean + b.host_completion.mean;
+        let sum = b.syscall.mean
+            + b.block.mean
+            + b.driver.mean
+            + b.device_queued.mean
+            + b.device_service.mean
+            + b.completion.mean
+            + b.cpu_wait.mean;
         assert!((sum - f.latency_ns.mean).abs() < 1.0, "{}: parts {sum} vs latency {}", f.name, f.latency_ns.mean);
         let l = &f.latency_ns;
         assert!(l.min <= l.p50 && l.p50 <= l.p90 && l.p90 <= l.p99 && l.p99 <= l.p99_9 && l.p99_9 <= l.max);

@@ -1,6 +1,7 @@
 //! Scenario files: schema, units, presets, `--set` overrides and validation.
 
 pub mod device;
+pub mod host;
 pub mod presets;
 pub mod scenario;
 pub mod units;

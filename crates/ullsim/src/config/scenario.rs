@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::device::DeviceConfig;
+pub use super::host::HostConfig;
 use super::presets;
-use super::units::{Bytes, Micros, Nanos, Seconds, SizeOrPercent};
+use super::units::{Bytes, Micros, Seconds, SizeOrPercent};
 use crate::request::{Criticality, NvmePriority};
 use crate::workload::distribution::RandomDistribution;
 use crate::workload::trace::TraceFormat;
@@ -57,6 +58,36 @@ pub enum RateProcess {
     Poisson,
 }
 
+/// fio's `ioengine`: how a flow's tasks submit I/O and wait for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoEngine {
+    /// One blocking pread/pwrite per task (iodepth 1).
+    Psync,
+    /// Like psync, but `hipri` may poll for the completion.
+    Pvsync2,
+    /// io_submit + io_getevents: two system calls per batch.
+    Libaio,
+    /// io_uring: one io_uring_enter submits and waits; `hipri` polls, `sqthread_poll` submits from a kernel
+    /// thread without a system call.
+    #[default]
+    #[serde(rename = "io_uring")]
+    IoUring,
+    /// No I/O: the flow's tasks burn CPU (`cpuload` percent, in chunks of `cpuchunks`).
+    Cpuio,
+}
+
+/// fio's `cpus_allowed_policy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CpusAllowedPolicy {
+    /// Every job may run on any core of `cpus_allowed`.
+    #[default]
+    Shared,
+    /// Job i is pinned to the i-th core of `cpus_allowed` (wrapping).
+    Split,
+}
+
 /// One flow (fio job) of the scenario. Keys follow fio's names and meanings; see docs/scenarios.md.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -83,6 +114,50 @@ pub struct FlowSpec {
     pub trace: Option<PathBuf>,
     pub format: Option<TraceFormat>,
     pub time_scale: Option<f64>,
+    pub numjobs: Option<u32>,
+    pub ioengine: Option<IoEngine>,
+    pub hipri: Option<bool>,
+    pub sqthread_poll: Option<bool>,
+    pub cpus_allowed: Option<String>,
+    pub cpus_allowed_policy: Option<CpusAllowedPolicy>,
+    pub cpuload: Option<u32>,
+    pub cpuchunks: Option<Micros>,
+}
+
+impl FlowSpec {
+    /// The flow only burns CPU (`ioengine = "cpuio"`).
+    pub fn is_cpu_only(&self) -> bool {
+        self.ioengine == Some(IoEngine::Cpuio)
+    }
+}
+
+/// Parse fio's `cpus_allowed` ("0-3,6"): the listed cores, in order, each below `cores`.
+pub fn parse_cpu_list(text: &str, cores: u32) -> Result<Vec<u32>, String> {
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (a.trim(), b.trim()),
+            None => (part, part),
+        };
+        let parse =
+            |t: &str| t.parse::<u32>().map_err(|_| format!("expected core numbers like \"0-3,6\", found \"{text}\""));
+        let (lo, hi) = (parse(lo)?, parse(hi)?);
+        if lo > hi {
+            return Err(format!("expected a range low-high with low <= high, found \"{part}\""));
+        }
+        if hi >= cores {
+            return Err(format!("core {hi} does not exist (host.cores = {cores}, cores are numbered from 0)"));
+        }
+        for c in lo..=hi {
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(format!("expected at least one core, like \"0-3,6\", found \"{text}\""));
+    }
+    Ok(out)
 }
 
 /// `[run]`: how long to simulate and what to measure.
@@ -108,35 +183,6 @@ fn default_duration() -> Seconds {
 impl Default for RunConfig {
     fn default() -> Self {
         RunConfig { duration: default_duration(), warmup: Seconds::default(), check_invariants: false }
-    }
-}
-
-/// `[host]`: the minimal host of the foundation: fixed software costs per I/O, one SQ per flow.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HostConfig {
-    /// Time from the application issuing an I/O to the command being in the SQ with the doorbell written.
-    #[serde(default = "default_submit_ns")]
-    pub submit_ns: Nanos,
-    /// Time from the completion entry + interrupt reaching the host to the application seeing the result.
-    #[serde(default = "default_complete_ns")]
-    pub complete_ns: Nanos,
-    /// NVMe queue pairs (SQ + CQ) the host creates; 0 means one per flow. With fewer queues than flows,
-    /// flow i uses queue i mod queue_pairs and a queue takes the NVMe priority of its first flow.
-    #[serde(default)]
-    pub queue_pairs: u32,
-}
-
-fn default_submit_ns() -> Nanos {
-    Nanos::from_ns(2_000)
-}
-fn default_complete_ns() -> Nanos {
-    Nanos::from_ns(4_000)
-}
-
-impl Default for HostConfig {
-    fn default() -> Self {
-        HostConfig { submit_ns: default_submit_ns(), complete_ns: default_complete_ns(), queue_pairs: 0 }
     }
 }
 
@@ -214,6 +260,14 @@ pub const FLOW_KEYS: &[&str] = &[
     "trace",
     "format",
     "time_scale",
+    "numjobs",
+    "ioengine",
+    "hipri",
+    "sqthread_poll",
+    "cpus_allowed",
+    "cpus_allowed_policy",
+    "cpuload",
+    "cpuchunks",
 ];
 
 /// The seed used when a scenario names none.
@@ -290,11 +344,8 @@ impl Scenario {
         if self.run.duration.0 == 0 {
             return Err(ConfigError::new(&self.source_name, "key `run.duration`: expected a duration > 0"));
         }
-        if self.host.queue_pairs > MAX_QUEUE_PAIRS {
-            return Err(ConfigError::new(
-                &self.source_name,
-                format!("key `host.queue_pairs`: expected 0 (one per flow) to {MAX_QUEUE_PAIRS} (NVMe's limit)"),
-            ));
+        if let Err((key, what)) = self.host.validate() {
+            return Err(ConfigError::new(&self.source_name, format!("key `host.{key}`: {what}")));
         }
         if self.run.warmup.0 >= self.run.duration.0 {
             return Err(ConfigError::new(
@@ -319,7 +370,7 @@ impl Scenario {
                     ),
                 ));
             }
-            crate::workload::check_flow_spec(flow, &self.device).map_err(|(key, what)| {
+            crate::workload::check_flow_spec(flow, &self.device, self.host.cores).map_err(|(key, what)| {
                 ConfigError::new(&self.source_name, format!("key `flow[{i}].{key}` (flow \"{}\"): {what}", flow.name))
             })?;
         }

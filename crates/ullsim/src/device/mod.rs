@@ -78,6 +78,8 @@ pub struct DeviceResults {
     pub channel_utilization: Utilization,
     /// Commands inside the device (doorbell to completion), time-weighted mean and maximum.
     pub queue_depth: QueueDepth,
+    /// Fraction of the run with at least one command inside the device.
+    pub busy: f64,
     /// Page-level flash operations executed, by kind.
     pub flash_reads: u64,
     pub flash_programs: u64,
@@ -127,6 +129,10 @@ pub struct Device {
     max_outstanding: u64,
     outstanding_area: u128,
     outstanding_since: Time,
+    /// Time with at least one command inside.
+    busy_ns: Time,
+    /// Entries of each submission queue.
+    queue_depth: u32,
     flash_ops: [u64; 3],
     /// Pages programmed (programs finished) for host data and for GC moves.
     host_pages_programmed: u64,
@@ -170,10 +176,17 @@ impl Device {
             max_outstanding: 0,
             outstanding_area: 0,
             outstanding_since: 0,
+            busy_ns: 0,
+            queue_depth: cfg.host_interface.queue_depth,
             flash_ops: [0; 3],
             host_pages_programmed: 0,
             gc_pages_programmed: 0,
         })
+    }
+
+    /// Entries of each submission queue (the host keeps at most one fewer commands in it).
+    pub fn queue_depth(&self) -> u32 {
+        self.queue_depth
     }
 
     /// Bytes the host can address.
@@ -262,6 +275,9 @@ impl Device {
 
     fn change_outstanding(&mut self, now: Time, delta: i64) {
         self.outstanding_area += self.outstanding as u128 * (now - self.outstanding_since) as u128;
+        if self.outstanding > 0 {
+            self.busy_ns += now - self.outstanding_since;
+        }
         self.outstanding_since = now;
         self.outstanding = (self.outstanding as i64 + delta) as u64;
         self.max_outstanding = self.max_outstanding.max(self.outstanding);
@@ -640,6 +656,7 @@ impl Device {
             }
         };
         let area = self.outstanding_area + self.outstanding as u128 * (now - self.outstanding_since) as u128;
+        let busy = self.busy_ns + if self.outstanding > 0 { now - self.outstanding_since } else { 0 };
         DeviceResults {
             preset: self.preset.clone(),
             logical_capacity_bytes: self.logical_capacity_bytes,
@@ -659,6 +676,7 @@ impl Device {
             die_utilization: utilization(self.flash.die_busy_ns(now)),
             channel_utilization: utilization(self.flash.channel_busy_ns(now)),
             queue_depth: QueueDepth { mean: area as f64 / now.max(1) as f64, max: self.max_outstanding },
+            busy: busy as f64 / now.max(1) as f64,
             flash_reads: self.flash_ops[0],
             flash_programs: self.flash_ops[1],
             flash_erases: self.flash_ops[2],

@@ -1,13 +1,14 @@
 //! Measurement: per-flow latency histograms (HDR, so memory does not grow with requests), per-layer time
 //! breakdown, throughput, and the time-weighted number of requests in flight (for Little's law).
 
+pub mod energy;
 pub mod fairness;
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use crate::engine::Time;
-use crate::request::{Criticality, NvmePriority, Op, Request};
+use crate::request::{Criticality, NvmePriority, Op, Request, Stamps};
 
 /// Highest latency the histograms resolve (an hour); larger values are clamped.
 const MAX_TRACKED_NS: u64 = 3_600 * 1_000_000_000;
@@ -104,19 +105,45 @@ pub struct OpResult {
     pub latency_ns: LatencySummary,
 }
 
-/// Where a request's time went. The four parts add up to its latency exactly.
+/// Where a request's time went, layer by layer (FastResponse's T_FS, T_Blk, T_Dev, T_Sched ...). The seven
+/// parts add up to its latency exactly.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Breakdown {
-    /// Issue to doorbell written: host submission path.
-    pub host_submit: LayerTime,
+    /// Issue to the block layer: waiting for the task to get to it, the system call entry and the file
+    /// system's direct-I/O path (or the sqpoll thread picking it up).
+    pub syscall: LayerTime,
+    /// Block layer: request allocation (and any wait for a tag), the I/O scheduler (and its lock, and
+    /// queueing in it).
+    pub block: LayerTime,
+    /// NVMe driver: building the command and writing the doorbell.
+    pub driver: LayerTime,
     /// Doorbell to fetch (waiting in the submission queue and for the controller), plus waiting inside the
     /// device (transaction queues, write-buffer space).
     pub device_queued: LayerTime,
     /// The rest of the device time: doorbell delivery, command fetch and processing, flash work, transfers,
     /// completion posting.
     pub device_service: LayerTime,
-    /// Completion posted to the application seeing it: host completion path.
-    pub host_completion: LayerTime,
+    /// Completion: interrupt delivery and handler (or noticing it in a poll loop) up to waking the task,
+    /// plus, once the task runs, the system call's return and the application reaping it.
+    pub completion: LayerTime,
+    /// Woken to running: the CPU scheduler's delay and the context switch (0 when polling).
+    pub cpu_wait: LayerTime,
+}
+
+/// The seven parts of a request's latency, in the order of [`Breakdown`]; `None` if the stamps are out of
+/// order (a model bug).
+pub fn layer_times(s: &Stamps) -> Option<[Time; 7]> {
+    let queued = s.device_fetched.checked_sub(s.device_arrival)? + s.device_internal_wait;
+    let device_total = s.device_done.checked_sub(s.submitted)?;
+    Some([
+        s.block_entered.checked_sub(s.issued)?,
+        s.driver_entered.checked_sub(s.block_entered)?,
+        s.submitted.checked_sub(s.driver_entered)?,
+        queued,
+        device_total.checked_sub(queued)?,
+        s.woken.checked_sub(s.device_done)? + s.completed.checked_sub(s.running)?,
+        s.running.checked_sub(s.woken)?,
+    ])
 }
 
 /// Results of one flow over the measurement window.
@@ -134,6 +161,8 @@ pub struct FlowResult {
     /// Writes only; null when the flow completed none.
     pub write: Option<OpResult>,
     pub breakdown_ns: Breakdown,
+    /// CPU time of the flow's tasks (and their sqpoll threads) over the whole run, in cores.
+    pub cpu_cores: f64,
     /// Time-weighted mean number of the flow's requests in flight (arrived, not completed).
     pub mean_in_flight: f64,
     /// Requests still in flight when the run ended (not in any latency figure). A large number next to a
@@ -157,10 +186,8 @@ struct FlowMetrics {
     all: Recorder,
     read: Recorder,
     write: Recorder,
-    host_submit: Recorder,
-    device_queued: Recorder,
-    device_service: Recorder,
-    host_completion: Recorder,
+    /// One recorder per layer, in the order of [`Breakdown`].
+    layers: [Recorder; 7],
     in_flight: u64,
     in_flight_area: u128,
     in_flight_since: Time,
@@ -184,10 +211,7 @@ impl Metrics {
                     all: Recorder::new(),
                     read: Recorder::new(),
                     write: Recorder::new(),
-                    host_submit: Recorder::new(),
-                    device_queued: Recorder::new(),
-                    device_service: Recorder::new(),
-                    host_completion: Recorder::new(),
+                    layers: std::array::from_fn(|_| Recorder::new()),
                     in_flight: 0,
                     in_flight_area: 0,
                     in_flight_since: 0,
@@ -230,12 +254,10 @@ impl Metrics {
             Op::Read => f.read.record(latency, bytes),
             Op::Write => f.write.record(latency, bytes),
         }
-        let queued = (s.device_fetched - s.device_arrival) + s.device_internal_wait;
-        let device_total = s.device_done - s.submitted;
-        f.host_submit.record(s.submitted - s.issued, 0);
-        f.device_queued.record(queued, 0);
-        f.device_service.record(device_total.saturating_sub(queued), 0);
-        f.host_completion.record(s.completed - s.device_done, 0);
+        let parts = layer_times(s).unwrap_or_default();
+        for (recorder, &value) in f.layers.iter_mut().zip(&parts) {
+            recorder.record(value, 0);
+        }
     }
 
     /// Per-flow results for the window `[warmup, end]`.
@@ -260,11 +282,15 @@ impl Metrics {
                     read: (f.read.count > 0).then(|| f.read.op_result(seconds)),
                     write: (f.write.count > 0).then(|| f.write.op_result(seconds)),
                     breakdown_ns: Breakdown {
-                        host_submit: f.host_submit.layer(),
-                        device_queued: f.device_queued.layer(),
-                        device_service: f.device_service.layer(),
-                        host_completion: f.host_completion.layer(),
+                        syscall: f.layers[0].layer(),
+                        block: f.layers[1].layer(),
+                        driver: f.layers[2].layer(),
+                        device_queued: f.layers[3].layer(),
+                        device_service: f.layers[4].layer(),
+                        completion: f.layers[5].layer(),
+                        cpu_wait: f.layers[6].layer(),
                     },
+                    cpu_cores: 0.0,
                     mean_in_flight: f.in_flight_area as f64 / window,
                     in_flight_at_end: f.in_flight,
                     oldest_in_flight_ns: 0,

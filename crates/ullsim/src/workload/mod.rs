@@ -10,7 +10,7 @@ use rand::RngExt;
 use rand_distr::{Distribution, Exp};
 
 use crate::config::device::DeviceConfig;
-use crate::config::scenario::{FlowSpec, RateProcess, RwMode};
+use crate::config::scenario::{parse_cpu_list, FlowSpec, IoEngine, RateProcess, RwMode};
 use crate::config::units::{parse_size, SizeOrPercent};
 use crate::engine::{stream_rng, stream_seed, EventQueue, SimRng, Time};
 use crate::request::{Class, Op};
@@ -26,13 +26,15 @@ pub enum WorkloadEvent {
     /// The next open-loop arrival (or trace record) is due.
     Arrival { flow: u32 },
     /// A closed-loop flow's think time after a completion has passed.
-    ThinkDone { flow: u32 },
+    ThinkDone { flow: u32, job: u32 },
 }
 
 /// An I/O the workload wants issued now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NewIo {
     pub flow: u32,
+    /// The flow's job (fio's numjobs: one task each) that issues it.
+    pub job: u32,
     pub op: Op,
     pub offset: u64,
     pub len: u32,
@@ -50,10 +52,63 @@ const MAX_IODEPTH: u32 = 65_536;
 /// Sector size: offsets and sizes are multiples of it.
 const SECTOR: u64 = 512;
 
-/// Check a flow spec against the device; errors are `(key, what was expected)`.
-pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig) -> Result<(), (String, String)> {
+/// Most jobs (tasks) one flow may have.
+const MAX_NUMJOBS: u32 = 4096;
+
+/// Check a flow spec against the device and the host's `cores`; errors are `(key, what was expected)`.
+pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Result<(), (String, String)> {
     let err = |key: &str, what: &str| Err((key.to_string(), what.to_string()));
     let capacity = device.logical_capacity_bytes();
+    if spec.numjobs.is_some_and(|n| n == 0 || n > MAX_NUMJOBS) {
+        return err("numjobs", &format!("expected a whole number from 1 to {MAX_NUMJOBS}"));
+    }
+    if let Some(list) = &spec.cpus_allowed {
+        parse_cpu_list(list, cores).map_err(|m| ("cpus_allowed".to_string(), m))?;
+    }
+    let engine = spec.ioengine.unwrap_or_default();
+    if engine == IoEngine::Cpuio {
+        for (key, set) in [
+            ("rw", spec.rw.is_some()),
+            ("trace", spec.trace.is_some()),
+            ("bs", spec.bs.is_some()),
+            ("bssplit", spec.bssplit.is_some()),
+            ("iodepth", spec.iodepth.is_some()),
+            ("rate_iops", spec.rate_iops.is_some()),
+            ("number_ios", spec.number_ios.is_some()),
+            ("hipri", spec.hipri.is_some()),
+            ("sqthread_poll", spec.sqthread_poll.is_some()),
+            ("thinktime", spec.thinktime.is_some()),
+        ] {
+            if set {
+                return err(key, "does not apply to ioengine = \"cpuio\" (a flow that only burns CPU)");
+            }
+        }
+        if spec.cpuload.is_some_and(|l| l == 0 || l > 100) {
+            return err("cpuload", "expected a percentage of one core from 1 to 100");
+        }
+        if spec.cpuchunks.is_some_and(|c| c.0 < 1_000 || c.0 > 10_000_000_000) {
+            return err("cpuchunks", "expected a burst length from 1 us to 10 s (bare numbers are us)");
+        }
+        return Ok(());
+    }
+    if spec.cpuload.is_some() || spec.cpuchunks.is_some() {
+        return err(
+            if spec.cpuload.is_some() { "cpuload" } else { "cpuchunks" },
+            "applies only to ioengine = \"cpuio\"",
+        );
+    }
+    if matches!(engine, IoEngine::Psync | IoEngine::Pvsync2) && spec.iodepth.is_some_and(|d| d > 1) {
+        return err(
+            "iodepth",
+            "psync and pvsync2 do one blocking I/O per job: use numjobs, or ioengine = \"io_uring\"",
+        );
+    }
+    if spec.hipri == Some(true) && !matches!(engine, IoEngine::Pvsync2 | IoEngine::IoUring) {
+        return err("hipri", "polled I/O needs ioengine = \"io_uring\" or \"pvsync2\"");
+    }
+    if spec.sqthread_poll == Some(true) && engine != IoEngine::IoUring {
+        return err("sqthread_poll", "needs ioengine = \"io_uring\"");
+    }
     match (&spec.rw, &spec.trace) {
         (Some(_), Some(_)) => {
             return err("trace", "a flow is either synthetic (rw = ...) or a trace (trace = ...), not both")
@@ -296,11 +351,13 @@ impl Replay {
 enum Source {
     Synthetic(Synthetic),
     Trace(Replay),
+    /// A CPU-only flow.
+    None,
 }
 
 /// How a flow decides when to issue.
 enum Pacing {
-    /// Keep `depth` I/Os outstanding (fio's iodepth), with a think time after each completion.
+    /// Keep `depth` I/Os outstanding per job (fio's iodepth), with a think time after each completion.
     Closed { depth: u32, think_ns: Time },
     /// Arrivals on a clock; optionally at most `cap` outstanding (arrivals beyond it wait).
     Open { interval_ns: f64, poisson: bool, cap: Option<u32> },
@@ -320,6 +377,9 @@ struct Flow {
     /// Arrival times of open-loop arrivals that found the flow at its iodepth cap, oldest first.
     backlog: VecDeque<Time>,
     exhausted: bool,
+    /// Jobs (tasks) of the flow; open-loop arrivals and trace records go to them in turn.
+    jobs: u32,
+    next_job: u32,
 }
 
 impl Flow {
@@ -357,6 +417,26 @@ impl Workload {
         let mut classes = Vec::new();
         for spec in specs {
             let stream = format!("flow:{}", spec.name);
+            let jobs = spec.numjobs.unwrap_or(1).max(1);
+            if spec.is_cpu_only() {
+                // Burns CPU only (the host runs it); issues no I/O.
+                flows.push(Flow {
+                    source: Source::None,
+                    pacing: Pacing::TraceTimed,
+                    rng: stream_rng(seed, &stream),
+                    start_ns: 0,
+                    stop_ns: 0,
+                    max_ios: None,
+                    issued: 0,
+                    outstanding: 0,
+                    backlog: VecDeque::new(),
+                    exhausted: true,
+                    jobs,
+                    next_job: 0,
+                });
+                classes.push(Class { criticality: spec.class, priority: spec.prio });
+                continue;
+            }
             let start_ns = spec.startdelay.map_or(0, |d| d.0);
             let stop_ns = spec.runtime.map_or(run_end, |r| start_ns.saturating_add(r.0).min(run_end));
             let (source, pacing) = if let Some(path) = &spec.trace {
@@ -421,6 +501,8 @@ impl Workload {
                 outstanding: 0,
                 backlog: VecDeque::new(),
                 exhausted: false,
+                jobs,
+                next_job: 0,
             });
             classes.push(Class { criticality: spec.class, priority: spec.prio });
         }
@@ -444,9 +526,11 @@ impl Workload {
         self.error.take()
     }
 
-    /// True when no flow will issue again and none has I/O outstanding.
+    /// True when no flow will issue again and none has I/O outstanding (never for a scenario of CPU-only
+    /// flows, which runs to its end).
     pub fn finished(&self, now: Time) -> bool {
-        self.flows.iter().all(|f| f.outstanding == 0 && f.backlog.is_empty() && !f.can_issue_more(now))
+        self.flows.iter().any(|f| !matches!(f.source, Source::None))
+            && self.flows.iter().all(|f| f.outstanding == 0 && f.backlog.is_empty() && !f.can_issue_more(now))
     }
 
     /// Handle a workload event; I/Os to issue now are appended to `out`.
@@ -455,10 +539,15 @@ impl Workload {
         match event {
             WorkloadEvent::Start { flow } => {
                 let f = &self.flows[flow as usize];
+                if matches!(f.source, Source::None) {
+                    return;
+                }
                 match f.pacing {
                     Pacing::Closed { depth, .. } => {
-                        for _ in 0..depth {
-                            self.issue(flow, now, now, out);
+                        for job in 0..f.jobs {
+                            for _ in 0..depth {
+                                self.issue(flow, Some(job), now, now, out);
+                            }
                         }
                     }
                     Pacing::Open { .. } => self.schedule_arrival(q, flow, now),
@@ -474,18 +563,18 @@ impl Workload {
                 if !f.accepts_arrival(now) {
                     return;
                 }
-                if cap.is_some_and(|c| f.outstanding >= c) {
+                if cap.is_some_and(|c| f.outstanding >= c.saturating_mul(f.jobs)) {
                     f.backlog.push_back(now);
                     self.backlog_changes.push((flow, 1));
                 } else {
-                    self.issue(flow, now, now, out);
+                    self.issue(flow, None, now, now, out);
                 }
                 match self.flows[flow as usize].pacing {
                     Pacing::Open { .. } => self.schedule_arrival(q, flow, now),
                     _ => self.schedule_trace_arrival(q, flow),
                 }
             }
-            WorkloadEvent::ThinkDone { flow } => self.issue(flow, now, now, out),
+            WorkloadEvent::ThinkDone { flow, job } => self.issue(flow, Some(job), now, now, out),
         }
     }
 
@@ -523,13 +612,20 @@ impl Workload {
         self.backlog_changes.drain(..)
     }
 
-    /// Issue one I/O of `flow` that arrived at `arrived_at`, if the flow may.
-    fn issue(&mut self, flow: u32, now: Time, arrived_at: Time, out: &mut Vec<NewIo>) {
+    /// Issue one I/O of `flow` that arrived at `arrived_at`, if the flow may, on `job` (or the flow's jobs in
+    /// turn).
+    fn issue(&mut self, flow: u32, job: Option<u32>, now: Time, arrived_at: Time, out: &mut Vec<NewIo>) {
         let f = &mut self.flows[flow as usize];
         if !f.can_issue_more(now) {
             return;
         }
+        let job = job.unwrap_or_else(|| {
+            let j = f.next_job;
+            f.next_job = (j + 1) % f.jobs;
+            j
+        });
         let next = match &mut f.source {
+            Source::None => None,
             Source::Synthetic(s) => Some(s.next(&mut f.rng)),
             Source::Trace(replay) => {
                 let io = replay.take();
@@ -549,19 +645,19 @@ impl Workload {
         };
         f.issued += 1;
         f.outstanding += 1;
-        out.push(NewIo { flow, op, offset, len, arrived_at, was_backlogged: arrived_at < now });
+        out.push(NewIo { flow, job, op, offset, len, arrived_at, was_backlogged: arrived_at < now });
     }
 
-    /// An I/O of `flow` completed now.
-    pub fn on_complete(&mut self, flow: u32, q: &mut EventQueue<Event>, out: &mut Vec<NewIo>) {
+    /// An I/O of `flow`'s `job` completed now.
+    pub fn on_complete(&mut self, flow: u32, job: u32, q: &mut EventQueue<Event>, out: &mut Vec<NewIo>) {
         let now = q.now();
         let f = &mut self.flows[flow as usize];
         f.outstanding -= 1;
         match f.pacing {
-            Pacing::Closed { think_ns: 0, .. } => self.issue(flow, now, now, out),
+            Pacing::Closed { think_ns: 0, .. } => self.issue(flow, Some(job), now, now, out),
             Pacing::Closed { think_ns, .. } => {
                 if f.can_issue_more(now.saturating_add(think_ns)) {
-                    q.schedule_in(think_ns, Event::Workload(WorkloadEvent::ThinkDone { flow }));
+                    q.schedule_in(think_ns, Event::Workload(WorkloadEvent::ThinkDone { flow, job }));
                 }
             }
             Pacing::Open { .. } | Pacing::TraceTimed => {
@@ -572,7 +668,7 @@ impl Workload {
                         f.backlog.clear();
                     }
                 } else if let Some(arrived_at) = f.backlog.pop_front() {
-                    self.issue(flow, now, arrived_at, out);
+                    self.issue(flow, Some(job), now, arrived_at, out);
                 }
             }
         }

@@ -38,3 +38,27 @@ overprovisioning = 0.15
 [device.cache]
 capacity_bytes = "1MiB"
 "#;
+
+/// A `[host]` whose software costs nothing: every CPU, block-layer and driver cost is zero, so the host is a
+/// pure pass-through and device-level closed forms hold end to end.
+#[allow(dead_code)]
+pub const ZERO_COST_HOST: &str = r#"
+[host.cpu]
+syscall_entry_ns = 0
+syscall_exit_ns = 0
+fs_submit_ns = 0
+reap_ns = 0
+context_switch_ns = 0
+wakeup_ns = 0
+idle_exit_ns = 0
+poll_loop_ns = 0
+[host.block]
+submit_ns = 0
+complete_ns = 0
+[host.nvme]
+queue_rq_ns = 0
+doorbell_ns = 0
+irq_delivery_ns = 0
+isr_ns = 0
+cqe_ns = 0
+"#;

@@ -1,0 +1,310 @@
+//! The host part of a scenario: cores and CPU scheduling, the block layer and its I/O scheduler, the NVMe
+//! driver and how completions are noticed, software costs and the power model.
+//!
+//! Every key has a default calibrated to the machine of HotStorage'23 (seed 002: Xeon E3-1230, 4 cores at
+//! 3.4 GHz, Linux 5.18, Optane P4801X), so that `optane-ull` with fio's io_uring at QD1 reproduces its Table 1
+//! (docs/validation.md). Numbers marked [inferred] in docs/scenarios.md are not measured anywhere; they are
+//! chosen so that the sums the papers do measure come out right.
+
+use serde::{Deserialize, Serialize};
+
+use super::units::Nanos;
+
+/// `[host]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HostConfig {
+    /// CPU cores (hardware threads the scheduler sees).
+    pub cores: u32,
+    /// CPU scheduler: "cfs", "eevdf" or "fastresponse" (CFS with FastResponse's critical wake-up).
+    pub cpu_scheduler: String,
+    /// blk-mq I/O scheduler: "none", "mq-deadline", "kyber" or "bfq".
+    pub io_scheduler: String,
+    /// How completions are noticed: "interrupt" (polls only `hipri` flows), "poll" (every request is polled,
+    /// the waiting core spins) or "hybrid" (every request is polled after sleeping half the mean service time).
+    pub completion: String,
+    /// NVMe I/O queue pairs; 0 means one per core (Linux's default). Core c submits to queue c mod queue_pairs,
+    /// whose interrupt goes to the first core that maps to it.
+    pub queue_pairs: u32,
+    pub cpu: CpuConfig,
+    pub block: BlockConfig,
+    pub nvme: NvmeConfig,
+    pub power: PowerConfig,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig {
+            cores: 4,
+            cpu_scheduler: "cfs".into(),
+            io_scheduler: "none".into(),
+            completion: "interrupt".into(),
+            queue_pairs: 0,
+            cpu: CpuConfig::default(),
+            block: BlockConfig::default(),
+            nvme: NvmeConfig::default(),
+            power: PowerConfig::default(),
+        }
+    }
+}
+
+/// `[host.cpu]`: software costs outside the block layer and driver, and CPU scheduler parameters.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CpuConfig {
+    /// Entering the kernel for a system call.
+    pub syscall_entry_ns: Nanos,
+    /// Returning from a system call to user space.
+    pub syscall_exit_ns: Nanos,
+    /// Per I/O on submission above the block layer: io_uring/libaio request setup and the direct-I/O file
+    /// path (iomap, bio allocation).
+    pub fs_submit_ns: Nanos,
+    /// Per I/O, in user space, to reap a completion (the application's own per-I/O work, e.g. fio's).
+    pub reap_ns: Nanos,
+    /// Switching from one task (or idle) to another.
+    pub context_switch_ns: Nanos,
+    /// try_to_wake_up: making a sleeping task runnable, on the waking core.
+    pub wakeup_ns: Nanos,
+    /// Leaving a shallow idle state (C1) when an interrupt or a wake-up reaches an idle core.
+    pub idle_exit_ns: Nanos,
+    /// One iteration of a polling loop: how late a spinning core notices a new completion or submission.
+    pub poll_loop_ns: Nanos,
+    /// Scheduler tick period (HZ = 250 gives 4 ms).
+    pub tick_ns: Nanos,
+    /// CFS sched_latency before scaling by 1 + log2(min(cores, 8)).
+    pub sched_latency_ns: Nanos,
+    /// CFS sched_min_granularity before scaling.
+    pub min_granularity_ns: Nanos,
+    /// CFS sched_wakeup_granularity before scaling.
+    pub wakeup_granularity_ns: Nanos,
+    /// EEVDF base slice before scaling.
+    pub base_slice_ns: Nanos,
+}
+
+impl Default for CpuConfig {
+    fn default() -> Self {
+        CpuConfig {
+            syscall_entry_ns: Nanos::from_ns(100),
+            syscall_exit_ns: Nanos::from_ns(100),
+            fs_submit_ns: Nanos::from_ns(350),
+            reap_ns: Nanos::from_ns(100),
+            context_switch_ns: Nanos::from_ns(1_400),
+            wakeup_ns: Nanos::from_ns(300),
+            idle_exit_ns: Nanos::from_ns(1_700),
+            poll_loop_ns: Nanos::from_ns(100),
+            tick_ns: Nanos::from_ns(4_000_000),
+            sched_latency_ns: Nanos::from_ns(6_000_000),
+            min_granularity_ns: Nanos::from_ns(750_000),
+            wakeup_granularity_ns: Nanos::from_ns(1_000_000),
+            base_slice_ns: Nanos::from_ns(750_000),
+        }
+    }
+}
+
+/// `[host.block]`: blk-mq.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BlockConfig {
+    /// Per request on submission: blk_mq_submit_bio, tag allocation, issue to the driver (no scheduler).
+    pub submit_ns: Nanos,
+    /// Per request on completion: ending the request and freeing its tag.
+    pub complete_ns: Nanos,
+    /// Scheduler tags per hardware queue when a scheduler is attached; 0 means Linux's 2 * min(queue depth,
+    /// 128). Without a scheduler the hardware queue depth bounds requests.
+    pub nr_requests: u32,
+    /// Largest request in KiB; bigger I/Os are split into pieces of this size.
+    pub max_sectors_kb: u32,
+    /// Plug a task's requests while it submits a batch (flushed at the end of the batch or at 16 requests).
+    pub plug: bool,
+    /// Merge a request into an adjacent one of the same direction waiting in the plug or the scheduler.
+    pub merges: bool,
+    /// CPU time to look for a merge candidate, per request.
+    pub merge_check_ns: Nanos,
+}
+
+impl Default for BlockConfig {
+    fn default() -> Self {
+        BlockConfig {
+            submit_ns: Nanos::from_ns(200),
+            complete_ns: Nanos::from_ns(150),
+            nr_requests: 0,
+            max_sectors_kb: 1280,
+            plug: true,
+            merges: true,
+            merge_check_ns: Nanos::from_ns(50),
+        }
+    }
+}
+
+/// `[host.nvme]`: the NVMe driver and interrupts.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NvmeConfig {
+    /// nvme_queue_rq: building the command and mapping its data for DMA.
+    pub queue_rq_ns: Nanos,
+    /// The doorbell MMIO write.
+    pub doorbell_ns: Nanos,
+    /// From the device's MSI-X write to the interrupt handler starting on a running core.
+    pub irq_delivery_ns: Nanos,
+    /// Interrupt entry and exit, once per interrupt.
+    pub isr_ns: Nanos,
+    /// Per completion entry, in the interrupt handler or a poll loop: reading it and completing the
+    /// request up to waking its task (the block layer's part is `block.complete_ns`).
+    pub cqe_ns: Nanos,
+    /// Interrupt coalescing: raise an interrupt once this many completions are pending (0 or 1: off).
+    pub coalesce_count: u32,
+    /// Interrupt coalescing: or once the oldest pending completion is this old.
+    pub coalesce_time_ns: Nanos,
+}
+
+impl Default for NvmeConfig {
+    fn default() -> Self {
+        NvmeConfig {
+            queue_rq_ns: Nanos::from_ns(150),
+            doorbell_ns: Nanos::from_ns(100),
+            irq_delivery_ns: Nanos::from_ns(500),
+            isr_ns: Nanos::from_ns(700),
+            cqe_ns: Nanos::from_ns(150),
+            coalesce_count: 0,
+            coalesce_time_ns: Nanos::from_ns(100_000),
+        }
+    }
+}
+
+/// `[host.power]`: a simple power model for energy per I/O (docs/model.md).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PowerConfig {
+    /// The rest of the system (memory, fans, power supply losses), always drawn, in watts.
+    pub base_w: f64,
+    /// A core executing (user, kernel or polling).
+    pub core_active_w: f64,
+    /// A core idle.
+    pub core_idle_w: f64,
+    /// The SSD with at least one command in it.
+    pub device_active_w: f64,
+    /// The SSD with no command in it.
+    pub device_idle_w: f64,
+}
+
+impl Default for PowerConfig {
+    fn default() -> Self {
+        PowerConfig { base_w: 40.0, core_active_w: 11.0, core_idle_w: 1.0, device_active_w: 12.0, device_idle_w: 4.0 }
+    }
+}
+
+/// Longest any single software cost may be (a sanity bound that keeps time arithmetic far from overflow).
+const MAX_COST_NS: u64 = 1_000_000_000;
+
+impl HostConfig {
+    /// Check what serde cannot; errors are `(key under host., what was expected)`.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        let err = |key: &str, what: String| Err((key.to_string(), what));
+        if self.cores == 0 || self.cores > 1024 {
+            return err("cores", "expected 1 to 1024 cores".into());
+        }
+        let known = |name: &str, names: &[&str]| names.contains(&name);
+        if !known(&self.cpu_scheduler, crate::host::cpu::scheduler_names()) {
+            return err(
+                "cpu_scheduler",
+                format!(
+                    "unknown \"{}\"; expected one of {:?}",
+                    self.cpu_scheduler,
+                    crate::host::cpu::scheduler_names()
+                ),
+            );
+        }
+        if !known(&self.io_scheduler, crate::host::block::sched::names()) {
+            return err(
+                "io_scheduler",
+                format!("unknown \"{}\"; expected one of {:?}", self.io_scheduler, crate::host::block::sched::names()),
+            );
+        }
+        if !known(&self.completion, crate::host::completion::names()) {
+            return err(
+                "completion",
+                format!("unknown \"{}\"; expected one of {:?}", self.completion, crate::host::completion::names()),
+            );
+        }
+        if self.queue_pairs > crate::config::scenario::MAX_QUEUE_PAIRS {
+            return err("queue_pairs", "expected 0 (one per core) to 65535 (NVMe's limit)".into());
+        }
+        let c = &self.cpu;
+        let b = &self.block;
+        let n = &self.nvme;
+        for (key, value) in [
+            ("cpu.syscall_entry_ns", c.syscall_entry_ns.0),
+            ("cpu.syscall_exit_ns", c.syscall_exit_ns.0),
+            ("cpu.fs_submit_ns", c.fs_submit_ns.0),
+            ("cpu.reap_ns", c.reap_ns.0),
+            ("cpu.context_switch_ns", c.context_switch_ns.0),
+            ("cpu.wakeup_ns", c.wakeup_ns.0),
+            ("cpu.idle_exit_ns", c.idle_exit_ns.0),
+            ("cpu.poll_loop_ns", c.poll_loop_ns.0),
+            ("block.submit_ns", b.submit_ns.0),
+            ("block.complete_ns", b.complete_ns.0),
+            ("nvme.queue_rq_ns", n.queue_rq_ns.0),
+            ("nvme.doorbell_ns", n.doorbell_ns.0),
+            ("nvme.irq_delivery_ns", n.irq_delivery_ns.0),
+            ("nvme.isr_ns", n.isr_ns.0),
+            ("nvme.cqe_ns", n.cqe_ns.0),
+            ("nvme.coalesce_time_ns", n.coalesce_time_ns.0),
+        ] {
+            if value > MAX_COST_NS {
+                return err(key, format!("expected at most 1 s, found {value} ns"));
+            }
+        }
+        for (key, value) in [
+            ("cpu.tick_ns", c.tick_ns.0),
+            ("cpu.sched_latency_ns", c.sched_latency_ns.0),
+            ("cpu.min_granularity_ns", c.min_granularity_ns.0),
+            ("cpu.wakeup_granularity_ns", c.wakeup_granularity_ns.0),
+            ("cpu.base_slice_ns", c.base_slice_ns.0),
+        ] {
+            if !(1_000..=10 * MAX_COST_NS).contains(&value) {
+                return err(key, format!("expected 1 us to 10 s, found {value} ns"));
+            }
+        }
+        if b.nr_requests > 65_535 {
+            return err("block.nr_requests", "expected 0 (Linux's default) to 65535".into());
+        }
+        if b.max_sectors_kb < 4 || b.max_sectors_kb > 1 << 20 || !b.max_sectors_kb.is_multiple_of(4) {
+            return err("block.max_sectors_kb", "expected a multiple of 4 from 4 to 1048576 (KiB)".into());
+        }
+        if n.coalesce_count > 256 {
+            return err("nvme.coalesce_count", "expected 0 to 256 completions (NVMe's aggregation threshold)".into());
+        }
+        let p = &self.power;
+        for (key, value) in [
+            ("power.base_w", p.base_w),
+            ("power.core_active_w", p.core_active_w),
+            ("power.core_idle_w", p.core_idle_w),
+            ("power.device_active_w", p.device_active_w),
+            ("power.device_idle_w", p.device_idle_w),
+        ] {
+            if !(value.is_finite() && (0.0..=10_000.0).contains(&value)) {
+                return err(key, format!("expected watts from 0 to 10000, found {value}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl HostConfig {
+    /// Every key of `[host]` as a dotted path under `host.` (e.g. `host.cpu.tick_ns`), from the defaults.
+    pub fn keys() -> Vec<String> {
+        fn walk(prefix: &str, table: &toml::Table, out: &mut Vec<String>) {
+            for (key, value) in table {
+                let path = format!("{prefix}.{key}");
+                match value {
+                    toml::Value::Table(t) => walk(&path, t, out),
+                    _ => out.push(path),
+                }
+            }
+        }
+        let table = toml::Table::try_from(HostConfig::default()).expect("the host defaults serialize");
+        let mut out = Vec::new();
+        walk("host", &table, &mut out);
+        out
+    }
+}

@@ -1,0 +1,236 @@
+//! blk-mq: requests from per-core software queues go to hardware queues (one per NVMe submission queue)
+//! through the I/O scheduler; tags bound the requests a hardware queue holds.
+//!
+//! A request first takes an allocation tag (`nr_requests` scheduler tags with a scheduler; the hardware
+//! queue depth without), waiting for one if none is free; it is inserted into the scheduler, and the
+//! hardware queue is run: while the driver has a free tag, the scheduler hands over requests. Completions
+//! return both tags and run the queue again. Every operation returns the CPU time it took on the calling
+//! core; scheduler operations with a queue-wide lock (mq-deadline, bfq) are served one at a time across
+//! all cores, so callers wait for the lock (spinning, so the wait is CPU time too).
+
+pub mod sched;
+
+use std::collections::VecDeque;
+
+use serde::Serialize;
+
+use crate::config::host::BlockConfig;
+use crate::engine::Time;
+use crate::request::ReqId;
+use sched::{IoScheduler, SchedCosts, SchedRequest};
+
+/// A request handed to the driver by the block layer: at `at` the driver starts on it.
+#[derive(Debug, Clone, Copy)]
+pub struct Dispatched {
+    pub id: ReqId,
+    pub hwq: u32,
+    pub at: Time,
+}
+
+/// Block-layer counters.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct BlockResults {
+    pub io_scheduler: String,
+    /// Requests that had to wait for an allocation tag.
+    pub tag_waits: u64,
+    /// Time callers spent waiting for the scheduler's queue-wide lock, ns.
+    pub lock_wait_ns: u64,
+    /// Most requests queued in the scheduler at once.
+    pub max_sched_queued: u64,
+}
+
+pub struct BlockLayer {
+    sched: Box<dyn IoScheduler>,
+    costs: SchedCosts,
+    submit_ns: Time,
+    complete_ns: Time,
+    /// Free allocation tags per hardware queue.
+    alloc_tags: Vec<u32>,
+    /// Free driver tags per hardware queue (commands the submission queue may hold).
+    driver_tags: Vec<u32>,
+    /// Requests waiting for an allocation tag, per hardware queue.
+    tag_waiters: Vec<VecDeque<SchedRequest>>,
+    /// Requests the scheduler gave up that found no driver tag (Linux's hctx->dispatch list).
+    dispatch_lists: Vec<VecDeque<SchedRequest>>,
+    /// The scheduler's queue-wide lock is free from then.
+    lock_free_at: Time,
+    /// Each request holding an allocation tag (in the scheduler or at the driver), by request id, with its
+    /// hardware queue and whether it holds a driver tag.
+    inflight: Vec<Option<(SchedRequest, u32, bool)>>,
+    alloc_capacity: u32,
+    driver_capacity: u32,
+    sched_queued: u64,
+    results: BlockResults,
+}
+
+impl BlockLayer {
+    /// `hw_queue_depth`: the commands each hardware queue may hold at the driver.
+    pub fn new(cfg: &BlockConfig, scheduler: &str, hw_queues: u32, hw_queue_depth: u32) -> Result<Self, String> {
+        let sched = sched::make(scheduler, hw_queues).ok_or_else(|| {
+            format!("host.io_scheduler: unknown scheduler \"{scheduler}\"; expected one of {:?}", sched::names())
+        })?;
+        let alloc = if scheduler == "none" {
+            hw_queue_depth
+        } else if cfg.nr_requests > 0 {
+            cfg.nr_requests
+        } else {
+            2 * hw_queue_depth.min(128)
+        };
+        Ok(BlockLayer {
+            costs: sched.costs(),
+            results: BlockResults {
+                io_scheduler: sched.name().to_string(),
+                tag_waits: 0,
+                lock_wait_ns: 0,
+                max_sched_queued: 0,
+            },
+            sched,
+            submit_ns: cfg.submit_ns.0,
+            complete_ns: cfg.complete_ns.0,
+            alloc_tags: vec![alloc; hw_queues as usize],
+            driver_tags: vec![hw_queue_depth; hw_queues as usize],
+            tag_waiters: (0..hw_queues).map(|_| VecDeque::new()).collect(),
+            dispatch_lists: (0..hw_queues).map(|_| VecDeque::new()).collect(),
+            lock_free_at: 0,
+            inflight: Vec::new(),
+            alloc_capacity: alloc,
+            driver_capacity: hw_queue_depth,
+            sched_queued: 0,
+        })
+    }
+
+    /// Run a scheduler operation of `cost` from `at`, under the queue-wide lock if it has one; returns when
+    /// the caller is done.
+    fn sched_op(&mut self, at: Time, cost: Time) -> Time {
+        if !self.costs.global_lock {
+            return at + cost;
+        }
+        let start = at.max(self.lock_free_at);
+        self.results.lock_wait_ns += start - at;
+        self.lock_free_at = start + cost;
+        start + cost
+    }
+
+    /// Submit `rq` to hardware queue `hwq` from a core at `at`; the driver work per dispatched request is
+    /// `driver_ns`. Requests handed to the driver are appended to `out`; returns when the caller's block-layer
+    /// and driver work ends.
+    pub fn submit(&mut self, rq: SchedRequest, hwq: u32, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
+        let mut t = at + self.submit_ns;
+        if self.alloc_tags[hwq as usize] == 0 {
+            self.results.tag_waits += 1;
+            self.tag_waiters[hwq as usize].push_back(rq);
+            return t;
+        }
+        self.alloc_tags[hwq as usize] -= 1;
+        t = self.insert(rq, hwq, t);
+        self.run_queue(hwq, t, driver_ns, out)
+    }
+
+    /// Insert `rq`, which holds an allocation tag of `hwq`, into the scheduler.
+    fn insert(&mut self, mut rq: SchedRequest, hwq: u32, at: Time) -> Time {
+        let t = self.sched_op(at, self.costs.insert_ns);
+        rq.inserted_at = t;
+        let index = rq.id.index();
+        if self.inflight.len() <= index {
+            self.inflight.resize(index + 1, None);
+        }
+        self.inflight[index] = Some((rq, hwq, false));
+        self.sched.insert(hwq, rq, t);
+        self.sched_queued += 1;
+        self.results.max_sched_queued = self.results.max_sched_queued.max(self.sched_queued);
+        t
+    }
+
+    /// Hand requests to the driver while hardware queue `hwq` has driver tags and the scheduler gives some.
+    fn run_queue(&mut self, hwq: u32, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
+        let mut t = at;
+        loop {
+            let h = hwq as usize;
+            if self.driver_tags[h] == 0 {
+                break;
+            }
+            let rq = if let Some(rq) = self.dispatch_lists[h].pop_front() {
+                rq
+            } else {
+                if self.sched.queued(hwq) == 0 {
+                    break;
+                }
+                let Some(rq) = self.sched.dispatch(hwq, t) else { break };
+                self.sched_queued -= 1;
+                t = self.sched_op(t, self.costs.dispatch_ns);
+                rq
+            };
+            // Queue-wide schedulers may hand over a request meant for another hardware queue.
+            let entry = self.inflight[rq.id.index()].as_mut().expect("a scheduled request holds a tag");
+            let own = entry.1;
+            if self.driver_tags[own as usize] == 0 {
+                self.dispatch_lists[own as usize].push_back(rq);
+                continue;
+            }
+            entry.2 = true;
+            self.driver_tags[own as usize] -= 1;
+            out.push(Dispatched { id: rq.id, hwq: own, at: t });
+            t += driver_ns;
+        }
+        t
+    }
+
+    /// Request `id` completed at the driver; the completing core starts on it at `at`. Returns when its
+    /// block-layer work (including dispatching requests that were waiting) ends.
+    pub fn complete(&mut self, id: ReqId, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
+        let mut t = at + self.complete_ns;
+        let (rq, hwq, at_driver) =
+            self.inflight.get_mut(id.index()).and_then(Option::take).expect("a completed request was dispatched");
+        debug_assert!(at_driver, "completed without a driver tag");
+        t = self.sched_op(t, self.costs.completed_ns);
+        self.sched.completed(&rq, t.saturating_sub(rq.inserted_at), t);
+        let h = hwq as usize;
+        self.driver_tags[h] += 1;
+        if let Some(waiter) = self.tag_waiters[h].pop_front() {
+            // The freed allocation tag goes straight to the oldest waiter.
+            t = self.insert(waiter, hwq, t);
+        } else {
+            self.alloc_tags[h] += 1;
+        }
+        for q in 0..self.alloc_tags.len() as u32 {
+            let hq = (hwq + q) % self.alloc_tags.len() as u32;
+            if !self.dispatch_lists[hq as usize].is_empty() || self.sched.queued(hq) > 0 {
+                t = self.run_queue(hq, t, driver_ns, out);
+            }
+        }
+        t
+    }
+
+    pub fn results(&self) -> BlockResults {
+        self.results.clone()
+    }
+
+    /// Tags are conserved: per hardware queue, allocation tags in use equal the requests holding one, and
+    /// driver tags in use equal the requests at the driver.
+    pub fn check_tags(&self) -> Result<(), String> {
+        let queues = self.alloc_tags.len();
+        let mut holding = vec![0u32; queues];
+        let mut at_driver = vec![0u32; queues];
+        for (_, hwq, driver) in self.inflight.iter().flatten() {
+            holding[*hwq as usize] += 1;
+            at_driver[*hwq as usize] += u32::from(*driver);
+        }
+        for h in 0..queues {
+            if self.alloc_capacity - self.alloc_tags[h] != holding[h] {
+                return Err(format!(
+                    "hardware queue {h}: {} allocation tags in use but {} requests hold one",
+                    self.alloc_capacity - self.alloc_tags[h],
+                    holding[h]
+                ));
+            }
+            if self.driver_capacity - self.driver_tags[h] != at_driver[h] {
+                return Err(format!(
+                    "hardware queue {h}: {} driver tags in use but {} requests at the driver",
+                    self.driver_capacity - self.driver_tags[h],
+                    at_driver[h]
+                ));
+            }
+        }
+        Ok(())
+    }
+}

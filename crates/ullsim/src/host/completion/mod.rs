@@ -1,0 +1,49 @@
+//! How the host notices that a request completed, behind [`CompletionPolicy`]: by interrupt (the handler
+//! wakes the sleeping task), by classic polling (the waiting task spins on the completion queue; its core
+//! is busy all the while) or by hybrid polling (sleep about half the expected service time, then spin).
+//! Adding a policy (e.g. FlashShare's Select-ISR) means a file here and a name in [`make`].
+
+mod hybrid;
+mod interrupt;
+mod poll;
+
+use crate::engine::Time;
+use crate::request::Class;
+
+/// How a task waits for one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitMode {
+    /// Sleep; the interrupt handler wakes the task.
+    Interrupt,
+    /// Spin until the completion shows up (no interrupt is raised for it).
+    Poll,
+    /// Sleep for [`CompletionPolicy::sleep_before_poll`], then spin (no interrupt).
+    Hybrid,
+}
+
+pub trait CompletionPolicy {
+    fn name(&self) -> &'static str;
+    /// How the request of a flow with this class waits; `hipri` is the flow's own request to poll (fio's
+    /// `hipri`).
+    fn mode(&self, class: Class, hipri: bool) -> WaitMode;
+    /// A polled request took `service_ns` from doorbell to completion entry (hybrid polling learns from it).
+    fn observe(&mut self, _service_ns: Time) {}
+    /// How long a hybrid-polling task sleeps before it starts spinning.
+    fn sleep_before_poll(&self) -> Time {
+        0
+    }
+}
+
+/// Names of the completion policies.
+pub fn names() -> &'static [&'static str] {
+    &["interrupt", "poll", "hybrid"]
+}
+
+pub fn make(name: &str) -> Option<Box<dyn CompletionPolicy>> {
+    match name {
+        "interrupt" => Some(Box::new(interrupt::Interrupt)),
+        "poll" => Some(Box::new(poll::Poll)),
+        "hybrid" => Some(Box::new(hybrid::Hybrid::default())),
+        _ => None,
+    }
+}

@@ -1,0 +1,526 @@
+//! CPU: cores, tasks and the CPU scheduler.
+//!
+//! A task runs *segments*: stretches of CPU work of known length in one activity (user code, kernel I/O path,
+//! polling). The host decides what a task does next each time it finishes a segment or gets a core; the CPU
+//! model decides when that happens: it runs one task per core, lets interrupts steal time from whatever runs
+//! (the segment ends that much later), puts woken tasks on a core, and asks the [`CpuScheduler`] whether they
+//! preempt the running task, at wake-up and at each tick. Kernel segments are not preemptible (a server
+//! kernel preempts at the return to user space); user code and polling loops are.
+//!
+//! Per-core time is accounted as user, kernel (including interrupt handlers), polling and idle.
+
+mod cfs;
+mod eevdf;
+
+use serde::Serialize;
+
+use crate::config::host::{CpuConfig, HostConfig};
+use crate::engine::{EventQueue, Time};
+use crate::sim::Event;
+
+use super::HostEvent;
+
+/// Index of a task.
+pub type TaskId = u32;
+
+/// What a core spends its time on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Activity {
+    User = 0,
+    Kernel = 1,
+    Poll = 2,
+}
+
+/// CPU events.
+#[derive(Debug, Clone, Copy)]
+pub enum CpuEvent {
+    /// The segment running on `core` (generation `gen`) may have ended.
+    SegmentEnd { core: u32, gen: u32 },
+    /// Scheduler tick on `core`.
+    Tick { core: u32 },
+}
+
+/// Scheduler tunables after scaling by the number of cores, as Linux does: factor 1 + log2(min(cores, 8)).
+#[derive(Debug, Clone, Copy)]
+pub struct SchedTunables {
+    pub latency_ns: Time,
+    pub min_granularity_ns: Time,
+    pub wakeup_granularity_ns: Time,
+    pub base_slice_ns: Time,
+    pub tick_ns: Time,
+}
+
+impl SchedTunables {
+    pub fn from_config(cfg: &CpuConfig, cores: u32) -> Self {
+        let factor = 1 + (cores.clamp(1, 8)).ilog2() as u64;
+        SchedTunables {
+            latency_ns: cfg.sched_latency_ns.0 * factor,
+            min_granularity_ns: cfg.min_granularity_ns.0 * factor,
+            wakeup_granularity_ns: cfg.wakeup_granularity_ns.0 * factor,
+            base_slice_ns: cfg.base_slice_ns.0 * factor,
+            tick_ns: cfg.tick_ns.0.max(1),
+        }
+    }
+}
+
+/// A CPU scheduling policy (Linux's fair class): which runnable task a core runs, and when a woken or waiting
+/// task preempts the running one. The CPU model tells it every change; it keeps its own per-task state.
+pub trait CpuScheduler {
+    fn name(&self) -> &'static str;
+    /// A new task exists (it starts asleep).
+    fn task_new(&mut self, task: TaskId, core: u32, now: Time);
+    /// `task` becomes runnable on `core` (not running yet); `wakeup` is false for a preempted task going back.
+    fn enqueue(&mut self, core: u32, task: TaskId, wakeup: bool, now: Time);
+    /// `task`, running on `core`, stops running: back to the queue if `runnable`, else it sleeps.
+    fn put_prev(&mut self, core: u32, task: TaskId, runnable: bool, now: Time);
+    /// Take the task `core` should run next out of its queue.
+    fn pick_next(&mut self, core: u32, now: Time) -> Option<TaskId>;
+    /// `woken` was just enqueued on `core` where `curr` runs: should `curr` be preempted?
+    fn check_preempt_wakeup(&mut self, core: u32, curr: TaskId, woken: TaskId, critical: bool, now: Time) -> bool;
+    /// Periodic tick on `core` while `curr` runs and others wait: should `curr` be preempted?
+    fn tick(&mut self, core: u32, curr: TaskId, now: Time) -> bool;
+    /// Tasks waiting (runnable, not running) on `core`.
+    fn queued(&self, core: u32) -> usize;
+}
+
+/// Names of the CPU schedulers.
+pub fn scheduler_names() -> &'static [&'static str] {
+    &["cfs", "eevdf", "fastresponse"]
+}
+
+/// Build a CPU scheduler by name.
+pub fn make_scheduler(name: &str, tunables: SchedTunables, cores: u32) -> Option<Box<dyn CpuScheduler>> {
+    match name {
+        "cfs" => Some(Box::new(cfs::Cfs::new(tunables, cores, false))),
+        "fastresponse" => Some(Box::new(cfs::Cfs::new(tunables, cores, true))),
+        "eevdf" => Some(Box::new(eevdf::Eevdf::new(tunables, cores))),
+        _ => None,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Running,
+    Runnable,
+    Sleeping,
+}
+
+/// Work a preempted task had left.
+#[derive(Debug, Clone, Copy)]
+enum Saved {
+    Segment { remaining: Time, activity: Activity },
+    Spin,
+}
+
+struct Task {
+    allowed: Vec<u32>,
+    core: u32,
+    state: State,
+    critical: bool,
+    saved: Option<Saved>,
+    /// Time to add in front of the task's next segment: switching it in, leaving idle.
+    pending_overhead: Time,
+    cpu_ns: Time,
+}
+
+#[derive(Default)]
+struct Core {
+    current: Option<TaskId>,
+    /// The current segment: when it started, when it ends (before stolen time) and its activity.
+    seg: Option<(Time, Time, Activity)>,
+    /// The current task spins (polling) since this time.
+    spin_since: Option<Time>,
+    gen: u32,
+    /// Interrupt time taken from the current segment and not yet added to its end.
+    stolen: Time,
+    /// Interrupt time taken from the current segment or spin in total (not counted as its activity).
+    stolen_in_segment: Time,
+    /// An interrupt handler runs on this core until then.
+    irq_until: Time,
+    need_resched: bool,
+    tick_scheduled: bool,
+    busy_ns: [Time; 3],
+    irq_ns: Time,
+    context_switches: u64,
+}
+
+/// Per-core time over a run.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CoreUsage {
+    /// Fractions of the run: user code, kernel (I/O path and interrupt handlers), polling, idle.
+    pub user: f64,
+    pub kernel: f64,
+    pub poll: f64,
+    pub idle: f64,
+    pub context_switches: u64,
+}
+
+pub struct Cpu {
+    cores: Vec<Core>,
+    tasks: Vec<Task>,
+    scheduler: Box<dyn CpuScheduler>,
+    tunables: SchedTunables,
+    context_switch_ns: Time,
+    idle_exit_ns: Time,
+    /// Tasks that just got a core and wait for the host to say what they run.
+    ready: Vec<TaskId>,
+}
+
+impl Cpu {
+    pub fn new(cfg: &HostConfig) -> Result<Cpu, String> {
+        let tunables = SchedTunables::from_config(&cfg.cpu, cfg.cores);
+        let scheduler = make_scheduler(&cfg.cpu_scheduler, tunables, cfg.cores).ok_or_else(|| {
+            format!(
+                "host.cpu_scheduler: unknown scheduler \"{}\"; expected one of {:?}",
+                cfg.cpu_scheduler,
+                scheduler_names()
+            )
+        })?;
+        Ok(Cpu {
+            cores: (0..cfg.cores).map(|_| Core::default()).collect(),
+            tasks: Vec::new(),
+            scheduler,
+            tunables,
+            context_switch_ns: cfg.cpu.context_switch_ns.0,
+            idle_exit_ns: cfg.cpu.idle_exit_ns.0,
+            ready: Vec::new(),
+        })
+    }
+
+    pub fn scheduler_name(&self) -> &'static str {
+        self.scheduler.name()
+    }
+
+    /// Create a task allowed on `allowed` cores (first one is where it starts); it starts asleep.
+    pub fn add_task(&mut self, allowed: Vec<u32>, critical: bool) -> TaskId {
+        let id = self.tasks.len() as TaskId;
+        let core = allowed[0];
+        self.scheduler.task_new(id, core, 0);
+        self.tasks.push(Task {
+            allowed,
+            core,
+            state: State::Sleeping,
+            critical,
+            saved: None,
+            pending_overhead: 0,
+            cpu_ns: 0,
+        });
+        id
+    }
+
+    /// The core `task` runs on (or last ran on).
+    pub fn core_of(&self, task: TaskId) -> u32 {
+        self.tasks[task as usize].core
+    }
+
+    pub fn is_sleeping(&self, task: TaskId) -> bool {
+        self.tasks[task as usize].state == State::Sleeping
+    }
+
+    /// The task is on its core and spinning in a polling loop.
+    pub fn is_spinning(&self, task: TaskId) -> bool {
+        let t = &self.tasks[task as usize];
+        t.state == State::Running && self.cores[t.core as usize].spin_since.is_some()
+    }
+
+    /// When `task`'s next segment would start doing its own work if it started now (after switch-in costs).
+    pub fn work_starts_at(&self, task: TaskId, now: Time) -> Time {
+        now + self.tasks[task as usize].pending_overhead
+    }
+
+    /// A task that got a core and needs to be told what to run, if any.
+    pub fn take_ready(&mut self) -> Option<TaskId> {
+        self.ready.pop()
+    }
+
+    /// Run a segment of `ns` on `task`, which holds its core and has nothing running.
+    pub fn run(&mut self, q: &mut EventQueue<Event>, task: TaskId, ns: Time, activity: Activity) {
+        let now = q.now();
+        let t = &mut self.tasks[task as usize];
+        debug_assert_eq!(t.state, State::Running);
+        let core_id = t.core;
+        let end = now + t.pending_overhead + ns;
+        t.pending_overhead = 0;
+        let core = &mut self.cores[core_id as usize];
+        debug_assert!(core.seg.is_none() && core.spin_since.is_none());
+        core.seg = Some((now, end, activity));
+        core.stolen = 0;
+        core.stolen_in_segment = 0;
+        core.gen = core.gen.wrapping_add(1);
+        q.schedule_at(end, Event::Host(HostEvent::Cpu(CpuEvent::SegmentEnd { core: core_id, gen: core.gen })));
+    }
+
+    /// `task`, holding its core with nothing running, spins in a polling loop until [`Cpu::stop_spin`].
+    pub fn spin(&mut self, q: &mut EventQueue<Event>, task: TaskId) {
+        if self.tasks[task as usize].pending_overhead > 0 {
+            // Switch in first; the host is asked again at the end and spins then.
+            self.run(q, task, 0, Activity::Kernel);
+            return;
+        }
+        let now = q.now();
+        let core_id = self.tasks[task as usize].core;
+        let core = &mut self.cores[core_id as usize];
+        core.spin_since = Some(now);
+        core.stolen_in_segment = 0;
+        if core.need_resched {
+            // A polling loop checks need_resched and yields.
+            self.resched(q, core_id);
+        }
+    }
+
+    /// The spinning `task` found what it polled for; it holds its core with nothing running.
+    pub fn stop_spin(&mut self, now: Time, task: TaskId) {
+        let core_id = self.tasks[task as usize].core;
+        self.end_spin_accounting(core_id, now);
+    }
+
+    fn end_spin_accounting(&mut self, core_id: u32, now: Time) {
+        let core = &mut self.cores[core_id as usize];
+        if let Some(since) = core.spin_since.take() {
+            let ran = now - since;
+            core.busy_ns[Activity::Poll as usize] += ran.saturating_sub(core.stolen_in_segment);
+            if let Some(t) = core.current {
+                self.tasks[t as usize].cpu_ns += ran;
+            }
+        }
+    }
+
+    /// `task`, holding its core with nothing running, goes to sleep until [`Cpu::wake`].
+    pub fn sleep(&mut self, q: &mut EventQueue<Event>, task: TaskId) {
+        let now = q.now();
+        let core_id = self.tasks[task as usize].core;
+        self.tasks[task as usize].state = State::Sleeping;
+        self.scheduler.put_prev(core_id, task, false, now);
+        self.cores[core_id as usize].current = None;
+        self.cores[core_id as usize].need_resched = false;
+        self.switch_next(q, core_id, now, false);
+    }
+
+    /// Wake `task` (asleep) now: put it on a core and run it or queue it there.
+    pub fn wake(&mut self, q: &mut EventQueue<Event>, task: TaskId) {
+        let now = q.now();
+        if self.tasks[task as usize].state != State::Sleeping {
+            return;
+        }
+        let core_id = self.select_core(task, now);
+        let t = &mut self.tasks[task as usize];
+        t.core = core_id;
+        t.state = State::Runnable;
+        let critical = t.critical;
+        self.scheduler.enqueue(core_id, task, true, now);
+        match self.cores[core_id as usize].current {
+            None => self.switch_next(q, core_id, now, true),
+            Some(curr) => {
+                if self.scheduler.check_preempt_wakeup(core_id, curr, task, critical, now) {
+                    self.resched(q, core_id);
+                }
+                self.ensure_tick(q, core_id, now);
+            }
+        }
+    }
+
+    /// When an interrupt raised at `at` on `core` starts its handler: after any handler already running
+    /// there, and after leaving the idle state if the core is idle.
+    pub fn irq_start(&self, core_id: u32, at: Time) -> Time {
+        let core = &self.cores[core_id as usize];
+        if core.irq_until > at {
+            core.irq_until
+        } else if core.current.is_some() {
+            at
+        } else {
+            at + self.idle_exit_ns
+        }
+    }
+
+    /// An interrupt handler runs on `core` over `[start, start + ns)` (`start` from [`Cpu::irq_start`]). It
+    /// delays whatever the core was doing by as much.
+    pub fn book_irq(&mut self, core_id: u32, start: Time, ns: Time) {
+        let core = &mut self.cores[core_id as usize];
+        core.irq_until = core.irq_until.max(start + ns);
+        core.irq_ns += ns;
+        if core.current.is_some() {
+            if core.seg.is_some() {
+                core.stolen += ns;
+            }
+            core.stolen_in_segment += ns;
+        }
+    }
+
+    /// Handle a CPU event. Tasks that finish a segment are appended to `ready` (see [`Cpu::take_ready`]).
+    pub fn handle(&mut self, q: &mut EventQueue<Event>, event: CpuEvent) {
+        let now = q.now();
+        match event {
+            CpuEvent::SegmentEnd { core: core_id, gen } => {
+                let core = &mut self.cores[core_id as usize];
+                if core.gen != gen || core.seg.is_none() {
+                    return;
+                }
+                if core.stolen > 0 {
+                    // Interrupts ran meanwhile: the segment ends that much later.
+                    let (start, end, activity) = core.seg.expect("checked");
+                    let new_end = end + core.stolen;
+                    core.seg = Some((start, new_end, activity));
+                    core.stolen = 0;
+                    q.schedule_at(new_end, Event::Host(HostEvent::Cpu(CpuEvent::SegmentEnd { core: core_id, gen })));
+                    return;
+                }
+                self.end_segment_accounting(core_id, now);
+                let task = self.cores[core_id as usize].current.expect("a segment has a task");
+                if self.cores[core_id as usize].need_resched && self.scheduler.queued(core_id) > 0 {
+                    self.preempt(q, core_id, now);
+                } else {
+                    self.cores[core_id as usize].need_resched = false;
+                    self.ready.push(task);
+                }
+            }
+            CpuEvent::Tick { core: core_id } => {
+                self.cores[core_id as usize].tick_scheduled = false;
+                if self.scheduler.queued(core_id) == 0 {
+                    return;
+                }
+                if let Some(curr) = self.cores[core_id as usize].current {
+                    if self.scheduler.tick(core_id, curr, now) {
+                        self.resched(q, core_id);
+                    }
+                }
+                self.ensure_tick(q, core_id, now);
+            }
+        }
+    }
+
+    fn end_segment_accounting(&mut self, core_id: u32, now: Time) {
+        let core = &mut self.cores[core_id as usize];
+        if let Some((start, _, activity)) = core.seg.take() {
+            let ran = now - start;
+            core.busy_ns[activity as usize] += ran.saturating_sub(core.stolen_in_segment);
+            if let Some(t) = core.current {
+                self.tasks[t as usize].cpu_ns += ran;
+            }
+        }
+        let core = &mut self.cores[core_id as usize];
+        core.stolen = 0;
+        core.stolen_in_segment = 0;
+        core.gen = core.gen.wrapping_add(1);
+    }
+
+    /// The scheduler wants the current task of `core` off: now if it runs user code or polls, else at the end
+    /// of its kernel segment.
+    fn resched(&mut self, q: &mut EventQueue<Event>, core_id: u32) {
+        let now = q.now();
+        let core = &mut self.cores[core_id as usize];
+        let preemptible = core.spin_since.is_some() || matches!(core.seg, Some((_, _, Activity::User)));
+        if preemptible && self.scheduler.queued(core_id) > 0 {
+            self.preempt(q, core_id, now);
+        } else {
+            core.need_resched = true;
+        }
+    }
+
+    /// Take the current task off `core` (it stays runnable, keeping any unfinished work) and switch.
+    fn preempt(&mut self, q: &mut EventQueue<Event>, core_id: u32, now: Time) {
+        let core = &mut self.cores[core_id as usize];
+        let task = core.current.expect("preempting a running task");
+        let saved = if core.spin_since.is_some() {
+            self.end_spin_accounting(core_id, now);
+            Some(Saved::Spin)
+        } else if let Some((_, end, activity)) = core.seg {
+            let remaining = (end + core.stolen).saturating_sub(now);
+            self.end_segment_accounting(core_id, now);
+            Some(Saved::Segment { remaining, activity })
+        } else {
+            None
+        };
+        let t = &mut self.tasks[task as usize];
+        t.saved = saved;
+        t.state = State::Runnable;
+        self.scheduler.put_prev(core_id, task, true, now);
+        let core = &mut self.cores[core_id as usize];
+        core.current = None;
+        core.need_resched = false;
+        self.switch_next(q, core_id, now, false);
+    }
+
+    /// `core` has no current task: run the next one, or go idle. `from_idle`: the core was idle, so unless an
+    /// interrupt handler just woke it, it first leaves its idle state.
+    fn switch_next(&mut self, q: &mut EventQueue<Event>, core_id: u32, now: Time, from_idle: bool) {
+        let Some(next) = self.scheduler.pick_next(core_id, now) else { return };
+        let core = &mut self.cores[core_id as usize];
+        // An interrupt handler still running delays the switch; an idle core first leaves its idle state
+        // unless a handler just woke it.
+        let mut overhead = self.context_switch_ns + core.irq_until.saturating_sub(now);
+        if from_idle && core.irq_until < now {
+            overhead += self.idle_exit_ns;
+        }
+        core.current = Some(next);
+        core.context_switches += 1;
+        let t = &mut self.tasks[next as usize];
+        t.state = State::Running;
+        t.core = core_id;
+        t.pending_overhead += overhead;
+        match t.saved.take() {
+            Some(Saved::Segment { remaining, activity }) => self.run(q, next, remaining, activity),
+            Some(Saved::Spin) | None => self.ready.push(next),
+        }
+        self.ensure_tick(q, core_id, now);
+    }
+
+    /// Schedule a tick on `core` if tasks wait there (ticks on cores with one task change nothing).
+    fn ensure_tick(&mut self, q: &mut EventQueue<Event>, core_id: u32, now: Time) {
+        let core = &mut self.cores[core_id as usize];
+        if core.tick_scheduled || self.scheduler.queued(core_id) == 0 {
+            return;
+        }
+        core.tick_scheduled = true;
+        let tick = self.tunables.tick_ns;
+        let at = (now / tick + 1) * tick;
+        q.schedule_at(at, Event::Host(HostEvent::Cpu(CpuEvent::Tick { core: core_id })));
+    }
+
+    /// Where a woken task runs: its only allowed core; else its previous core if idle, else an idle allowed
+    /// core, else its previous core (select_idle_sibling without the cache topology).
+    fn select_core(&self, task: TaskId, now: Time) -> u32 {
+        let t = &self.tasks[task as usize];
+        let idle = |c: u32| {
+            let core = &self.cores[c as usize];
+            core.current.is_none() && self.scheduler.queued(c) == 0 && core.irq_until <= now
+        };
+        if t.allowed.len() == 1 || idle(t.core) {
+            return t.core;
+        }
+        t.allowed.iter().copied().find(|&c| idle(c)).unwrap_or(t.core)
+    }
+
+    /// CPU time `task` has used.
+    pub fn task_cpu_ns(&self, task: TaskId) -> Time {
+        self.tasks[task as usize].cpu_ns
+    }
+
+    /// Per-core usage over `[0, end]`.
+    pub fn usage(&mut self, end: Time) -> Vec<CoreUsage> {
+        for c in 0..self.cores.len() as u32 {
+            // Close open segments and spins at the end of the run.
+            if self.cores[c as usize].spin_since.is_some() {
+                self.end_spin_accounting(c, end);
+                self.cores[c as usize].spin_since = Some(end);
+            }
+            if let Some((start, e, a)) = self.cores[c as usize].seg {
+                let core = &mut self.cores[c as usize];
+                let ran = end.saturating_sub(start).saturating_sub(core.stolen_in_segment);
+                core.busy_ns[a as usize] += ran;
+                core.seg = Some((end, e, a));
+                core.stolen_in_segment = 0;
+            }
+        }
+        let total = end.max(1) as f64;
+        self.cores
+            .iter()
+            .map(|c| {
+                let user = c.busy_ns[Activity::User as usize] as f64 / total;
+                let kernel = (c.busy_ns[Activity::Kernel as usize] + c.irq_ns.min(end)) as f64 / total;
+                let poll = c.busy_ns[Activity::Poll as usize] as f64 / total;
+                let busy = (user + kernel + poll).min(1.0);
+                CoreUsage { user, kernel, poll, idle: 1.0 - busy, context_switches: c.context_switches }
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,116 @@
+//! The NVMe driver: one queue pair per hardware queue (one per core by default), the command and doorbell
+//! cost, and interrupt vectors with optional coalescing. Each queue's interrupt goes to the first core that
+//! submits to it; one handler run processes every completion entry pending on its vector.
+
+use crate::config::host::NvmeConfig;
+use crate::device::Device;
+use crate::engine::{EventQueue, Time};
+use crate::request::{NvmePriority, ReqId};
+use crate::sim::Event;
+
+/// What the driver wants after a completion entry arrived on an interrupt-driven queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IrqAction {
+    /// Raise the interrupt now.
+    Fire,
+    /// Coalescing: raise it at this time unless enough entries arrive first.
+    ArmTimer(Time),
+    /// Coalescing: wait (a timer is armed).
+    Wait,
+}
+
+struct Vector {
+    /// Completion entries waiting for the interrupt.
+    pending: Vec<ReqId>,
+    /// Generation of the armed coalescing timer (a fired interrupt makes older timers stale).
+    timer_gen: u32,
+    timer_armed: bool,
+}
+
+pub struct NvmeDriver {
+    /// Driver work per command: nvme_queue_rq plus the doorbell write.
+    pub submit_ns: Time,
+    pub irq_delivery_ns: Time,
+    pub isr_ns: Time,
+    pub cqe_ns: Time,
+    coalesce_count: u32,
+    coalesce_time_ns: Time,
+    device_queue: Vec<u32>,
+    hwq_of_core: Vec<u32>,
+    irq_core: Vec<u32>,
+    vectors: Vec<Vector>,
+    interrupts: u64,
+}
+
+impl NvmeDriver {
+    /// Create `queue_pairs` (0: one per core) queue pairs on `device`.
+    pub fn new(cfg: &NvmeConfig, cores: u32, queue_pairs: u32, device: &mut Device) -> Self {
+        let count = if queue_pairs == 0 { cores } else { queue_pairs };
+        let hwq_of_core: Vec<u32> = (0..cores).map(|c| c % count).collect();
+        let irq_core = (0..count).map(|h| hwq_of_core.iter().position(|&q| q == h).unwrap_or(0) as u32).collect();
+        NvmeDriver {
+            submit_ns: cfg.queue_rq_ns.0 + cfg.doorbell_ns.0,
+            irq_delivery_ns: cfg.irq_delivery_ns.0,
+            isr_ns: cfg.isr_ns.0,
+            cqe_ns: cfg.cqe_ns.0,
+            coalesce_count: cfg.coalesce_count.max(1),
+            coalesce_time_ns: cfg.coalesce_time_ns.0,
+            device_queue: (0..count).map(|_| device.create_queue(NvmePriority::default())).collect(),
+            hwq_of_core,
+            irq_core,
+            vectors: (0..count).map(|_| Vector { pending: Vec::new(), timer_gen: 0, timer_armed: false }).collect(),
+            interrupts: 0,
+        }
+    }
+
+    pub fn hw_queues(&self) -> u32 {
+        self.device_queue.len() as u32
+    }
+
+    /// The hardware queue a core submits to.
+    pub fn hwq_of_core(&self, core: u32) -> u32 {
+        self.hwq_of_core[core as usize]
+    }
+
+    /// The core a hardware queue's interrupt goes to.
+    pub fn irq_core(&self, hwq: u32) -> u32 {
+        self.irq_core[hwq as usize]
+    }
+
+    /// The command is in hardware queue `hwq`'s submission queue and the doorbell is written at `at`.
+    pub fn ring(&self, device: &mut Device, q: &mut EventQueue<Event>, req: ReqId, hwq: u32, at: Time) {
+        device.ring_doorbell(q, req, self.device_queue[hwq as usize], at);
+    }
+
+    /// A completion entry for an interrupt-driven request arrived on `hwq` at `now`.
+    pub fn on_completion_entry(&mut self, hwq: u32, req: ReqId, now: Time) -> IrqAction {
+        let v = &mut self.vectors[hwq as usize];
+        v.pending.push(req);
+        if v.pending.len() as u32 >= self.coalesce_count {
+            return IrqAction::Fire;
+        }
+        if v.timer_armed {
+            return IrqAction::Wait;
+        }
+        v.timer_armed = true;
+        IrqAction::ArmTimer(now + self.coalesce_time_ns)
+    }
+
+    /// Generation of `hwq`'s coalescing timer (a timer event carries it; a stale one is ignored).
+    pub fn timer_gen(&self, hwq: u32) -> u32 {
+        self.vectors[hwq as usize].timer_gen
+    }
+
+    /// Raise `hwq`'s interrupt: take the entries it reports.
+    pub fn fire(&mut self, hwq: u32, out: &mut Vec<ReqId>) {
+        let v = &mut self.vectors[hwq as usize];
+        v.timer_armed = false;
+        v.timer_gen = v.timer_gen.wrapping_add(1);
+        out.append(&mut v.pending);
+        self.interrupts += 1;
+    }
+
+    pub fn interrupts(&self) -> u64 {
+        self.interrupts
+    }
+}

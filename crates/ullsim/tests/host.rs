@@ -1,0 +1,300 @@
+//! The host stack: HotStorage'23 Table 1 calibration, CPU scheduling next to a CPU hog, polling, tags,
+//! splitting, the per-layer breakdown, and `none` never losing to a scheduler on IOPS or energy.
+
+mod common;
+
+use common::{run, scenario, scenario_with};
+use ullsim::RunResults;
+
+/// QD1 4 KB random I/O from one io_uring job on optane-ull (HotStorage'23 §4.1).
+const QD1: &str = r#"
+[run]
+duration = "20ms"
+[device]
+preset = "optane-ull"
+[[flow]]
+name = "io"
+rw = "randread"
+bs = "4k"
+ioengine = "io_uring"
+"#;
+
+/// HotStorage'23 Table 1: median latency in us for (scheduler, read defaults, write defaults, read with
+/// hipri + sqthread_poll, write with hipri + sqthread_poll).
+const TABLE1: &[(&str, [f64; 4])] = &[
+    ("none", [12.52, 16.55, 7.81, 12.19]),
+    ("mq-deadline", [13.39, 17.65, 8.32, 12.83]),
+    ("kyber", [13.44, 17.24, 8.33, 12.90]),
+    ("bfq", [15.01, 19.43, 9.41, 14.18]),
+];
+
+fn table1_cell(scheduler: &str, column: usize) -> f64 {
+    let rw = if column.is_multiple_of(2) { "randread" } else { "randwrite" };
+    let polled = if column >= 2 { "true" } else { "false" };
+    let r = run(&scenario_with(
+        QD1,
+        &[
+            &format!("host.io_scheduler={scheduler}"),
+            &format!("flow.io.rw={rw}"),
+            &format!("flow.io.hipri={polled}"),
+            &format!("flow.io.sqthread_poll={polled}"),
+        ],
+    ));
+    r.flows[0].latency_ns.p50 as f64 / 1000.0
+}
+
+#[test]
+fn table1_medians_within_ten_percent_and_schedulers_in_order() {
+    let mut simulated: Vec<[f64; 4]> = Vec::new();
+    for (scheduler, paper) in TABLE1 {
+        let row: [f64; 4] = std::array::from_fn(|column| table1_cell(scheduler, column));
+        for (column, (&sim, &want)) in row.iter().zip(paper).enumerate() {
+            let error = (sim - want).abs() / want;
+            println!(
+                "{scheduler:<12} column {column}: simulated {sim:.2} us, paper {want:.2} us ({:+.1}%)",
+                (sim / want - 1.0) * 100.0
+            );
+            assert!(error < 0.10, "{scheduler} column {column}: {sim:.2} vs paper {want:.2}");
+        }
+        simulated.push(row);
+    }
+    let [none_row, deadline_row, kyber_row, bfq_row] = [0, 1, 2, 3].map(|i: usize| simulated[i]);
+    for column in 0..4 {
+        let (none, deadline, kyber, bfq) = (none_row[column], deadline_row[column], kyber_row[column], bfq_row[column]);
+        assert!(none < deadline && none < kyber, "column {column}: none must be cheapest");
+        assert!((deadline - kyber).abs() / deadline < 0.05, "column {column}: mq-deadline and kyber about equal");
+        assert!(bfq > deadline && bfq > kyber, "column {column}: bfq must be dearest");
+    }
+}
+
+/// A reader pinned to core 0, optionally beside a CPU hog on the same core.
+fn reader_beside_hog(hog: bool, cpu_scheduler: &str) -> RunResults {
+    let mut text = String::from(
+        r#"
+[run]
+duration = "100ms"
+[device]
+preset = "optane-ull"
+[[flow]]
+name = "reader"
+class = "critical"
+rw = "randread"
+ioengine = "psync"
+cpus_allowed = "0"
+"#,
+    );
+    if hog {
+        text.push_str("[[flow]]\nname = \"hog\"\nioengine = \"cpuio\"\ncpus_allowed = \"0\"\n");
+    }
+    run(&scenario_with(&text, &[&format!("host.cpu_scheduler={cpu_scheduler}")]))
+}
+
+#[test]
+fn on_an_idle_core_a_woken_task_waits_one_context_switch() {
+    let r = reader_beside_hog(false, "cfs");
+    let context_switch = ullsim::config::HostConfig::default().cpu.context_switch_ns.0 as f64;
+    let wait = r.flows[0].breakdown_ns.cpu_wait.mean;
+    assert!((wait - context_switch).abs() < 1.0, "cpu wait {wait} ns vs one context switch {context_switch} ns");
+}
+
+#[test]
+fn a_cpu_hog_gets_the_rest_of_its_core_and_the_critical_reader_still_runs() {
+    for scheduler in ["cfs", "eevdf", "fastresponse"] {
+        let r = reader_beside_hog(true, scheduler);
+        let (reader, hog) = (&r.flows[0], &r.flows[1]);
+        println!(
+            "{scheduler}: reader {:.0} IOPS, cpu wait {:.2} us, reader CPU {:.3}, hog CPU {:.3}",
+            reader.iops,
+            reader.breakdown_ns.cpu_wait.mean / 1000.0,
+            reader.cpu_cores,
+            hog.cpu_cores
+        );
+        assert!(hog.cpu_cores > 0.6, "{scheduler}: the hog uses the core when the reader sleeps");
+        assert!((reader.cpu_cores + hog.cpu_cores - 1.0).abs() < 0.02, "{scheduler}: core 0 is never idle");
+        assert!(reader.iops > 50_000.0, "{scheduler}: a sleeper next to a hog lags and preempts it");
+    }
+    // FastResponse's critical wake-up: exactly one context switch, every time.
+    let r = reader_beside_hog(true, "fastresponse");
+    let context_switch = ullsim::config::HostConfig::default().cpu.context_switch_ns.0 as f64;
+    assert!((r.flows[0].breakdown_ns.cpu_wait.mean - context_switch).abs() < 1.0);
+}
+
+#[test]
+fn a_polling_core_is_busy_all_the_time_and_skips_interrupts() {
+    let polled = run(&scenario_with(QD1, &["flow.io.hipri=true", "flow.io.cpus_allowed=\"2\""]));
+    let core = &polled.host.cores[2];
+    println!(
+        "polling core: user {:.3} kernel {:.3} poll {:.3} idle {:.3}",
+        core.user, core.kernel, core.poll, core.idle
+    );
+    assert!(core.idle < 0.01, "a polling core is ~100% busy: idle {}", core.idle);
+    assert!(core.poll > 0.5, "most of it spinning: poll {}", core.poll);
+    assert_eq!(polled.host.interrupts, 0);
+    assert_eq!(polled.flows[0].breakdown_ns.cpu_wait.mean, 0.0);
+    let interrupts = run(&scenario_with(QD1, &["flow.io.cpus_allowed=\"2\""]));
+    assert!(interrupts.host.cores[2].idle > 0.5, "with interrupts the core sleeps while the device works");
+    // One interrupt per completion (the last may be in its handler when the run ends).
+    let (irqs, done) = (interrupts.host.interrupts, interrupts.requests_completed);
+    assert!(irqs == done || irqs == done + 1, "{irqs} interrupts for {done} completions");
+    // Hybrid polling sleeps first: less spinning than classic polling, no interrupts.
+    let hybrid = run(&scenario_with(QD1, &["host.completion=hybrid", "flow.io.cpus_allowed=\"2\""]));
+    assert_eq!(hybrid.host.interrupts, 0);
+    assert!(
+        hybrid.host.cores[2].poll < core.poll * 0.8,
+        "hybrid {} vs classic {}",
+        hybrid.host.cores[2].poll,
+        core.poll
+    );
+}
+
+#[test]
+fn tags_are_conserved_and_waits_happen_when_they_run_out() {
+    for scheduler in ["none", "mq-deadline", "kyber", "bfq"] {
+        let r = run(&scenario_with(
+            r#"
+[run]
+duration = "10ms"
+check_invariants = true
+[host]
+queue_pairs = 1
+[host.block]
+nr_requests = 8
+[device]
+preset = "optane-ull"
+[device.host_interface]
+queue_depth = 9
+[[flow]]
+name = "many"
+rw = "randrw"
+iodepth = 16
+numjobs = 4
+"#,
+            &[&format!("host.io_scheduler={scheduler}")],
+        ));
+        assert!(r.flows[0].completed > 1000, "{scheduler}");
+        assert!(r.host.block.tag_waits > 0, "{scheduler}: 64 requests for 8 tags must wait");
+        assert!(r.device.queue_depth.max <= 8, "{scheduler}: at most queue_depth - 1 commands in the SQ");
+    }
+}
+
+#[test]
+fn large_requests_are_split_at_max_sectors_kb() {
+    let text = r#"
+[run]
+duration = "10ms"
+check_invariants = true
+[device]
+preset = "optane-ull"
+[[flow]]
+name = "big"
+rw = "randread"
+bs = "128k"
+"#;
+    let whole = run(&scenario(text));
+    let split = run(&scenario_with(text, &["host.block.max_sectors_kb=32"]));
+    assert_eq!(whole.device.queue_depth.max, 1);
+    assert_eq!(split.device.queue_depth.max, 4, "one 128 KiB request becomes four 32 KiB commands");
+    assert!(split.flows[0].completed > 100);
+    assert!(split.flows[0].latency_ns.mean < whole.flows[0].latency_ns.mean, "the pieces go in parallel");
+}
+
+#[test]
+fn layers_add_up_for_every_request_under_every_mode() {
+    // check_invariants makes the run fail if any request's stamps are out of order; the parts then add up to
+    // the latency by construction, which the means confirm.
+    for overrides in [
+        &["flow.io.iodepth=8"][..],
+        &["flow.io.ioengine=libaio", "flow.io.iodepth=4", "host.io_scheduler=bfq"],
+        &["flow.io.ioengine=psync", "flow.io.numjobs=3", "host.io_scheduler=kyber"],
+        &["flow.io.hipri=true", "flow.io.sqthread_poll=true", "flow.io.iodepth=4"],
+        &["host.completion=hybrid", "flow.io.rw=randrw", "flow.io.iodepth=2"],
+        &["host.nvme.coalesce_count=4", "flow.io.iodepth=16", "host.io_scheduler=mq-deadline"],
+        &["flow.io.bs=64k", "host.block.max_sectors_kb=16", "flow.io.rw=randwrite"],
+    ] {
+        let mut all = vec!["run.check_invariants=true"];
+        all.extend_from_slice(overrides);
+        let r = run(&scenario_with(QD1, &all));
+        let f = &r.flows[0];
+        let b = &f.breakdown_ns;
+        let sum = b.syscall.mean
+            + b.block.mean
+            + b.driver.mean
+            + b.device_queued.mean
+            + b.device_service.mean
+            + b.completion.mean
+            + b.cpu_wait.mean;
+        assert!(f.completed > 100, "{overrides:?}");
+        assert!((sum - f.latency_ns.mean).abs() < 1.0, "{overrides:?}: parts {sum} vs latency {}", f.latency_ns.mean);
+    }
+}
+
+/// IOPS and energy per million I/Os of one variant of the HotStorage'23 microbenchmarks.
+fn iops_and_energy(rw: &str, depth: u32, tenants: u32, scheduler: &str) -> (f64, f64) {
+    let r = run(&scenario_with(
+        r#"
+[run]
+duration = "10ms"
+[device]
+preset = "optane-ull"
+[[flow]]
+name = "fio"
+rw = "randread"
+bs = "4k"
+"#,
+        &[
+            &format!("flow.fio.rw={rw}"),
+            &format!("flow.fio.iodepth={depth}"),
+            &format!("flow.fio.numjobs={tenants}"),
+            &format!("host.io_scheduler={scheduler}"),
+        ],
+    ));
+    (r.flows[0].iops, r.energy.joules_per_million_ios.expect("I/O completed"))
+}
+
+#[test]
+fn none_is_best_or_tied_on_iops_and_energy_single_and_multi_tenant() {
+    for rw in ["randread", "randwrite", "randrw"] {
+        for (depth, tenants) in [(1, 1), (16, 1), (128, 1), (1, 16), (1, 128)] {
+            let (none_iops, none_energy) = iops_and_energy(rw, depth, tenants, "none");
+            for scheduler in ["mq-deadline", "kyber", "bfq"] {
+                let (iops, energy) = iops_and_energy(rw, depth, tenants, scheduler);
+                assert!(
+                    none_iops >= iops * 0.99,
+                    "{rw} depth {depth} x {tenants} tenants: none {none_iops:.0} < {scheduler} {iops:.0} IOPS"
+                );
+                assert!(
+                    none_energy <= energy * 1.01,
+                    "{rw} depth {depth} x {tenants}: none {none_energy:.0} > {scheduler} {energy:.0} J per 1M I/Os"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_host_keys_name_the_key() {
+    for (set, expected) in [
+        ("host.io_scheduler=cfq", "key `host.io_scheduler`"),
+        ("host.cpu_scheduler=bfs", "key `host.cpu_scheduler`"),
+        ("host.completion=sometimes", "key `host.completion`"),
+        ("host.cores=0", "key `host.cores`"),
+        ("host.block.max_sectors_kb=3", "key `host.block.max_sectors_kb`"),
+        ("flow.io.cpus_allowed=\"0-9\"", "key `flow[0].cpus_allowed`"),
+        ("flow.io.iodepth=4", ""),
+    ] {
+        let mut overrides = vec![set];
+        if set == "flow.io.iodepth=4" {
+            overrides.push("flow.io.ioengine=psync");
+        }
+        let err = ullsim::Scenario::from_toml_str(
+            QD1,
+            "test.toml",
+            std::path::Path::new("."),
+            &overrides.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        )
+        .expect_err(set)
+        .to_string();
+        assert!(err.starts_with("test.toml: "), "{err}");
+        assert!(err.contains(expected), "{set}: {err}");
+    }
+}
