@@ -216,13 +216,7 @@ fn layers_add_up_for_every_request_under_every_mode() {
         let r = run(&scenario_with(QD1, &all));
         let f = &r.flows[0];
         let b = &f.breakdown_ns;
-        let sum = b.syscall.mean
-            + b.block.mean
-            + b.driver.mean
-            + b.device_queued.mean
-            + b.device_service.mean
-            + b.completion.mean
-            + b.cpu_wait.mean;
+        let sum = common::breakdown_sum(b);
         assert!(f.completed > 100, "{overrides:?}");
         assert!((sum - f.latency_ns.mean).abs() < 1.0, "{overrides:?}: parts {sum} vs latency {}", f.latency_ns.mean);
     }

@@ -202,13 +202,7 @@ fn latency_breakdown_adds_up() {
     let r = run(&scenario(MIXED));
     for f in &r.flows {
         let b = &f.breakdown_ns;
-        let sum = b.syscall.mean
-            + b.block.mean
-            + b.driver.mean
-            + b.device_queued.mean
-            + b.device_service.mean
-            + b.completion.mean
-            + b.cpu_wait.mean;
+        let sum = common::breakdown_sum(b);
         assert!((sum - f.latency_ns.mean).abs() < 1.0, "{}: parts {sum} vs latency {}", f.name, f.latency_ns.mean);
         let l = &f.latency_ns;
         assert!(l.min <= l.p50 && l.p50 <= l.p90 && l.p90 <= l.p99 && l.p99 <= l.p99_9 && l.p99_9 <= l.max);

@@ -62,3 +62,14 @@ irq_delivery_ns = 0
 isr_ns = 0
 cqe_ns = 0
 "#;
+
+/// The sum of a flow's seven per-layer mean times (equal to its mean latency).
+pub fn breakdown_sum(b: &ullsim::metrics::Breakdown) -> f64 {
+    b.syscall.mean
+        + b.block.mean
+        + b.driver.mean
+        + b.device_queued.mean
+        + b.device_service.mean
+        + b.completion.mean
+        + b.cpu_wait.mean
+}

@@ -12,7 +12,13 @@ pub struct NoneScheduler {
 
 impl NoneScheduler {
     pub fn new(hw_queues: u32) -> Self {
-        NoneScheduler { queues: (0..hw_queues).map(|_| VecDeque::new()).collect() }
+        NoneScheduler { queues: (0..hw_queues.max(1)).map(|_| VecDeque::new()).collect() }
+    }
+
+    /// The queue of `hwq` (folded into range, like the other schedulers).
+    fn queue(&mut self, hwq: u32) -> &mut VecDeque<SchedRequest> {
+        let n = self.queues.len();
+        &mut self.queues[hwq as usize % n]
     }
 }
 
@@ -24,13 +30,23 @@ impl IoScheduler for NoneScheduler {
         SchedCosts::default()
     }
     fn insert(&mut self, hwq: u32, rq: SchedRequest, _now: Time) {
-        self.queues[hwq as usize].push_back(rq);
+        self.queue(hwq).push_back(rq);
     }
     fn dispatch(&mut self, hwq: u32, _now: Time) -> Option<SchedRequest> {
-        self.queues[hwq as usize].pop_front()
+        self.queue(hwq).pop_front()
     }
     fn completed(&mut self, _rq: &SchedRequest, _latency_ns: Time, _now: Time) {}
     fn queued(&self, hwq: u32) -> usize {
-        self.queues[hwq as usize].len()
+        self.queues[hwq as usize % self.queues.len()].len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_sequences_keep_accounting_and_never_panic() {
+        super::super::check_random_sequences(|h| Box::new(NoneScheduler::new(h)));
     }
 }
