@@ -469,13 +469,19 @@ impl Host {
     ) -> Time {
         let hwq = self.nvme.hwq_of_core(core);
         let (len, task) = (requests[req].len as u64, self.jobs[self.reqs[req.index()].job as usize].task);
-        let mut pieces = vec![req];
-        if len > self.max_request_bytes {
-            let parent = requests[req].clone();
+        self.reqs[req.index()].hwq = hwq;
+        let mut out = std::mem::take(&mut self.dispatched);
+        let t = if len <= self.max_request_bytes {
+            self.block_submit(requests, req, task, hwq, at, &mut out)
+        } else {
+            // Split: each piece is a request of its own; the parent completes with its last piece.
             let count = len.div_ceil(self.max_request_bytes);
-            pieces.clear();
+            self.reqs[req.index()].pieces_left = count as u32;
+            let base = self.reqs[req.index()];
+            let mut t = at;
             for i in 0..count {
                 let offset = i * self.max_request_bytes;
+                let parent = &requests[req];
                 let piece = Request {
                     offset: parent.offset + offset,
                     len: (len - offset).min(self.max_request_bytes) as u32,
@@ -483,33 +489,38 @@ impl Host {
                     ..parent.clone()
                 };
                 let id = requests.insert(piece);
-                let base = self.reqs[req.index()];
-                *self.req_mut(id) = HostReq { parent: req.0, hwq, ..base };
-                pieces.push(id);
+                *self.req_mut(id) = HostReq { parent: req.0, ..base };
+                t = self.block_submit(requests, id, task, hwq, t, &mut out);
             }
-            self.reqs[req.index()].pieces_left = count as u32;
-        }
-        self.reqs[req.index()].hwq = hwq;
-        let mut t = at;
-        let mut out = std::mem::take(&mut self.dispatched);
-        for id in pieces {
-            self.req_mut(id).hwq = hwq;
-            let r = &requests[id];
-            let rq = SchedRequest {
-                id,
-                op: r.op,
-                sector: r.offset / 512,
-                sectors: r.len.div_ceil(512),
-                flow: r.flow,
-                task,
-                prio_class: 1,
-                inserted_at: t,
-            };
-            t = self.block.submit(rq, hwq, t, self.nvme.submit_ns, &mut out);
-        }
+            t
+        };
         self.ring_all(q, requests, device, &mut out);
         self.dispatched = out;
         t
+    }
+
+    /// Hand request `id` of `task` to the block layer on hardware queue `hwq` at `at`.
+    fn block_submit(
+        &mut self,
+        requests: &RequestArena,
+        id: ReqId,
+        task: TaskId,
+        hwq: u32,
+        at: Time,
+        out: &mut Vec<Dispatched>,
+    ) -> Time {
+        let r = &requests[id];
+        let rq = SchedRequest {
+            id,
+            op: r.op,
+            sector: r.offset / 512,
+            sectors: r.len.div_ceil(512),
+            flow: r.flow,
+            task,
+            prio_class: 1,
+            inserted_at: at,
+        };
+        self.block.submit(rq, hwq, at, self.nvme.submit_ns, out)
     }
 
     /// Handle a host event.
@@ -749,8 +760,7 @@ impl Host {
             if !job.to_submit.is_empty() {
                 // Into the submission ring: the kernel thread picks it up, no system call.
                 job.in_flight += job.to_submit.len() as u32;
-                let moved: Vec<ReqId> = job.to_submit.drain(..).collect();
-                job.sq_ring.extend(moved);
+                job.sq_ring.extend(job.to_submit.drain(..));
                 if self.cpu.is_spinning(sqpoll) {
                     self.cpu.stop_spin(now, sqpoll);
                     self.kicked.push(sqpoll);
