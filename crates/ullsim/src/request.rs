@@ -52,7 +52,7 @@ impl ReqId {
     }
 }
 
-/// Time stamps, in simulated ns, that the layers record. `NOT_YET` marks a stamp not reached.
+/// Time stamps, in simulated ns, that the layers record; 0 marks a stamp not reached yet.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Stamps {
     /// The workload issued the I/O (the application's view of "start").

@@ -292,3 +292,152 @@ fn bad_host_keys_name_the_key() {
         assert!(err.contains(expected), "{set}: {err}");
     }
 }
+
+#[test]
+fn a_plugged_batch_of_sequential_reads_merges_and_goes_down_as_one_command() {
+    // 32 sequential 4 KiB reads submitted by one system call: each batch merges into 128 KiB commands.
+    let text = r#"
+[run]
+duration = "10ms"
+check_invariants = true
+[device]
+preset = "optane-ull"
+[[flow]]
+name = "seq"
+rw = "read"
+bs = "4k"
+iodepth = 32
+iodepth_batch_submit = 32
+"#;
+    let merged = run(&scenario(text));
+    let f = &merged.flows[0];
+    let block = &merged.host.block;
+    println!("merges {} plug flushes {} completed {}", block.merges, block.plug_flushes, f.completed);
+    assert!(f.completed > 1000);
+    assert!(block.plug_flushes > 0);
+    // Every batch of 32 becomes one command, so 31 of 32 bios merge; the device never holds more than one.
+    assert!(block.merges as f64 > 0.9 * f.completed as f64, "{} merges for {} I/Os", block.merges, f.completed);
+    assert_eq!(merged.device.queue_depth.max, 1);
+    assert!((common::breakdown_sum(&f.breakdown_ns) - f.latency_ns.mean).abs() < 1.0);
+
+    let unmerged = run(&scenario_with(text, &["host.block.merges=false"]));
+    assert_eq!(unmerged.host.block.merges, 0);
+    assert!(unmerged.device.queue_depth.max > 16, "without merging the batch is 32 commands");
+    let unplugged = run(&scenario_with(text, &["host.block.plug=false"]));
+    assert_eq!((unplugged.host.block.merges, unplugged.host.block.plug_flushes), (0, 0));
+    // Random reads are never adjacent: plugged, not merged.
+    let random = run(&scenario_with(text, &["flow.seq.rw=randread"]));
+    assert!(random.host.block.plug_flushes > 0);
+    assert!(random.host.block.merges * 100 < random.flows[0].completed, "random 4 KiB reads rarely touch");
+    // A batch of one or two is not plugged (io_uring's and libaio's threshold).
+    let small = run(&scenario_with(text, &["flow.seq.iodepth=2", "flow.seq.iodepth_batch_submit=2"]));
+    assert_eq!(small.host.block.plug_flushes, 0);
+}
+
+#[test]
+fn a_system_call_per_io_by_default_and_per_batch_with_iodepth_batch_submit() {
+    // One job at depth 8 is CPU-bound: batching the submissions saves a system call exit and entry per I/O.
+    let base = ["flow.io.iodepth=8", "host.block.plug=false", "host.cores=1"];
+    let per_io = run(&scenario_with(QD1, &base));
+    let mut batched_overrides = base.to_vec();
+    batched_overrides.push("flow.io.iodepth_batch_submit=8");
+    let batched = run(&scenario_with(QD1, &batched_overrides));
+    let (a, b) = (per_io.flows[0].cpu_cores / per_io.flows[0].iops, batched.flows[0].cpu_cores / batched.flows[0].iops);
+    let saved_ns = (a - b) * 1e9;
+    println!("CPU per I/O: per-I/O calls {:.0} ns, batched {:.0} ns", a * 1e9, b * 1e9);
+    // Close to syscall_exit_ns + syscall_entry_ns (100 + 100 ns) per I/O, less the calls batching can't save.
+    assert!((150.0..=210.0).contains(&saved_ns), "batching saved {saved_ns:.0} ns of CPU per I/O");
+}
+
+#[test]
+fn rt_requests_go_first_in_mq_deadline_and_idle_ones_last() {
+    // A device that holds two commands, so requests queue in the scheduler, where the I/O priority class
+    // decides the order: a light real-time flow beside two closed-loop ones, best effort and idle.
+    let text = r#"
+[run]
+duration = "20ms"
+[host]
+io_scheduler = "mq-deadline"
+[device]
+preset = "optane-ull"
+[device.host_interface]
+queue_depth = 3
+[[flow]]
+name = "rt"
+rw = "randread"
+rate_iops = 50000
+iodepth = 8
+prioclass = "rt"
+[[flow]]
+name = "be"
+rw = "randread"
+iodepth = 8
+[[flow]]
+name = "idle"
+rw = "randread"
+iodepth = 8
+prioclass = "idle"
+"#;
+    let r = run(&scenario(text));
+    let mean = |i: usize| r.flows[i].latency_ns.mean;
+    let done = |i: usize| r.flows[i].completed;
+    println!("mean latency rt {:.0} be {:.0} idle {:.0} ns", mean(0), mean(1), mean(2));
+    println!("completed rt {} be {} idle {}", done(0), done(1), done(2));
+    assert!(mean(0) * 1.5 < mean(1), "rt {} vs be {}", mean(0), mean(1));
+    // Idle requests go only when nothing else waits, and the closed-loop best-effort flow always has some
+    // waiting: idle starves (mq-deadline's aging rescues it only after 10 s).
+    assert!(done(1) > 1000 && done(2) * 20 < done(1), "be {} vs idle {} completions", done(1), done(2));
+    // `none` has no notion of priority: the three are served alike.
+    let none = run(&scenario_with(text, &["host.io_scheduler=none"]));
+    let (be, idle) = (none.flows[1].completed as f64, none.flows[2].completed as f64);
+    assert!((be / idle - 1.0).abs() < 0.1, "none: be {be} vs idle {idle} completions");
+}
+
+#[test]
+fn a_psync_job_never_has_two_ios_in_flight_even_when_arrivals_outrun_it() {
+    let r = run(&scenario_with(
+        QD1,
+        &[
+            "flow.io.ioengine=psync",
+            "flow.io.rate_iops=500000",
+            "flow.io.rate_process=poisson",
+            "run.check_invariants=true",
+        ],
+    ));
+    assert_eq!(r.device.queue_depth.max, 1, "one blocking job: one command at a time");
+    assert!(r.flows[0].completed > 500);
+}
+
+#[test]
+fn an_sqpoll_thread_starts_with_its_flow() {
+    let r = run(&scenario_with(
+        QD1,
+        &["flow.io.sqthread_poll=true", "flow.io.startdelay=\"10ms\"", "flow.io.cpus_allowed=\"0\""],
+    ));
+    // The thread spins on core 1 for the second half of the run only.
+    let spin = r.host.cores[1].poll + r.host.cores[1].kernel;
+    assert!((0.45..0.55).contains(&spin), "sqpoll core busy {spin} of a run it spent half of");
+}
+
+#[test]
+fn keys_that_do_not_apply_to_a_cpu_burner_are_errors() {
+    let hog = "[device]\npreset = \"optane-ull\"\n[[flow]]\nname = \"hog\"\nioengine = \"cpuio\"\n";
+    for key in [
+        "size = \"1GiB\"",
+        "offset = 0",
+        "rwmixread = 50",
+        "random_distribution = \"random\"",
+        "rate_process = \"poisson\"",
+        "time_scale = 2.0",
+        "format = \"msr\"",
+        "prioclass = \"rt\"",
+        "iodepth_batch_submit = 4",
+    ] {
+        let text = format!("{hog}{key}\n");
+        let err = ullsim::Scenario::from_toml_str(&text, "t.toml", std::path::Path::new("."), &[])
+            .expect_err(key)
+            .to_string();
+        let name = key.split(' ').next().unwrap();
+        assert!(err.contains(&format!("key `flow[0].{name}`")) && err.contains("cpuio"), "{key}: {err}");
+    }
+}

@@ -14,7 +14,7 @@ use super::units::Nanos;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct HostConfig {
-    /// CPU cores (hardware threads the scheduler sees).
+    /// CPU cores the CPU scheduler manages (SMT siblings are not modeled).
     pub cores: u32,
     /// CPU scheduler: "cfs", "eevdf" or "fastresponse" (CFS with FastResponse's critical wake-up).
     pub cpu_scheduler: String,
@@ -114,11 +114,12 @@ pub struct BlockConfig {
     pub nr_requests: u32,
     /// Largest request in KiB; bigger I/Os are split into pieces of this size.
     pub max_sectors_kb: u32,
-    /// Plug a task's requests while it submits a batch (flushed at the end of the batch or at 16 requests).
+    /// Plug a submission batch of three or more requests (flushed at the end of the batch, at 32 requests,
+    /// or after a request of 128 KiB or more).
     pub plug: bool,
-    /// Merge a request into an adjacent one of the same direction waiting in the plug or the scheduler.
+    /// Merge a bio into the adjacent last request of the task's plug (same direction, within max_sectors_kb).
     pub merges: bool,
-    /// CPU time to look for a merge candidate, per request.
+    /// CPU time to check the plug for a merge, per bio added to a non-empty plug.
     pub merge_check_ns: Nanos,
 }
 
@@ -243,6 +244,7 @@ impl HostConfig {
             ("cpu.poll_loop_ns", c.poll_loop_ns.0),
             ("block.submit_ns", b.submit_ns.0),
             ("block.complete_ns", b.complete_ns.0),
+            ("block.merge_check_ns", b.merge_check_ns.0),
             ("nvme.queue_rq_ns", n.queue_rq_ns.0),
             ("nvme.doorbell_ns", n.doorbell_ns.0),
             ("nvme.irq_delivery_ns", n.irq_delivery_ns.0),

@@ -77,6 +77,37 @@ pub enum IoEngine {
     Cpuio,
 }
 
+/// fio's `prioclass`: the Linux I/O priority class of a flow's tasks (mq-deadline and bfq act on it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoPrioClass {
+    /// Real time: served before best-effort.
+    Rt,
+    /// Best effort (what a task without an I/O priority gets).
+    #[default]
+    Be,
+    /// Idle: served only when nothing else is waiting.
+    Idle,
+}
+
+impl IoPrioClass {
+    /// The class as the block layer's schedulers number it: 0 real time, 1 best effort, 2 idle.
+    pub fn level(self) -> u8 {
+        match self {
+            IoPrioClass::Rt => 0,
+            IoPrioClass::Be => 1,
+            IoPrioClass::Idle => 2,
+        }
+    }
+}
+
+impl IoEngine {
+    /// One blocking system call per I/O: a job has at most one I/O in flight.
+    pub fn is_blocking(self) -> bool {
+        matches!(self, IoEngine::Psync | IoEngine::Pvsync2)
+    }
+}
+
 /// fio's `cpus_allowed_policy`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -97,11 +128,13 @@ pub struct FlowSpec {
     pub class: Criticality,
     #[serde(default)]
     pub prio: NvmePriority,
+    pub prioclass: Option<IoPrioClass>,
     pub rw: Option<RwMode>,
     pub rwmixread: Option<u32>,
     pub bs: Option<Bytes>,
     pub bssplit: Option<String>,
     pub iodepth: Option<u32>,
+    pub iodepth_batch_submit: Option<u32>,
     pub rate_iops: Option<f64>,
     pub rate_process: Option<RateProcess>,
     pub random_distribution: Option<RandomDistribution>,
@@ -243,11 +276,13 @@ pub const FLOW_KEYS: &[&str] = &[
     "name",
     "class",
     "prio",
+    "prioclass",
     "rw",
     "rwmixread",
     "bs",
     "bssplit",
     "iodepth",
+    "iodepth_batch_submit",
     "rate_iops",
     "rate_process",
     "random_distribution",
@@ -375,11 +410,6 @@ impl Scenario {
             })?;
         }
         Ok(())
-    }
-
-    /// The scenario as TOML (merged values), e.g. to record exactly what ran.
-    pub fn to_toml(&self) -> String {
-        toml::to_string(self).unwrap_or_default()
     }
 }
 

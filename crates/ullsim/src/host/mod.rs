@@ -23,10 +23,10 @@ use crate::config::scenario::{parse_cpu_list, CpusAllowedPolicy, FlowSpec, IoEng
 use crate::config::HostConfig;
 use crate::device::Device;
 use crate::engine::{EventQueue, Time};
-use crate::request::{Class, Criticality, ReqId, Request, RequestArena, Stamps};
+use crate::request::{Class, Criticality, NvmePriority, ReqId, Request, RequestArena, Stamps};
 use crate::sim::Event;
 use block::sched::SchedRequest;
-use block::{BlockLayer, BlockResults, Dispatched};
+use block::{BlockLayer, BlockResults, Dispatched, Plug, PlugOutcome};
 use completion::{CompletionPolicy, WaitMode};
 use cpu::{Activity, CoreUsage, Cpu, CpuEvent, TaskId};
 use nvme::{IrqAction, NvmeDriver};
@@ -52,7 +52,24 @@ pub enum HostEvent {
     },
 }
 
+/// "No request" in the links below.
 const NO_PARENT: u32 = u32::MAX;
+
+/// A system call submitting this many requests or more plugs them (io_uring's `need_plug` and libaio's
+/// `AIO_PLUG_THRESHOLD` both start a plug above two).
+const PLUG_MIN_BATCH: usize = 3;
+
+/// Take the stamps of the layers below the block layer from the request that went down for `to`.
+fn copy_lower_stamps(from: &Stamps, to: &mut Stamps) {
+    to.driver_entered = from.driver_entered;
+    to.submitted = from.submitted;
+    to.device_arrival = from.device_arrival;
+    to.device_fetched = from.device_fetched;
+    to.device_internal_wait = from.device_internal_wait;
+    to.device_done = from.device_done;
+    to.woken = from.woken;
+    to.running = from.running;
+}
 
 /// What the host keeps per request (by request id).
 #[derive(Debug, Clone, Copy)]
@@ -64,11 +81,23 @@ struct HostReq {
     parent: u32,
     /// For a split request: pieces not completed yet.
     pieces_left: u32,
+    /// For a request made of merged bios: the first application request it carries.
+    riders: u32,
+    /// For a carried application request: the next one carried with it.
+    next_rider: u32,
 }
 
 impl Default for HostReq {
     fn default() -> Self {
-        HostReq { job: 0, hwq: 0, mode: WaitMode::Interrupt, parent: NO_PARENT, pieces_left: 0 }
+        HostReq {
+            job: 0,
+            hwq: 0,
+            mode: WaitMode::Interrupt,
+            parent: NO_PARENT,
+            pieces_left: 0,
+            riders: NO_PARENT,
+            next_rider: NO_PARENT,
+        }
     }
 }
 
@@ -100,6 +129,10 @@ enum Waiting {
 struct Job {
     flow: u32,
     task: TaskId,
+    /// The NVMe driver's queue set for the flow's priority class.
+    queue_set: u32,
+    /// Linux I/O priority class as the block layer's schedulers number it.
+    ioprio_class: u8,
     engine: IoEngine,
     mode: WaitMode,
     /// The kernel thread that submits (and polls) for it with `sqthread_poll`.
@@ -108,6 +141,8 @@ struct Job {
     to_submit: VecDeque<ReqId>,
     /// In the submission ring for the sqpoll thread.
     sq_ring: VecDeque<ReqId>,
+    /// The block-layer plug of whichever task submits for the job.
+    plug: Plug,
     /// Polled completion entries seen on the device's queue, not processed yet.
     found: VecDeque<ReqId>,
     /// Completed, waiting for the application to reap.
@@ -115,6 +150,10 @@ struct Job {
     /// Submitted and not yet completed.
     in_flight: u32,
     in_kernel: bool,
+    /// Most requests one submitting system call takes (`iodepth_batch_submit`).
+    batch_submit: u32,
+    /// A submitting system call is in progress with this many more requests it may take.
+    submit_call: Option<u32>,
     /// libaio: the submit system call must return before io_getevents is entered.
     needs_getevents_entry: bool,
     hybrid_slept: bool,
@@ -203,7 +242,11 @@ impl Host {
     /// Build the host for `flows` on `device`: cores, tasks, queues.
     pub fn new(cfg: &HostConfig, flows: &[FlowSpec], run_end: Time, device: &mut Device) -> Result<Host, String> {
         let mut cpu = Cpu::new(cfg)?;
-        let nvme = NvmeDriver::new(&cfg.nvme, cfg.cores, cfg.queue_pairs, device);
+        // One queue set per NVMe priority class the I/O flows use, in class order.
+        let mut classes: Vec<NvmePriority> = flows.iter().filter(|f| !f.is_cpu_only()).map(|f| f.prio).collect();
+        classes.sort();
+        classes.dedup();
+        let nvme = NvmeDriver::new(&cfg.nvme, cfg.cores, cfg.queue_pairs, &classes, device);
         let depth = device.queue_depth().saturating_sub(1).max(1);
         let block = BlockLayer::new(&cfg.block, &cfg.io_scheduler, nvme.hw_queues(), depth)?;
         let completion = completion::make(&cfg.completion).ok_or_else(|| {
@@ -254,25 +297,35 @@ impl Host {
                 }
                 roles.push(Role::Job(jobs.len() as u32));
                 let sqpoll = (spec.sqthread_poll == Some(true)).then(|| {
-                    // fio leaves the SQ thread's CPU to the kernel; it is put on the next core here.
-                    let t = cpu.add_task(vec![(first + 1) % cfg.cores], false);
+                    // fio leaves the SQ thread's CPU to the kernel (it is not bound by the job's
+                    // cpus_allowed): it starts on the core after the job's and may run on any.
+                    let home = (first + 1) % cfg.cores;
+                    let t = cpu.add_task(
+                        std::iter::once(home).chain(all.iter().copied().filter(|&c| c != home)).collect(),
+                        false,
+                    );
                     roles.push(Role::SqPoll(jobs.len() as u32));
-                    timed_starts.push((t, 0));
+                    timed_starts.push((t, start));
                     tasks.push(t);
                     t
                 });
                 jobs.push(Job {
                     flow: flow as u32,
                     task,
+                    queue_set: classes.binary_search(&spec.prio).unwrap_or(0) as u32,
+                    ioprio_class: spec.prioclass.unwrap_or_default().level(),
                     engine,
                     mode: completion.mode(class, spec.hipri == Some(true)),
                     sqpoll,
                     to_submit: VecDeque::new(),
                     sq_ring: VecDeque::new(),
+                    plug: Plug::default(),
                     found: VecDeque::new(),
                     done: VecDeque::new(),
                     in_flight: 0,
                     in_kernel: false,
+                    batch_submit: if engine.is_blocking() { 1 } else { spec.iodepth_batch_submit.unwrap_or(1) },
+                    submit_call: None,
                     needs_getevents_entry: false,
                     hybrid_slept: false,
                     waiting: Waiting::Sleeping,
@@ -434,21 +487,23 @@ impl Host {
     ) -> Time {
         let mut out = std::mem::take(&mut self.dispatched);
         let t = self.block.complete(req, at, self.nvme.submit_ns, &mut out);
-        self.ring_all(q, requests, device, &mut out);
+        self.ring_all(q, requests, device, &mut out, None);
         self.dispatched = out;
         t
     }
 
-    /// Ring the doorbell of every request the block layer handed to the driver.
+    /// Ring the doorbell of every request the block layer handed to the driver: each its own after the
+    /// driver's work on it, or all at `batch_doorbell` (a plug flush writes the doorbell once, at the end).
     fn ring_all(
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
         device: &mut Device,
         out: &mut Vec<Dispatched>,
+        batch_doorbell: Option<Time>,
     ) {
         for d in out.drain(..) {
-            let doorbell = d.at + self.nvme.submit_ns;
+            let doorbell = batch_doorbell.unwrap_or(d.at + self.nvme.submit_ns);
             let s = &mut requests[d.id].stamps;
             s.driver_entered = d.at;
             s.submitted = doorbell;
@@ -456,8 +511,55 @@ impl Host {
         }
     }
 
-    /// Submit `req` through the block layer from `at` on `core` (splitting it at max_sectors_kb); returns
-    /// when the submitting core is done.
+    /// Submit `req`, the first of `batch` requests the submitting task has for job `j`, from `block_at` on
+    /// `core`. A batch of [`PLUG_MIN_BATCH`] or more is plugged, and the plug flushed with its last request.
+    /// Returns when the submitting core is done.
+    #[allow(clippy::too_many_arguments)]
+    fn submit_from_batch(
+        &mut self,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        device: &mut Device,
+        j: u32,
+        req: ReqId,
+        batch: usize,
+        core: u32,
+        block_at: Time,
+    ) -> Time {
+        requests[req].stamps.block_entered = block_at;
+        let job = &mut self.jobs[j as usize];
+        if !job.plug.active && batch >= PLUG_MIN_BATCH && !job.engine.is_blocking() && self.block.plugging() {
+            job.plug.active = true;
+        }
+        let end = self.submit_to_block(q, requests, device, req, core, block_at);
+        if batch == 1 && self.jobs[j as usize].plug.active {
+            self.jobs[j as usize].plug.active = false;
+            return self.flush_plug(q, requests, device, j, end);
+        }
+        end
+    }
+
+    /// Flush job `j`'s plug from `at`: its requests go down together and the doorbell is written once.
+    fn flush_plug(
+        &mut self,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        device: &mut Device,
+        j: u32,
+        at: Time,
+    ) -> Time {
+        let mut out = std::mem::take(&mut self.dispatched);
+        let mut t = self.block.flush(&mut self.jobs[j as usize].plug, at, self.nvme.queue_rq_ns, &mut out);
+        if !out.is_empty() {
+            t += self.nvme.doorbell_ns;
+            self.ring_all(q, requests, device, &mut out, Some(t));
+        }
+        self.dispatched = out;
+        t
+    }
+
+    /// Submit `req` through the block layer from `at` on `core` (into the job's plug if it has one started,
+    /// splitting it at max_sectors_kb); returns when the submitting core is done.
     fn submit_to_block(
         &mut self,
         q: &mut EventQueue<Event>,
@@ -467,18 +569,35 @@ impl Host {
         core: u32,
         at: Time,
     ) -> Time {
-        let hwq = self.nvme.hwq_of_core(core);
-        let (len, task) = (requests[req].len as u64, self.jobs[self.reqs[req.index()].job as usize].task);
+        let job = self.reqs[req.index()].job;
+        let hwq = self.nvme.hwq_of(core, self.jobs[job as usize].queue_set);
+        let len = requests[req].len as u64;
         self.reqs[req.index()].hwq = hwq;
+        let mut t = at;
+        if self.jobs[job as usize].plug.active {
+            if len <= self.max_request_bytes {
+                if self.jobs[job as usize].plug.must_flush_before_add() {
+                    t = self.flush_plug(q, requests, device, job, t);
+                }
+                let rq = self.sched_request(requests, req, job, t);
+                let (t, outcome) = self.block.plug_add(&mut self.jobs[job as usize].plug, rq, hwq, t);
+                if let PlugOutcome::Merged { into, sector, sectors } = outcome {
+                    self.carry(requests, job, into, req, sector, sectors);
+                }
+                return t;
+            }
+            // A request to split goes down on its own, after what the plug holds.
+            t = self.flush_plug(q, requests, device, job, t);
+        }
         let mut out = std::mem::take(&mut self.dispatched);
         let t = if len <= self.max_request_bytes {
-            self.block_submit(requests, req, task, hwq, at, &mut out)
+            let rq = self.sched_request(requests, req, job, t);
+            self.block.submit(rq, hwq, t, self.nvme.submit_ns, &mut out)
         } else {
             // Split: each piece is a request of its own; the parent completes with its last piece.
             let count = len.div_ceil(self.max_request_bytes);
             self.reqs[req.index()].pieces_left = count as u32;
             let base = self.reqs[req.index()];
-            let mut t = at;
             for i in 0..count {
                 let offset = i * self.max_request_bytes;
                 let parent = &requests[req];
@@ -490,37 +609,53 @@ impl Host {
                 };
                 let id = requests.insert(piece);
                 *self.req_mut(id) = HostReq { parent: req.0, ..base };
-                t = self.block_submit(requests, id, task, hwq, t, &mut out);
+                let rq = self.sched_request(requests, id, job, t);
+                t = self.block.submit(rq, hwq, t, self.nvme.submit_ns, &mut out);
             }
             t
         };
-        self.ring_all(q, requests, device, &mut out);
+        self.ring_all(q, requests, device, &mut out, None);
         self.dispatched = out;
         t
     }
 
-    /// Hand request `id` of `task` to the block layer on hardware queue `hwq` at `at`.
-    fn block_submit(
-        &mut self,
-        requests: &RequestArena,
-        id: ReqId,
-        task: TaskId,
-        hwq: u32,
-        at: Time,
-        out: &mut Vec<Dispatched>,
-    ) -> Time {
+    /// Bio `bio` of job `j` merged into the plugged request `into`, which now spans `sectors` from `sector`.
+    /// The first merge makes a request of its own for the merged extent; the application requests ride on it.
+    fn carry(&mut self, requests: &mut RequestArena, j: u32, into: ReqId, bio: ReqId, sector: u64, sectors: u32) {
+        let carrier = if self.reqs[into.index()].riders != NO_PARENT {
+            into
+        } else {
+            let first = &requests[into];
+            let merged =
+                Request { stamps: Stamps { issued: first.stamps.issued, ..Stamps::default() }, ..first.clone() };
+            let c = requests.insert(merged);
+            let base = self.reqs[into.index()];
+            *self.req_mut(c) = HostReq { riders: into.0, ..base };
+            self.jobs[j as usize].plug.rename(into, c);
+            c
+        };
+        let first_rider = self.reqs[carrier.index()].riders;
+        self.reqs[bio.index()].next_rider = first_rider;
+        self.reqs[carrier.index()].riders = bio.0;
+        let r = &mut requests[carrier];
+        r.offset = sector * 512;
+        r.len = sectors * 512;
+    }
+
+    /// The block layer's view of request `id` of job `job`, entering it at `at`.
+    fn sched_request(&self, requests: &RequestArena, id: ReqId, job: u32, at: Time) -> SchedRequest {
         let r = &requests[id];
-        let rq = SchedRequest {
+        let job = &self.jobs[job as usize];
+        SchedRequest {
             id,
             op: r.op,
             sector: r.offset / 512,
             sectors: r.len.div_ceil(512),
             flow: r.flow,
-            task,
-            prio_class: 1,
+            task: job.task,
+            prio_class: job.ioprio_class,
             inserted_at: at,
-        };
-        self.block.submit(rq, hwq, at, self.nvme.submit_ns, out)
+        }
     }
 
     /// Handle a host event.
@@ -568,6 +703,19 @@ impl Host {
     /// `req`'s completion was processed and its task told: it waits for the application to reap it.
     fn request_done(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, req: ReqId) {
         let r = self.reqs[req.index()];
+        if r.riders != NO_PARENT {
+            // A request made of merged bios: each application request it carried is done.
+            let lower = requests[req].stamps;
+            requests.remove(req);
+            let mut next = r.riders;
+            while next != NO_PARENT {
+                let rider = ReqId(next);
+                next = self.reqs[rider.index()].next_rider;
+                copy_lower_stamps(&lower, &mut requests[rider].stamps);
+                self.app_request_done(q, r.job, rider);
+            }
+            return;
+        }
         let done = if r.parent != NO_PARENT {
             // A piece of a split request: the request is done with its last piece, whose path it takes.
             let parent = ReqId(r.parent);
@@ -578,19 +726,17 @@ impl Host {
             if p.pieces_left > 0 {
                 return;
             }
-            let s = &mut requests[parent].stamps;
-            s.driver_entered = piece.driver_entered;
-            s.submitted = piece.submitted;
-            s.device_arrival = piece.device_arrival;
-            s.device_fetched = piece.device_fetched;
-            s.device_internal_wait = piece.device_internal_wait;
-            s.device_done = piece.device_done;
-            s.woken = piece.woken;
+            copy_lower_stamps(&piece, &mut requests[parent].stamps);
             parent
         } else {
             req
         };
-        let job = &mut self.jobs[r.job as usize];
+        self.app_request_done(q, r.job, done);
+    }
+
+    /// Application request `done` of job `j` completed: it waits to be reaped; wake the job if it waits.
+    fn app_request_done(&mut self, q: &mut EventQueue<Event>, j: u32, done: ReqId) {
+        let job = &mut self.jobs[j as usize];
         job.in_flight -= 1;
         job.done.push_back(done);
         let task = job.task;
@@ -766,15 +912,29 @@ impl Host {
                     self.kicked.push(sqpoll);
                 }
             }
-        } else if let Some(req) = job.to_submit.pop_front() {
+        } else if !job.to_submit.is_empty() && (!job.engine.is_blocking() || job.in_flight == 0) {
+            // One submitting system call takes up to `iodepth_batch_submit` requests; then it returns and
+            // the next one enters.
+            let quota = match job.submit_call {
+                Some(0) => {
+                    job.submit_call = Some(job.batch_submit);
+                    job.action = Action::Transition;
+                    self.cpu.run(q, task, self.costs.syscall_exit_ns + self.costs.syscall_entry_ns, Activity::Kernel);
+                    return;
+                }
+                Some(left) => left,
+                None => job.batch_submit,
+            };
+            let req = job.to_submit.pop_front().expect("checked non-empty");
+            let batch = (job.to_submit.len() + 1).min(quota as usize);
+            job.submit_call = if job.to_submit.is_empty() { None } else { Some(quota - 1) };
             let entry = if job.in_kernel { 0 } else { self.costs.syscall_entry_ns };
             job.in_kernel = true;
             job.in_flight += 1;
             job.needs_getevents_entry = job.engine == IoEngine::Libaio;
             let block_at = start + entry + self.costs.fs_submit_ns;
-            requests[req].stamps.block_entered = block_at;
             let core = self.cpu.core_of(task);
-            let end = self.submit_to_block(q, requests, device, req, core, block_at);
+            let end = self.submit_from_batch(q, requests, device, j, req, batch, core, block_at);
             self.jobs[j as usize].action = Action::None;
             self.cpu.run(q, task, end - start, Activity::Kernel);
             return;
@@ -854,10 +1014,10 @@ impl Host {
             return;
         }
         if let Some(req) = self.jobs[j as usize].sq_ring.pop_front() {
+            let batch = self.jobs[j as usize].sq_ring.len() + 1;
             let block_at = start + self.costs.poll_loop_ns + self.costs.fs_submit_ns;
-            requests[req].stamps.block_entered = block_at;
             let core = self.cpu.core_of(task);
-            let end = self.submit_to_block(q, requests, device, req, core, block_at);
+            let end = self.submit_from_batch(q, requests, device, j, req, batch, core, block_at);
             self.cpu.run(q, task, end - start, Activity::Kernel);
             return;
         }

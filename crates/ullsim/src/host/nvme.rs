@@ -1,6 +1,10 @@
 //! The NVMe driver: one queue pair per hardware queue (one per core by default), the command and doorbell
 //! cost, and interrupt vectors with optional coalescing. Each queue's interrupt goes to the first core that
 //! submits to it; one handler run processes every completion entry pending on its vector.
+//!
+//! Flows of different NVMe priority classes (`prio`) get a set of queue pairs each, created with that class
+//! (QPRIO), as the NVMe weighted-round-robin patches for Linux map per-class queue sets; a request goes to
+//! its flow's set, on the queue of the submitting core. With a single class there is one set.
 
 use crate::config::host::NvmeConfig;
 use crate::device::Device;
@@ -30,12 +34,17 @@ struct Vector {
 pub struct NvmeDriver {
     /// Driver work per command: nvme_queue_rq plus the doorbell write.
     pub submit_ns: Time,
+    /// nvme_queue_rq alone (a plug flush writes the doorbell once for its batch).
+    pub queue_rq_ns: Time,
+    pub doorbell_ns: Time,
     pub irq_delivery_ns: Time,
     pub isr_ns: Time,
     pub cqe_ns: Time,
     coalesce_count: u32,
     coalesce_time_ns: Time,
     device_queue: Vec<u32>,
+    /// Queue pairs per priority set.
+    set_size: u32,
     hwq_of_core: Vec<u32>,
     irq_core: Vec<u32>,
     vectors: Vec<Vector>,
@@ -43,19 +52,27 @@ pub struct NvmeDriver {
 }
 
 impl NvmeDriver {
-    /// Create `queue_pairs` (0: one per core) queue pairs on `device`.
-    pub fn new(cfg: &NvmeConfig, cores: u32, queue_pairs: u32, device: &mut Device) -> Self {
-        let count = if queue_pairs == 0 { cores } else { queue_pairs };
-        let hwq_of_core: Vec<u32> = (0..cores).map(|c| c % count).collect();
-        let irq_core = (0..count).map(|h| hwq_of_core.iter().position(|&q| q == h).unwrap_or(0) as u32).collect();
+    /// Create `queue_pairs` (0: one per core) queue pairs on `device` for each priority class in `classes`
+    /// (set `i` has class `classes[i]`).
+    pub fn new(cfg: &NvmeConfig, cores: u32, queue_pairs: u32, classes: &[NvmePriority], device: &mut Device) -> Self {
+        let set_size = if queue_pairs == 0 { cores } else { queue_pairs };
+        let classes = if classes.is_empty() { &[NvmePriority::Medium][..] } else { classes };
+        let hwq_of_core: Vec<u32> = (0..cores).map(|c| c % set_size).collect();
+        let first_core = |h: u32| hwq_of_core.iter().position(|&q| q == h % set_size).unwrap_or(0) as u32;
+        let count = set_size * classes.len() as u32;
+        let irq_core = (0..count).map(first_core).collect();
+        let device_queue = (0..count).map(|h| device.create_queue(classes[(h / set_size) as usize])).collect();
         NvmeDriver {
             submit_ns: cfg.queue_rq_ns.0 + cfg.doorbell_ns.0,
+            queue_rq_ns: cfg.queue_rq_ns.0,
+            doorbell_ns: cfg.doorbell_ns.0,
             irq_delivery_ns: cfg.irq_delivery_ns.0,
             isr_ns: cfg.isr_ns.0,
             cqe_ns: cfg.cqe_ns.0,
             coalesce_count: cfg.coalesce_count.max(1),
             coalesce_time_ns: cfg.coalesce_time_ns.0,
-            device_queue: (0..count).map(|_| device.create_queue(NvmePriority::default())).collect(),
+            device_queue,
+            set_size,
             hwq_of_core,
             irq_core,
             vectors: (0..count).map(|_| Vector { pending: Vec::new(), timer_gen: 0, timer_armed: false }).collect(),
@@ -67,9 +84,9 @@ impl NvmeDriver {
         self.device_queue.len() as u32
     }
 
-    /// The hardware queue a core submits to.
-    pub fn hwq_of_core(&self, core: u32) -> u32 {
-        self.hwq_of_core[core as usize]
+    /// The hardware queue a core submits to for a flow of priority set `set`.
+    pub fn hwq_of(&self, core: u32, set: u32) -> u32 {
+        set * self.set_size + self.hwq_of_core[core as usize]
     }
 
     /// The core a hardware queue's interrupt goes to.

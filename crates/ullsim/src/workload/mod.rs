@@ -73,11 +73,20 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
             ("bs", spec.bs.is_some()),
             ("bssplit", spec.bssplit.is_some()),
             ("iodepth", spec.iodepth.is_some()),
+            ("iodepth_batch_submit", spec.iodepth_batch_submit.is_some()),
             ("rate_iops", spec.rate_iops.is_some()),
             ("number_ios", spec.number_ios.is_some()),
             ("hipri", spec.hipri.is_some()),
             ("sqthread_poll", spec.sqthread_poll.is_some()),
             ("thinktime", spec.thinktime.is_some()),
+            ("rwmixread", spec.rwmixread.is_some()),
+            ("rate_process", spec.rate_process.is_some()),
+            ("random_distribution", spec.random_distribution.is_some()),
+            ("size", spec.size.is_some()),
+            ("offset", spec.offset.is_some()),
+            ("format", spec.format.is_some()),
+            ("time_scale", spec.time_scale.is_some()),
+            ("prioclass", spec.prioclass.is_some()),
         ] {
             if set {
                 return err(key, "does not apply to ioengine = \"cpuio\" (a flow that only burns CPU)");
@@ -96,6 +105,12 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
             if spec.cpuload.is_some() { "cpuload" } else { "cpuchunks" },
             "applies only to ioengine = \"cpuio\"",
         );
+    }
+    if spec.iodepth_batch_submit.is_some_and(|b| b == 0 || b > MAX_IODEPTH) {
+        return err("iodepth_batch_submit", &format!("expected a whole number from 1 to {MAX_IODEPTH}"));
+    }
+    if engine.is_blocking() && spec.iodepth_batch_submit.is_some() {
+        return err("iodepth_batch_submit", "psync and pvsync2 submit one blocking I/O per system call");
     }
     if matches!(engine, IoEngine::Psync | IoEngine::Pvsync2) && spec.iodepth.is_some_and(|d| d > 1) {
         return err(

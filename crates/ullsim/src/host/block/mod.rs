@@ -27,6 +27,49 @@ pub struct Dispatched {
     pub at: Time,
 }
 
+/// Most requests a plug holds before it is flushed (Linux's `BLK_MAX_REQUEST_COUNT`, 32 since 5.16).
+pub const PLUG_MAX_REQUESTS: usize = 32;
+/// A plugged request this large makes the next submission flush the plug first (`BLK_PLUG_FLUSH_SIZE`).
+pub const PLUG_FLUSH_BYTES: u64 = 128 * 1024;
+
+/// A task's plug (`struct blk_plug`): the requests it built during one submission batch, held back until the
+/// batch ends so they reach the driver together (one doorbell) and adjacent ones can merge first.
+#[derive(Debug, Default)]
+pub struct Plug {
+    /// The task is in a batch with the plug started.
+    pub active: bool,
+    reqs: Vec<(SchedRequest, u32)>,
+}
+
+impl Plug {
+    pub fn is_empty(&self) -> bool {
+        self.reqs.is_empty()
+    }
+
+    /// The plug is full, or its last request is large: flush it before adding another (as
+    /// `blk_add_rq_to_plug` does).
+    pub fn must_flush_before_add(&self) -> bool {
+        self.reqs.len() >= PLUG_MAX_REQUESTS
+            || self.reqs.last().is_some_and(|(rq, _)| u64::from(rq.sectors) * 512 >= PLUG_FLUSH_BYTES)
+    }
+
+    /// The plugged request `from` now stands for a merged request named `to`.
+    pub fn rename(&mut self, from: ReqId, to: ReqId) {
+        if let Some((rq, _)) = self.reqs.iter_mut().rev().find(|(rq, _)| rq.id == from) {
+            rq.id = to;
+        }
+    }
+}
+
+/// What became of a request added to a plug.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlugOutcome {
+    /// Held in the plug as a request of its own.
+    Held,
+    /// Merged into the plugged request with this id, which now covers both (its new extent is returned).
+    Merged { into: ReqId, sector: u64, sectors: u32 },
+}
+
 /// Block-layer counters.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct BlockResults {
@@ -37,6 +80,10 @@ pub struct BlockResults {
     pub lock_wait_ns: u64,
     /// Most requests queued in the scheduler at once.
     pub max_sched_queued: u64,
+    /// Plugs flushed with at least one request in them.
+    pub plug_flushes: u64,
+    /// Bios merged into a plugged request instead of becoming requests of their own.
+    pub merges: u64,
 }
 
 pub struct BlockLayer {
@@ -44,6 +91,10 @@ pub struct BlockLayer {
     costs: SchedCosts,
     submit_ns: Time,
     complete_ns: Time,
+    plugging: bool,
+    merges: bool,
+    merge_check_ns: Time,
+    max_request_sectors: u32,
     /// Free allocation tags per hardware queue.
     alloc_tags: Vec<u32>,
     /// Free driver tags per hardware queue (commands the submission queue may hold).
@@ -83,10 +134,16 @@ impl BlockLayer {
                 tag_waits: 0,
                 lock_wait_ns: 0,
                 max_sched_queued: 0,
+                plug_flushes: 0,
+                merges: 0,
             },
             sched,
             submit_ns: cfg.submit_ns.0,
             complete_ns: cfg.complete_ns.0,
+            plugging: cfg.plug,
+            merges: cfg.merges,
+            merge_check_ns: cfg.merge_check_ns.0,
+            max_request_sectors: cfg.max_sectors_kb * 2,
             alloc_tags: vec![alloc; hw_queues as usize],
             driver_tags: vec![hw_queue_depth; hw_queues as usize],
             tag_waiters: (0..hw_queues).map(|_| VecDeque::new()).collect(),
@@ -115,7 +172,56 @@ impl BlockLayer {
     /// `driver_ns`. Requests handed to the driver are appended to `out`; returns when the caller's block-layer
     /// and driver work ends.
     pub fn submit(&mut self, rq: SchedRequest, hwq: u32, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
+        self.enter(rq, hwq, at + self.submit_ns, driver_ns, out)
+    }
+
+    /// Whether tasks plug their submission batches (`host.block.plug`).
+    pub fn plugging(&self) -> bool {
+        self.plugging
+    }
+
+    /// Add `rq` (bound for `hwq`) to `plug` from `at`: merge it into the last plugged request when they are
+    /// adjacent, of the same direction and hardware queue, and together no larger than `max_sectors_kb`
+    /// (`blk_attempt_plug_merge` looks only at the last one); otherwise hold it. Returns when the caller is
+    /// done. The caller flushes first if [`Plug::must_flush_before_add`].
+    pub fn plug_add(&mut self, plug: &mut Plug, rq: SchedRequest, hwq: u32, at: Time) -> (Time, PlugOutcome) {
         let mut t = at + self.submit_ns;
+        if self.merges {
+            if let Some((last, last_hwq)) = plug.reqs.last_mut() {
+                t += self.merge_check_ns;
+                let fits = last.sectors + rq.sectors <= self.max_request_sectors;
+                let back = last.sector + u64::from(last.sectors) == rq.sector;
+                let front = rq.sector + u64::from(rq.sectors) == last.sector;
+                if *last_hwq == hwq && last.op == rq.op && fits && (back || front) {
+                    last.sector = last.sector.min(rq.sector);
+                    last.sectors += rq.sectors;
+                    self.results.merges += 1;
+                    return (t, PlugOutcome::Merged { into: last.id, sector: last.sector, sectors: last.sectors });
+                }
+            }
+        }
+        plug.reqs.push((rq, hwq));
+        (t, PlugOutcome::Held)
+    }
+
+    /// Flush `plug` from `at`: its requests enter the block layer in order (tags, scheduler, driver with
+    /// `driver_ns` each). Requests handed to the driver are appended to `out`; returns when the work ends.
+    pub fn flush(&mut self, plug: &mut Plug, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
+        if plug.reqs.is_empty() {
+            return at;
+        }
+        self.results.plug_flushes += 1;
+        let mut t = at;
+        for (rq, hwq) in plug.reqs.drain(..) {
+            t = self.enter(rq, hwq, t, driver_ns, out);
+        }
+        t
+    }
+
+    /// `rq` has been made a request at `at`: take an allocation tag (or wait for one), insert it and run the
+    /// hardware queue.
+    fn enter(&mut self, rq: SchedRequest, hwq: u32, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
+        let mut t = at;
         if self.alloc_tags[hwq as usize] == 0 {
             self.results.tag_waits += 1;
             self.tag_waiters[hwq as usize].push_back(rq);
