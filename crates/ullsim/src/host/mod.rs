@@ -23,7 +23,7 @@ use crate::config::scenario::{parse_cpu_list, CpusAllowedPolicy, FlowSpec, IoEng
 use crate::config::HostConfig;
 use crate::device::Device;
 use crate::engine::{EventQueue, Time};
-use crate::request::{Class, Criticality, NvmePriority, ReqId, Request, RequestArena, Stamps};
+use crate::request::{Class, Criticality, NvmePriority, Op, ReqId, Request, RequestArena, Stamps};
 use crate::sim::Event;
 use block::sched::SchedRequest;
 use block::{BlockLayer, BlockResults, Dispatched, Plug, PlugOutcome};
@@ -150,6 +150,8 @@ struct Job {
     /// Submitted and not yet completed.
     in_flight: u32,
     in_kernel: bool,
+    /// Direction and size of the last I/O submitted (what hybrid polling sleeps for).
+    last_submitted: (Op, u32),
     /// Most requests one submitting system call takes (`iodepth_batch_submit`).
     batch_submit: u32,
     /// A submitting system call is in progress with this many more requests it may take.
@@ -236,6 +238,8 @@ pub struct Host {
     isr: Vec<IsrRun>,
     dispatched: Vec<Dispatched>,
     scratch: Vec<ReqId>,
+    /// Tasks the current interrupt handler run has paid a wake-up for.
+    woken_in_irq: Vec<TaskId>,
 }
 
 impl Host {
@@ -326,6 +330,7 @@ impl Host {
                     in_kernel: false,
                     batch_submit: if engine.is_blocking() { 1 } else { spec.iodepth_batch_submit.unwrap_or(1) },
                     submit_call: None,
+                    last_submitted: (Op::Read, 0),
                     needs_getevents_entry: false,
                     hybrid_slept: false,
                     waiting: Waiting::Sleeping,
@@ -363,6 +368,7 @@ impl Host {
             reqs: Vec::new(),
             dispatched: Vec::new(),
             scratch: Vec::new(),
+            woken_in_irq: Vec::new(),
         })
     }
 
@@ -429,8 +435,9 @@ impl Host {
                 IrqAction::Wait => {}
             },
             WaitMode::Poll | WaitMode::Hybrid => {
-                let s = &requests[req].stamps;
-                self.completion.observe(s.device_done.saturating_sub(s.submitted));
+                let done = &requests[req];
+                let service = done.stamps.device_done.saturating_sub(done.stamps.submitted);
+                self.completion.observe(done.op, done.len, service);
                 let job = &mut self.jobs[r.job as usize];
                 job.found.push_back(req);
                 let poller = job.sqpoll.unwrap_or(job.task);
@@ -456,14 +463,19 @@ impl Host {
         let joins = run.active && run.end > now;
         let start = if joins { run.end } else { self.cpu.irq_start(core, now + self.nvme.irq_delivery_ns) };
         let mut t = if joins { start } else { start + self.nvme.isr_ns };
+        let mut woken = std::mem::take(&mut self.woken_in_irq);
         for &req in &entries {
             t += self.nvme.cqe_ns;
             let task = self.jobs[self.reqs[req.index()].job as usize].task;
-            if self.cpu.is_sleeping(task) {
+            // Waking a sleeping task costs once per handler run, however many of its requests complete.
+            if self.cpu.is_sleeping(task) && !woken.contains(&task) {
+                woken.push(task);
                 t += self.costs.wakeup_ns;
             }
             t = self.complete_in_block(q, requests, device, req, t);
         }
+        woken.clear();
+        self.woken_in_irq = woken;
         self.cpu.book_irq(core, start, t - start);
         let run = &mut self.isr[hwq as usize];
         run.reqs.append(&mut entries);
@@ -528,6 +540,7 @@ impl Host {
     ) -> Time {
         requests[req].stamps.block_entered = block_at;
         let job = &mut self.jobs[j as usize];
+        job.last_submitted = (requests[req].op, requests[req].len);
         if !job.plug.active && batch >= PLUG_MIN_BATCH && !job.engine.is_blocking() && self.block.plugging() {
             job.plug.active = true;
         }
@@ -987,7 +1000,8 @@ impl Host {
                     job.waiting = Waiting::HybridSleep;
                     self.timer_gen[task as usize] += 1;
                     let gen = self.timer_gen[task as usize];
-                    let wake_at = now + self.completion.sleep_before_poll();
+                    let (op, bytes) = job.last_submitted;
+                    let wake_at = now + self.completion.sleep_before_poll(op, bytes);
                     q.schedule_at(wake_at, Event::Host(HostEvent::TimerWake { task, gen }));
                     self.cpu.sleep(q, task);
                     return;

@@ -8,7 +8,7 @@ mod interrupt;
 mod poll;
 
 use crate::engine::Time;
-use crate::request::Class;
+use crate::request::{Class, Op};
 
 /// How a task waits for one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,10 +26,11 @@ pub trait CompletionPolicy {
     /// How the request of a flow with this class waits; `hipri` is the flow's own request to poll (fio's
     /// `hipri`).
     fn mode(&self, class: Class, hipri: bool) -> WaitMode;
-    /// A polled request took `service_ns` from doorbell to completion entry (hybrid polling learns from it).
-    fn observe(&mut self, _service_ns: Time) {}
-    /// How long a hybrid-polling task sleeps before it starts spinning.
-    fn sleep_before_poll(&self) -> Time {
+    /// A polled `op` of `bytes` took `service_ns` from doorbell to completion entry (hybrid polling learns
+    /// from it).
+    fn observe(&mut self, _op: Op, _bytes: u32, _service_ns: Time) {}
+    /// How long a hybrid-polling task waiting for an `op` of `bytes` sleeps before it starts spinning.
+    fn sleep_before_poll(&self, _op: Op, _bytes: u32) -> Time {
         0
     }
 }
