@@ -110,7 +110,10 @@ fn a_cpu_hog_gets_the_rest_of_its_core_and_the_critical_reader_still_runs() {
             hog.cpu_cores
         );
         assert!(hog.cpu_cores > 0.6, "{scheduler}: the hog uses the core when the reader sleeps");
-        assert!((reader.cpu_cores + hog.cpu_cores - 1.0).abs() < 0.02, "{scheduler}: core 0 is never idle");
+        // Core 0 is never idle: the two tasks share it with the interrupt handlers, whose time is neither's.
+        assert!(r.host.cores[0].idle < 0.01, "{scheduler}: core 0 idle {}", r.host.cores[0].idle);
+        let tasks = reader.cpu_cores + hog.cpu_cores;
+        assert!((0.85..1.0).contains(&tasks), "{scheduler}: the tasks used {tasks} of core 0");
         assert!(reader.iops > 50_000.0, "{scheduler}: a sleeper next to a hog lags and preempts it");
     }
     // FastResponse's critical wake-up: exactly one context switch, every time.

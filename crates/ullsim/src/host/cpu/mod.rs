@@ -278,9 +278,10 @@ impl Cpu {
         let core = &mut self.cores[core_id as usize];
         if let Some(since) = core.spin_since.take() {
             let ran = now - since;
-            core.busy_ns[Activity::Poll as usize] += ran.saturating_sub(core.stolen_in_segment);
+            let own = ran.saturating_sub(core.stolen_in_segment);
+            core.busy_ns[Activity::Poll as usize] += own;
             if let Some(t) = core.current {
-                self.tasks[t as usize].cpu_ns += ran;
+                self.tasks[t as usize].cpu_ns += own;
             }
         }
     }
@@ -320,14 +321,17 @@ impl Cpu {
     }
 
     /// When an interrupt raised at `at` on `core` starts its handler: after any handler already running
-    /// there, and after leaving the idle state if the core is idle.
-    pub fn irq_start(&self, core_id: u32, at: Time) -> Time {
-        let core = &self.cores[core_id as usize];
+    /// there, and after leaving the idle state if the core is idle (that exit is booked as interrupt time:
+    /// the core is awake for it).
+    pub fn irq_start(&mut self, core_id: u32, at: Time) -> Time {
+        let core = &mut self.cores[core_id as usize];
         if core.irq_until > at {
             core.irq_until
         } else if core.current.is_some() {
             at
         } else {
+            core.irq_ns += self.idle_exit_ns;
+            core.irq_until = at + self.idle_exit_ns;
             at + self.idle_exit_ns
         }
     }
@@ -392,9 +396,11 @@ impl Cpu {
         let core = &mut self.cores[core_id as usize];
         if let Some((start, _, activity)) = core.seg.take() {
             let ran = now - start;
-            core.busy_ns[activity as usize] += ran.saturating_sub(core.stolen_in_segment);
+            // Interrupt handlers that ran meanwhile are the core's time, not the task's.
+            let own = ran.saturating_sub(core.stolen_in_segment);
+            core.busy_ns[activity as usize] += own;
             if let Some(t) = core.current {
-                self.tasks[t as usize].cpu_ns += ran;
+                self.tasks[t as usize].cpu_ns += own;
             }
         }
         let core = &mut self.cores[core_id as usize];
