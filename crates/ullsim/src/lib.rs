@@ -33,6 +33,7 @@ pub mod device;
 pub mod engine;
 pub mod host;
 pub mod metrics;
+pub mod reproduce;
 pub mod request;
 pub mod sim;
 pub mod util;

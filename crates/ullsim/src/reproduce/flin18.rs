@@ -1,0 +1,351 @@
+//! FLIN (ISCA'18, seed 004) evaluation: four-flow mixes of FLIN's workload stand-ins (`app = "flin.*"`) on
+//! the `flin-eval` SSD, in four categories of 25, 50, 75 and 100% high-interference flows, each mix run
+//! under Sprinkler, Sprinkler+Fairness and FLIN. Per category it averages fairness and weighted speedup and
+//! takes the worst slowdown, and sets FLIN's gains beside the paper's.
+//!
+//! Method (the slides' "Methodology: Workloads"): a flow is high-interference when, run alone, it keeps the
+//! flash chips busy more than 8% of the time (here: mean die utilization of its alone run under Sprinkler);
+//! mixes are random combinations of distinct apps with the category's share of high-interference ones.
+//! Slowdown is shared / alone mean response time under the same scheduler, with the same seed, so one alone
+//! run per (app, scheduler) serves every mix.
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::engine::stream_rng;
+use crate::metrics::fairness;
+use crate::metrics::FlowResult;
+use crate::sim::{run_scenario, RunResults};
+use crate::Scenario;
+
+/// The transaction schedulers compared, baseline first.
+pub const SCHEDULERS: [&str; 3] = ["sprinkler", "sprinkler-fairness", "flin"];
+/// Share of high-interference flows in a mix, percent.
+pub const CATEGORIES: [u32; 4] = [25, 50, 75, 100];
+/// Flows per mix.
+pub const FLOWS_PER_MIX: usize = 4;
+/// FLIN's classification threshold: alone, a high-interference flow keeps the chips busy more than 8% of the
+/// time (slides, "Methodology: Workloads").
+pub const HIGH_INTERFERENCE_CHIP_BUSY: f64 = 0.08;
+
+/// The paper's results per category (slides, "Experimental Results"): FLIN's average fairness as a multiple
+/// of Sprinkler's and of Sprinkler+Fairness's, and its weighted-speedup gain over each (0.38 = +38%).
+pub const PAPER_FAIRNESS_X_SPRINKLER: [f64; 4] = [1.8, 2.5, 5.6, 54.0];
+pub const PAPER_FAIRNESS_X_SPRINKLER_FAIRNESS: [f64; 4] = [1.3, 1.6, 2.4, 3.2];
+pub const PAPER_WS_GAIN_OVER_SPRINKLER: [f64; 4] = [0.38, 0.74, 1.32, 1.56];
+pub const PAPER_WS_GAIN_OVER_SPRINKLER_FAIRNESS: [f64; 4] = [0.21, 0.32, 0.41, 0.76];
+/// No flow above this slowdown under FLIN (slides); several baseline flows exceeded 500x.
+pub const PAPER_FLIN_MAX_SLOWDOWN: f64 = 80.0;
+
+/// What to run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Options {
+    /// Mixes per category.
+    pub mixes_per_category: usize,
+    /// Simulated time of every run, ns.
+    pub duration_ns: u64,
+    pub seed: u64,
+    /// The app models to draw from (names without the `flin.` prefix).
+    pub apps: Vec<String>,
+}
+
+impl Options {
+    /// A subset small enough for CI: two mixes per category, 0.3 s each.
+    pub fn quick(apps: Vec<String>) -> Self {
+        Options { mixes_per_category: 2, duration_ns: 300_000_000, seed: 1, apps }
+    }
+
+    /// The full evaluation: ten mixes per category, 2 s each.
+    pub fn full(apps: Vec<String>) -> Self {
+        Options { mixes_per_category: 10, duration_ns: 2_000_000_000, seed: 1, apps }
+    }
+}
+
+/// An app's classification from its alone run.
+#[derive(Debug, Clone, Serialize)]
+pub struct AppClass {
+    pub app: String,
+    /// Mean die utilization of its alone run under the baseline scheduler.
+    pub chip_busy: f64,
+    pub high_interference: bool,
+}
+
+/// One mix under one scheduler.
+#[derive(Debug, Clone, Serialize)]
+pub struct MixRun {
+    /// Percent of high-interference flows.
+    pub category: u32,
+    pub apps: Vec<String>,
+    pub scheduler: String,
+    pub fairness: f64,
+    pub weighted_speedup: f64,
+    pub max_slowdown: f64,
+    /// Per flow, in `apps` order.
+    pub slowdowns: Vec<f64>,
+}
+
+/// Averages of one scheduler over one category's mixes.
+#[derive(Debug, Clone, Serialize)]
+pub struct CategorySummary {
+    pub category: u32,
+    pub scheduler: String,
+    pub mixes: usize,
+    pub mean_fairness: f64,
+    pub mean_weighted_speedup: f64,
+    /// Worst slowdown of any flow in any mix.
+    pub max_slowdown: f64,
+}
+
+/// FLIN against each baseline in one category, simulated and published.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub category: u32,
+    pub fairness_x_sprinkler: f64,
+    pub paper_fairness_x_sprinkler: f64,
+    pub fairness_x_sprinkler_fairness: f64,
+    pub paper_fairness_x_sprinkler_fairness: f64,
+    pub ws_gain_over_sprinkler: f64,
+    pub paper_ws_gain_over_sprinkler: f64,
+    pub ws_gain_over_sprinkler_fairness: f64,
+    pub paper_ws_gain_over_sprinkler_fairness: f64,
+    pub flin_max_slowdown: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub options: Options,
+    pub classes: Vec<AppClass>,
+    pub runs: Vec<MixRun>,
+    pub summary: Vec<CategorySummary>,
+    pub comparison: Vec<Comparison>,
+}
+
+/// Flow name of an app (its name without the `flin.` prefix).
+fn flow_name(app: &str) -> &str {
+    app.strip_prefix("flin.").unwrap_or(app)
+}
+
+/// The scenario of `apps` sharing the flin-eval SSD under `scheduler`.
+pub fn scenario_text(apps: &[&str], scheduler: &str, duration_ns: u64) -> String {
+    let mut text = format!(
+        "name = \"flin18\"\n[run]\nduration = \"{duration_ns}ns\"\n[device]\npreset = \"flin-eval\"\n\
+         [device.tsu]\nscheduler = \"{scheduler}\"\n"
+    );
+    for app in apps {
+        let name = flow_name(app);
+        text.push_str(&format!("[[flow]]\nname = \"{name}\"\napp = \"flin.{name}\"\n"));
+    }
+    text
+}
+
+fn run_text(text: &str, seed: u64) -> Result<RunResults, String> {
+    let mut scenario =
+        Scenario::from_toml_str(text, "flin18 mix", std::path::Path::new("."), &[]).map_err(|e| e.to_string())?;
+    scenario.seed = seed;
+    run_scenario(&scenario).map_err(|e| e.to_string())
+}
+
+/// Draw `count` distinct mixes of four distinct apps, `percent`% of them from `high`, the rest from `low`.
+pub fn draw_mixes(
+    high: &[String],
+    low: &[String],
+    percent: u32,
+    count: usize,
+    seed: u64,
+) -> Result<Vec<Vec<String>>, String> {
+    use rand::seq::SliceRandom;
+    let n_high = FLOWS_PER_MIX * percent as usize / 100;
+    let n_low = FLOWS_PER_MIX - n_high;
+    if high.len() < n_high || low.len() < n_low {
+        return Err(format!(
+            "category {percent}% needs {n_high} high- and {n_low} low-interference apps; the classification found {} \
+             and {}",
+            high.len(),
+            low.len()
+        ));
+    }
+    let mut rng = stream_rng(seed, &format!("flin18:mixes:{percent}"));
+    let mut mixes: Vec<Vec<String>> = Vec::new();
+    let mut attempts = 0;
+    while mixes.len() < count && attempts < 100 * count {
+        attempts += 1;
+        let mut h = high.to_vec();
+        let mut l = low.to_vec();
+        h.shuffle(&mut rng);
+        l.shuffle(&mut rng);
+        let mut mix: Vec<String> = h.into_iter().take(n_high).chain(l.into_iter().take(n_low)).collect();
+        mix.sort();
+        if !mixes.contains(&mix) {
+            mixes.push(mix);
+        }
+    }
+    // Fewer distinct combinations than asked for: use what exists.
+    Ok(mixes)
+}
+
+/// Run the evaluation.
+pub fn run(options: &Options) -> Result<Report, String> {
+    let apps: Vec<String> = options.apps.iter().map(|a| flow_name(a).to_string()).collect();
+    // 1. Every app alone under every scheduler (classification and slowdown denominators), in parallel.
+    let alone_jobs: Vec<(usize, usize)> =
+        (0..apps.len()).flat_map(|a| (0..SCHEDULERS.len()).map(move |s| (a, s))).collect();
+    let alone: Vec<RunResults> = alone_jobs
+        .par_iter()
+        .map(|&(a, s)| run_text(&scenario_text(&[&apps[a]], SCHEDULERS[s], options.duration_ns), options.seed))
+        .collect::<Result<_, _>>()?;
+    let alone_of = |app: &str, scheduler: usize| -> &RunResults {
+        let a = apps.iter().position(|x| x == app).expect("an app of the list");
+        &alone[a * SCHEDULERS.len() + scheduler]
+    };
+    let classes: Vec<AppClass> = apps
+        .iter()
+        .map(|app| {
+            let chip_busy = alone_of(app, 0).device.die_utilization.mean;
+            AppClass { app: app.clone(), chip_busy, high_interference: chip_busy > HIGH_INTERFERENCE_CHIP_BUSY }
+        })
+        .collect();
+    let high: Vec<String> = classes.iter().filter(|c| c.high_interference).map(|c| c.app.clone()).collect();
+    let low: Vec<String> = classes.iter().filter(|c| !c.high_interference).map(|c| c.app.clone()).collect();
+    // 2. The mixes, each under every scheduler, in parallel.
+    let mut mixes: Vec<(u32, Vec<String>)> = Vec::new();
+    for percent in CATEGORIES {
+        for mix in draw_mixes(&high, &low, percent, options.mixes_per_category, options.seed)? {
+            mixes.push((percent, mix));
+        }
+    }
+    let shared_jobs: Vec<(usize, usize)> =
+        (0..mixes.len()).flat_map(|m| (0..SCHEDULERS.len()).map(move |s| (m, s))).collect();
+    let runs: Vec<MixRun> = shared_jobs
+        .par_iter()
+        .map(|&(m, s)| {
+            let (category, mix) = &mixes[m];
+            let names: Vec<&str> = mix.iter().map(String::as_str).collect();
+            let mut shared = run_text(&scenario_text(&names, SCHEDULERS[s], options.duration_ns), options.seed)?;
+            let alone_flows: Vec<FlowResult> = mix.iter().map(|app| alone_of(app, s).flows[0].clone()).collect();
+            let f = fairness::attach(&mut shared.flows, &alone_flows)
+                .ok_or_else(|| format!("mix {mix:?} under {}: no flow completed anything", SCHEDULERS[s]))?;
+            Ok(MixRun {
+                category: *category,
+                apps: mix.clone(),
+                scheduler: SCHEDULERS[s].to_string(),
+                fairness: f.fairness,
+                weighted_speedup: f.weighted_speedup,
+                max_slowdown: f.max_slowdown,
+                slowdowns: shared.flows.iter().map(|fl| fl.slowdown.unwrap_or(f64::NAN)).collect(),
+            })
+        })
+        .collect::<Result<_, String>>()?;
+    let summary = summarize(&runs);
+    let comparison = compare(&summary);
+    Ok(Report { options: options.clone(), classes, runs, summary, comparison })
+}
+
+/// Per category and scheduler: mean fairness and weighted speedup, worst slowdown.
+pub fn summarize(runs: &[MixRun]) -> Vec<CategorySummary> {
+    let mut out = Vec::new();
+    for category in CATEGORIES {
+        for scheduler in SCHEDULERS {
+            let these: Vec<&MixRun> =
+                runs.iter().filter(|r| r.category == category && r.scheduler == scheduler).collect();
+            if these.is_empty() {
+                continue;
+            }
+            let n = these.len() as f64;
+            out.push(CategorySummary {
+                category,
+                scheduler: scheduler.to_string(),
+                mixes: these.len(),
+                mean_fairness: these.iter().map(|r| r.fairness).sum::<f64>() / n,
+                mean_weighted_speedup: these.iter().map(|r| r.weighted_speedup).sum::<f64>() / n,
+                max_slowdown: these.iter().map(|r| r.max_slowdown).fold(0.0, f64::max),
+            });
+        }
+    }
+    out
+}
+
+/// FLIN's gains per category beside the paper's.
+pub fn compare(summary: &[CategorySummary]) -> Vec<Comparison> {
+    let find =
+        |category: u32, scheduler: &str| summary.iter().find(|s| s.category == category && s.scheduler == scheduler);
+    CATEGORIES
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &category)| {
+            let (sp, spf, flin) =
+                (find(category, SCHEDULERS[0])?, find(category, SCHEDULERS[1])?, find(category, SCHEDULERS[2])?);
+            Some(Comparison {
+                category,
+                fairness_x_sprinkler: flin.mean_fairness / sp.mean_fairness,
+                paper_fairness_x_sprinkler: PAPER_FAIRNESS_X_SPRINKLER[i],
+                fairness_x_sprinkler_fairness: flin.mean_fairness / spf.mean_fairness,
+                paper_fairness_x_sprinkler_fairness: PAPER_FAIRNESS_X_SPRINKLER_FAIRNESS[i],
+                ws_gain_over_sprinkler: flin.mean_weighted_speedup / sp.mean_weighted_speedup - 1.0,
+                paper_ws_gain_over_sprinkler: PAPER_WS_GAIN_OVER_SPRINKLER[i],
+                ws_gain_over_sprinkler_fairness: flin.mean_weighted_speedup / spf.mean_weighted_speedup - 1.0,
+                paper_ws_gain_over_sprinkler_fairness: PAPER_WS_GAIN_OVER_SPRINKLER_FAIRNESS[i],
+                flin_max_slowdown: flin.max_slowdown,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn mixes_have_the_category_share_of_distinct_high_interference_apps() {
+        let high = names(&["a", "b", "c", "d", "e"]);
+        let low = names(&["p", "q", "r", "s", "t", "u"]);
+        for percent in CATEGORIES {
+            let mixes = draw_mixes(&high, &low, percent, 5, 7).unwrap();
+            assert_eq!(mixes.len(), 5);
+            for mix in &mixes {
+                let mut unique = mix.clone();
+                unique.dedup();
+                assert_eq!(unique.len(), FLOWS_PER_MIX, "{mix:?}");
+                let n_high = mix.iter().filter(|a| high.contains(a)).count();
+                assert_eq!(n_high * 100, percent as usize * FLOWS_PER_MIX, "{mix:?}");
+            }
+            assert_eq!(mixes, draw_mixes(&high, &low, percent, 5, 7).unwrap(), "same seed, same mixes");
+        }
+        // Five high apps make five distinct 4-of-5 mixes at most.
+        assert_eq!(draw_mixes(&high, &low, 100, 9, 1).unwrap().len(), 5);
+        let err = draw_mixes(&high[..1], &low, 50, 1, 1).unwrap_err();
+        assert!(err.contains("needs 2 high"), "{err}");
+    }
+
+    #[test]
+    fn summary_and_comparison_average_per_category() {
+        let run = |category: u32, scheduler: &str, fairness: f64, ws: f64, max: f64| MixRun {
+            category,
+            apps: vec![],
+            scheduler: scheduler.to_string(),
+            fairness,
+            weighted_speedup: ws,
+            max_slowdown: max,
+            slowdowns: vec![],
+        };
+        let runs = vec![
+            run(25, "sprinkler", 0.2, 2.0, 10.0),
+            run(25, "sprinkler", 0.4, 2.0, 30.0),
+            run(25, "sprinkler-fairness", 0.3, 2.5, 5.0),
+            run(25, "flin", 0.6, 3.0, 4.0),
+        ];
+        let summary = summarize(&runs);
+        assert_eq!(summary.len(), 3);
+        assert!((summary[0].mean_fairness - 0.3).abs() < 1e-12);
+        assert_eq!(summary[0].max_slowdown, 30.0);
+        let c = &compare(&summary)[0];
+        assert!((c.fairness_x_sprinkler - 2.0).abs() < 1e-12);
+        assert!((c.fairness_x_sprinkler_fairness - 2.0).abs() < 1e-12);
+        assert!((c.ws_gain_over_sprinkler - 0.5).abs() < 1e-12);
+        assert!((c.ws_gain_over_sprinkler_fairness - 0.2).abs() < 1e-12);
+        assert_eq!(c.paper_fairness_x_sprinkler, 1.8);
+    }
+}
