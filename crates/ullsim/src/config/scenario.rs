@@ -97,6 +97,7 @@ pub struct FlowSpec {
     pub class: Criticality,
     #[serde(default)]
     pub prio: NvmePriority,
+    pub app: Option<String>,
     pub rw: Option<RwMode>,
     pub rwmixread: Option<u32>,
     pub bs: Option<Bytes>,
@@ -243,6 +244,7 @@ pub const FLOW_KEYS: &[&str] = &[
     "name",
     "class",
     "prio",
+    "app",
     "rw",
     "rwmixread",
     "bs",
