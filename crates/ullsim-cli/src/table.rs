@@ -16,6 +16,16 @@ pub(crate) fn us(ns: f64) -> String {
     }
 }
 
+/// A fraction as a percentage: one decimal from 10% up, two below ("32.4%", "4.49%", "0.02%").
+fn percent(fraction: f64) -> String {
+    let pct = fraction * 100.0;
+    if pct >= 10.0 {
+        format!("{pct:.1}%")
+    } else {
+        format!("{pct:.2}%")
+    }
+}
+
 /// Mean, p50, p99, p99.9 and max in microseconds, as table cells.
 pub(crate) fn latency_cells(l: &LatencySummary) -> String {
     format!(
@@ -63,12 +73,14 @@ pub fn render(scenario: &Scenario, r: &RunResults, wall_seconds: f64) -> String 
         if let Some(a) = &f.alone {
             let _ = writeln!(
                 out,
-                "{:<14} {:>8} {:>10.0} {:>9} {}",
+                "{:<14} {:>8} {:>10.0} {:>9} {}  die busy {}, {}",
                 "  (alone)",
                 "",
                 a.iops,
                 "",
-                latency_cells(&a.latency_ns)
+                latency_cells(&a.latency_ns),
+                percent(a.die_busy),
+                if a.high_interference { "high-interference" } else { "low-interference" }
             );
         }
     }

@@ -10,8 +10,14 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 /// The example scenarios, each of which must exist and has its own test below.
-const EXAMPLES: [&str; 5] =
-    ["randread-optane.toml", "mixed-znand.toml", "gc-randwrite.toml", "trace-tpcc.toml", "zipf-open-loop.toml"];
+const EXAMPLES: [&str; 6] = [
+    "randread-optane.toml",
+    "mixed-znand.toml",
+    "gc-randwrite.toml",
+    "trace-tpcc.toml",
+    "zipf-open-loop.toml",
+    "flin-mix.toml",
+];
 
 /// The device presets `ullsim presets` must list.
 const PRESETS: [&str; 5] = ["optane-ull", "znand-ull", "mqsim-mlc", "tlc-enterprise", "flin-eval"];
@@ -367,6 +373,32 @@ fn example_zipf_open_loop_keeps_its_rate_beside_a_closed_loop_writer() {
     assert!((7.9..=8.0).contains(&depth), "closed-loop writer keeps {depth} I/Os in flight, asked for 8");
     assert_eq!(num(reader, "bandwidth_bytes_per_s") / iops, 4096.0);
     assert_eq!(num(writer, "bandwidth_bytes_per_s") / num(writer, "iops"), 65536.0);
+}
+
+#[test]
+fn example_flin_mix_shows_each_flows_alone_die_busy_and_class() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("flin-mix.json");
+    let run = ullsim(["run", p(&example("flin-mix.toml")), "--json", json.to_str().unwrap()]).ok();
+    let results = read_json(&json);
+    let names = ["tpcc", "tpce", "wsrch", "fin1"];
+    check_results(&results, "flin-eval", &names);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    for name in names {
+        let busy = num(flow(&results, name), "alone.die_busy");
+        let high = at(flow(&results, name), "alone.high_interference").as_bool().expect("a bool");
+        // FLIN's Table 2 puts tpcc and tpce in the high-interference class, wsrch and fin1 in the low one.
+        assert_eq!(high, ["tpcc", "tpce"].contains(&name), "{name}: die busy {busy}");
+        assert_eq!(high, busy > 0.08);
+        // The (alone) row under the flow's row says the same.
+        let row = lines.iter().position(|l| l.starts_with(&format!("{name} "))).expect("a row per flow");
+        let alone = lines[row + 1];
+        let class = if high { "high-interference" } else { "low-interference" };
+        assert!(alone.starts_with("  (alone)") && alone.ends_with(class), "{}", run.describe());
+        let percent = alone.split("die busy ").nth(1).and_then(|t| t.split('%').next()).expect("die busy N%");
+        let shown: f64 = percent.parse().unwrap();
+        assert!((shown - busy * 100.0).abs() <= 0.05, "{name}: table {shown}%, JSON {busy}");
+    }
 }
 
 // ---- determinism and overrides -------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ use crate::device::{Device, DeviceEvent, DeviceResults};
 use crate::engine::{EventQueue, Time};
 use crate::host::{Host, HostEvent, HostResults};
 use crate::metrics::energy::{self, Energy};
-use crate::metrics::fairness::{self, Fairness};
+use crate::metrics::fairness::{self, AloneRun, Fairness};
 use crate::metrics::{FlowResult, Metrics};
 use crate::request::{Request, RequestArena, Stamps};
 use crate::workload::trace::TraceError;
@@ -255,7 +255,13 @@ pub fn run_scenario_with_progress(
         },
     );
     let mut shared = shared?;
-    let alone: Vec<FlowResult> = alone?.into_iter().map(|r| r.flows.into_iter().next().expect("one flow")).collect();
+    let alone: Vec<AloneRun> = alone?
+        .into_iter()
+        .map(|r| AloneRun {
+            die_busy: r.device.die_utilization.mean,
+            flow: r.flows.into_iter().next().expect("one flow"),
+        })
+        .collect();
     shared.fairness = fairness::attach(&mut shared.flows, &alone);
     Ok(shared)
 }

@@ -152,3 +152,33 @@ fn worked_example_loads() {
         .unwrap_or_else(|e| panic!("the worked example in docs/scenarios.md does not load: {e}"));
     assert_eq!(scenario.flows.len(), 3);
 }
+
+#[test]
+fn every_app_model_is_documented_with_its_keys() {
+    use ullsim::workload::app::{self, flin};
+    let mut problems = Vec::new();
+    for name in app::names() {
+        let model = app::find(&name).expect("listed names resolve");
+        let Some(cells) = row(&name) else {
+            problems.push(format!("`{name}` has no table row starting with | `{name}` |"));
+            continue;
+        };
+        let expected = [
+            (7, model.rwmixread.to_string()),
+            (8, format!("`\"{}\"`", model.bssplit)),
+            (9, format!("{:.1}", model.rate_iops)),
+        ];
+        for (column, want) in expected {
+            if cells.get(column) != Some(&want.as_str()) {
+                problems.push(format!("`{name}`: column {column} says {:?}, the model has {want}", cells.get(column)));
+            }
+        }
+        if let Some(t) = flin::TABLE2.iter().find(|t| format!("flin.{}", t.name) == name) {
+            let class = if t.high_interference { "High" } else { "Low" };
+            if cells.get(6) != Some(&class) {
+                problems.push(format!("`{name}`: interference column says {:?}, TABLE2 has {class}", cells.get(6)));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "docs/scenarios.md's app table is out of date:\n{}", problems.join("\n"));
+}

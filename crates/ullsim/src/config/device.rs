@@ -4,6 +4,9 @@ use serde::{Deserialize, Serialize};
 
 use super::units::{Bytes, Nanos};
 
+/// Largest weighted-round-robin weight: the NVMe Arbitration feature holds each weight in 8 bits, 0's based.
+pub const MAX_WRR_WEIGHT: u32 = 256;
+
 /// Everything the SSD model needs. Every field comes from the preset unless the scenario overrides it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -23,6 +26,12 @@ pub struct HostInterfaceConfig {
     pub queue_depth: u32,
     pub arbiter: String,
     pub arbitration_burst: u32,
+    /// Weighted round robin: commands the High class may fetch per round (NVMe HPW + 1).
+    pub wrr_high_weight: u32,
+    /// Weighted round robin: commands the Medium class may fetch per round (NVMe MPW + 1).
+    pub wrr_medium_weight: u32,
+    /// Weighted round robin: commands the Low class may fetch per round (NVMe LPW + 1).
+    pub wrr_low_weight: u32,
     pub doorbell_ns: Nanos,
     pub command_fetch_ns: Nanos,
     pub command_process_ns: Nanos,
@@ -172,6 +181,17 @@ impl DeviceConfig {
             "expected a rate from 1e6 to 1e12 bytes/s per lane",
         );
         check(self.host_interface.pcie_lanes <= 64, "host_interface.pcie_lanes", "expected at most 64 lanes");
+        for (key, weight) in [
+            ("host_interface.wrr_high_weight", self.host_interface.wrr_high_weight),
+            ("host_interface.wrr_medium_weight", self.host_interface.wrr_medium_weight),
+            ("host_interface.wrr_low_weight", self.host_interface.wrr_low_weight),
+        ] {
+            check(
+                (1..=MAX_WRR_WEIGHT).contains(&weight),
+                key,
+                "expected a whole number of commands per round from 1 to 256 (NVMe's weights are 8-bit, 0's based)",
+            );
+        }
         // Every fixed time of the device must be a plausible hardware time (this also keeps sums far from
         // overflowing the ns clock).
         let hi = &self.host_interface;

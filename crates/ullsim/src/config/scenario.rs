@@ -129,6 +129,7 @@ pub struct FlowSpec {
     #[serde(default)]
     pub prio: NvmePriority,
     pub prioclass: Option<IoPrioClass>,
+    pub app: Option<String>,
     pub rw: Option<RwMode>,
     pub rwmixread: Option<u32>,
     pub bs: Option<Bytes>,
@@ -277,6 +278,7 @@ pub const FLOW_KEYS: &[&str] = &[
     "class",
     "prio",
     "prioclass",
+    "app",
     "rw",
     "rwmixread",
     "bs",

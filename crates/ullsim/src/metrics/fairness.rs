@@ -6,11 +6,27 @@ use serde::Serialize;
 
 use super::{FlowResult, LatencySummary};
 
+/// FLIN's (ISCA'18) line between low- and high-interference flows: a flow is high-interference when, run
+/// alone, it keeps the flash chips busy more than 8% of the time (seed 004, the methodology's workload
+/// categories).
+pub const HIGH_INTERFERENCE_DIE_BUSY: f64 = 0.08;
+
 /// The flow's own results when it ran alone.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct AloneResult {
     pub iops: f64,
     pub latency_ns: LatencySummary,
+    /// Mean over the dies of the share of the alone run each was busy (that run's `die_utilization.mean`).
+    pub die_busy: f64,
+    /// FLIN's class: `die_busy` above [`HIGH_INTERFERENCE_DIE_BUSY`].
+    pub high_interference: bool,
+}
+
+/// What a flow's alone run reports back: its flow result and how busy it kept the dies.
+#[derive(Debug, Clone)]
+pub struct AloneRun {
+    pub flow: FlowResult,
+    pub die_busy: f64,
 }
 
 /// Scenario-level fairness metrics.
@@ -23,10 +39,16 @@ pub struct Fairness {
 
 /// Attach each flow's alone result and slowdown; return the scenario-level metrics. Flows that completed
 /// nothing (shared or alone) get no slowdown and are left out of the aggregates.
-pub fn attach(shared: &mut [FlowResult], alone: &[FlowResult]) -> Option<Fairness> {
+pub fn attach(shared: &mut [FlowResult], alone_runs: &[AloneRun]) -> Option<Fairness> {
     let mut slowdowns = Vec::new();
-    for (flow, alone) in shared.iter_mut().zip(alone) {
-        flow.alone = Some(AloneResult { iops: alone.iops, latency_ns: alone.latency_ns.clone() });
+    for (flow, run) in shared.iter_mut().zip(alone_runs) {
+        let alone = &run.flow;
+        flow.alone = Some(AloneResult {
+            iops: alone.iops,
+            latency_ns: alone.latency_ns.clone(),
+            die_busy: run.die_busy,
+            high_interference: run.die_busy > HIGH_INTERFERENCE_DIE_BUSY,
+        });
         if flow.completed > 0 && alone.completed > 0 && alone.latency_ns.mean > 0.0 {
             let s = flow.latency_ns.mean / alone.latency_ns.mean;
             flow.slowdown = Some(s);

@@ -1,6 +1,7 @@
 //! Workloads: flows that issue I/O. A flow is a synthetic job in fio's vocabulary (closed loop with
 //! `iodepth`, or open loop with `rate_iops`) or a trace replayed from a file, streamed.
 
+pub mod app;
 pub mod distribution;
 pub mod trace;
 
@@ -68,6 +69,7 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
     let engine = spec.ioengine.unwrap_or_default();
     if engine == IoEngine::Cpuio {
         for (key, set) in [
+            ("app", spec.app.is_some()),
             ("rw", spec.rw.is_some()),
             ("trace", spec.trace.is_some()),
             ("bs", spec.bs.is_some()),
@@ -100,6 +102,8 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
         }
         return Ok(());
     }
+    let spec = app::resolve(spec)?;
+    let spec = spec.as_ref();
     if spec.cpuload.is_some() || spec.cpuchunks.is_some() {
         return err(
             if spec.cpuload.is_some() { "cpuload" } else { "cpuchunks" },
@@ -131,7 +135,8 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
         (None, None) => {
             return err(
                 "rw",
-                "missing: expected rw = \"randread\" (or read, write, randwrite, rw, randrw) or trace = \"path\"",
+                "missing: expected rw = \"randread\" (or read, write, randwrite, rw, randrw), app = \"flin.tpcc\" \
+                 (an app model) or trace = \"path\"",
             )
         }
         _ => {}
@@ -189,8 +194,8 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
             }
         }
         let sizes = block_sizes(spec).map_err(|m| ("bssplit".to_string(), m))?;
-        let max_bs = sizes.iter().map(|&(s, _)| s).max().unwrap_or(DEFAULT_BS);
-        for &(s, _) in &sizes {
+        let max_bs = sizes.largest();
+        for s in sizes.sizes() {
             if s == 0 || !s.is_multiple_of(SECTOR) {
                 return err(
                     if spec.bssplit.is_some() { "bssplit" } else { "bs" },
@@ -239,39 +244,90 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
     Ok(())
 }
 
-/// Block sizes and weights from `bs` / `bssplit` (fio syntax `4k/50:128k/50`).
-fn block_sizes(spec: &FlowSpec) -> Result<Vec<(u64, u32)>, String> {
-    if let Some(split) = &spec.bssplit {
-        if spec.bs.is_some() {
-            return Err("give bs or bssplit, not both".into());
-        }
-        let mut out = Vec::new();
-        for part in split.split(':') {
-            let (size, weight) = part.split_once('/').ok_or_else(|| {
-                format!("expected SIZE/PERCENT entries separated by ':', e.g. \"4k/50:128k/50\", found \"{part}\"")
-            })?;
-            let size = parse_size(size)?;
-            let weight: u32 = weight
-                .trim()
-                .parse()
-                .map_err(|_| format!("expected a whole percentage after '/', found \"{weight}\""))?;
-            out.push((size, weight));
-        }
-        let total: u32 = out.iter().map(|&(_, w)| w).sum();
-        if total != 100 {
-            return Err(format!("bssplit percentages must add up to 100, they add up to {total}"));
-        }
-        Ok(out)
-    } else {
-        Ok(vec![(spec.bs.map_or(DEFAULT_BS, |b| b.0), 100)])
+/// A flow's block sizes with their percentages, for reads and for writes.
+#[derive(Debug, Clone, PartialEq)]
+struct BlockSizes {
+    read: Vec<(u64, u32)>,
+    write: Vec<(u64, u32)>,
+}
+
+impl BlockSizes {
+    fn sizes(&self) -> impl Iterator<Item = u64> + '_ {
+        self.read.iter().chain(&self.write).map(|&(size, _)| size)
     }
+    fn largest(&self) -> u64 {
+        self.sizes().max().unwrap_or(DEFAULT_BS)
+    }
+    fn smallest(&self) -> u64 {
+        self.sizes().min().unwrap_or(DEFAULT_BS)
+    }
+    /// Draw the size of an I/O in direction `op`.
+    fn draw(&self, op: Op, rng: &mut SimRng) -> u64 {
+        let sizes = match op {
+            Op::Read => &self.read,
+            Op::Write => &self.write,
+        };
+        if sizes.len() == 1 {
+            return sizes[0].0;
+        }
+        let mut pick = rng.random_range(0..100);
+        for &(size, weight) in sizes {
+            if pick < weight {
+                return size;
+            }
+            pick -= weight;
+        }
+        sizes[0].0
+    }
+}
+
+/// Block sizes and weights from `bs` / `bssplit` (fio syntax `4k/50:128k/50`, or `READS,WRITES` with a
+/// list for each direction: `4k/100,4k/50:64k/50`).
+fn block_sizes(spec: &FlowSpec) -> Result<BlockSizes, String> {
+    let Some(split) = &spec.bssplit else {
+        let only = vec![(spec.bs.map_or(DEFAULT_BS, |b| b.0), 100)];
+        return Ok(BlockSizes { read: only.clone(), write: only });
+    };
+    if spec.bs.is_some() {
+        return Err("give bs or bssplit, not both".into());
+    }
+    match split.split(',').collect::<Vec<_>>().as_slice() {
+        [both] => {
+            let sizes = parse_split(both)?;
+            Ok(BlockSizes { read: sizes.clone(), write: sizes })
+        }
+        [read, write] => Ok(BlockSizes { read: parse_split(read)?, write: parse_split(write)? }),
+        _ => Err(format!(
+            "expected one SIZE/PERCENT list for all I/O, or two separated by ',' (reads, then writes); fio's \
+             third list (trims) is not supported, found \"{split}\""
+        )),
+    }
+}
+
+/// One bssplit list, `SIZE/PERCENT:SIZE/PERCENT...`, percentages adding up to 100.
+fn parse_split(list: &str) -> Result<Vec<(u64, u32)>, String> {
+    let mut out = Vec::new();
+    for part in list.split(':') {
+        let (size, weight) = part.split_once('/').ok_or_else(|| {
+            format!("expected SIZE/PERCENT entries separated by ':', e.g. \"4k/50:128k/50\", found \"{part}\"")
+        })?;
+        let size = parse_size(size)?;
+        let weight: u32 =
+            weight.trim().parse().map_err(|_| format!("expected a whole percentage after '/', found \"{weight}\""))?;
+        out.push((size, weight));
+    }
+    let total: u32 = out.iter().map(|&(_, w)| w).sum();
+    if total != 100 {
+        return Err(format!("bssplit percentages must add up to 100, they add up to {total}"));
+    }
+    Ok(out)
 }
 
 /// Where a synthetic flow's addresses and sizes come from.
 struct Synthetic {
     rw: RwMode,
     read_percent: u32,
-    sizes: Vec<(u64, u32)>,
+    sizes: BlockSizes,
     region_start: u64,
     region_len: u64,
     align: u64,
@@ -292,20 +348,7 @@ impl Synthetic {
                 }
             }
         };
-        let len = if self.sizes.len() == 1 {
-            self.sizes[0].0
-        } else {
-            let mut pick = rng.random_range(0..100);
-            let mut chosen = self.sizes[0].0;
-            for &(size, weight) in &self.sizes {
-                if pick < weight {
-                    chosen = size;
-                    break;
-                }
-                pick -= weight;
-            }
-            chosen
-        };
+        let len = self.sizes.draw(op, rng);
         let offset = match &mut self.picker {
             Some(picker) => {
                 // Random: an aligned block whose I/O fits in the region.
@@ -452,6 +495,8 @@ impl Workload {
                 classes.push(Class { criticality: spec.class, priority: spec.prio });
                 continue;
             }
+            let spec = app::resolve(spec).map_err(|(key, what)| format!("flow \"{}\": {key}: {what}", spec.name))?;
+            let spec = spec.as_ref();
             let start_ns = spec.startdelay.map_or(0, |d| d.0);
             let stop_ns = spec.runtime.map_or(run_end, |r| start_ns.saturating_add(r.0).min(run_end));
             let (source, pacing) = if let Some(path) = &spec.trace {
@@ -474,8 +519,8 @@ impl Workload {
             } else {
                 let rw = spec.rw.expect("checked: synthetic flows have rw");
                 let sizes = block_sizes(spec)?;
-                let max_bs = sizes.iter().map(|&(s, _)| s).max().unwrap_or(DEFAULT_BS);
-                let align = sizes.iter().map(|&(s, _)| s).min().unwrap_or(DEFAULT_BS);
+                let max_bs = sizes.largest();
+                let align = sizes.smallest();
                 let region_start = spec.offset.map_or(0, |o| o.resolve(capacity)) / SECTOR * SECTOR;
                 let region_len = spec.size.map_or(capacity - region_start, |s| s.resolve(capacity)) / SECTOR * SECTOR;
                 let picker = rw.is_random().then(|| {
@@ -686,6 +731,48 @@ impl Workload {
                     self.issue(flow, Some(job), now, arrived_at, out);
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec_with_bssplit(split: &str) -> FlowSpec {
+        let text = format!(
+            "[device]\npreset = \"flin-eval\"\n[[flow]]\nname = \"f\"\nrw = \"randrw\"\nbssplit = \"{split}\"\n"
+        );
+        let scenario = crate::Scenario::from_toml_str(&text, "t", std::path::Path::new("."), &[]).unwrap();
+        scenario.flows[0].clone()
+    }
+
+    #[test]
+    fn bssplit_takes_one_list_for_both_directions_or_one_each() {
+        let both = block_sizes(&spec_with_bssplit("4k/50:128k/50")).unwrap();
+        assert_eq!(both.read, vec![(4096, 50), (131072, 50)]);
+        assert_eq!(both.read, both.write);
+        let each = block_sizes(&spec_with_bssplit("8k/100, 4k/25:64k/75")).unwrap();
+        assert_eq!((each.read, each.write), (vec![(8192, 100)], vec![(4096, 25), (65536, 75)]));
+        // Every draw comes from the list of its direction.
+        let mut rng = crate::engine::stream_rng(1, "t");
+        let each = block_sizes(&spec_with_bssplit("8k/100,4k/25:64k/75")).unwrap();
+        assert!((0..1000).all(|_| each.draw(Op::Read, &mut rng) == 8192));
+        let large = (0..4000).filter(|_| each.draw(Op::Write, &mut rng) == 65536).count();
+        assert!((large as f64 / 4000.0 - 0.75).abs() < 4.0 * (0.75 * 0.25 / 4000.0f64).sqrt(), "{large}");
+    }
+
+    #[test]
+    fn a_third_bssplit_list_or_an_empty_one_is_an_error_naming_the_key() {
+        for (split, expected) in
+            [("4k/100,8k/100,16k/100", "trims"), ("4k/100,", "SIZE/PERCENT"), ("4k/60,8k/100", "add up")]
+        {
+            let text = format!(
+                "[device]\npreset = \"flin-eval\"\n[[flow]]\nname = \"f\"\nrw = \"randrw\"\nbssplit = \"{split}\"\n"
+            );
+            let message =
+                crate::Scenario::from_toml_str(&text, "t", std::path::Path::new("."), &[]).unwrap_err().to_string();
+            assert!(message.contains("flow[0].bssplit") && message.contains(expected), "{split}: {message}");
         }
     }
 }

@@ -2,6 +2,7 @@
 //! and the PCIe link. One file per arbiter; add one by adding a file and a line in [`make_arbiter`].
 
 mod round_robin;
+mod wrr;
 
 use std::collections::VecDeque;
 
@@ -36,13 +37,18 @@ pub trait Arbiter {
 
 /// Names accepted by `device.host_interface.arbiter`.
 pub fn arbiter_names() -> &'static [&'static str] {
-    &["round-robin"]
+    &["round-robin", "weighted-round-robin"]
 }
 
-/// Build the arbiter called `name`.
-pub fn make_arbiter(name: &str, burst: u32) -> Option<Box<dyn Arbiter>> {
-    match name {
+/// Build the arbiter `cfg.arbiter` names, with its parameters from `cfg`.
+pub fn make_arbiter(cfg: &HostInterfaceConfig) -> Option<Box<dyn Arbiter>> {
+    let burst = cfg.arbitration_burst;
+    match cfg.arbiter.as_str() {
         "round-robin" => Some(Box::new(round_robin::RoundRobin::new(burst))),
+        "weighted-round-robin" => Some(Box::new(wrr::WeightedRoundRobin::new(
+            burst,
+            [cfg.wrr_high_weight, cfg.wrr_medium_weight, cfg.wrr_low_weight],
+        ))),
         _ => None,
     }
 }
@@ -62,7 +68,7 @@ pub struct HostInterface {
 
 impl HostInterface {
     pub fn new(cfg: &HostInterfaceConfig) -> Result<Self, String> {
-        let arbiter = make_arbiter(&cfg.arbiter, cfg.arbitration_burst)
+        let arbiter = make_arbiter(cfg)
             .ok_or_else(|| format!("device.host_interface.arbiter: unknown arbiter \"{}\"", cfg.arbiter))?;
         Ok(HostInterface {
             queues: Vec::new(),
@@ -122,4 +128,124 @@ fn reserve(free_at: &mut Time, earliest: Time, duration: Time) -> Time {
     let start = earliest.max(*free_at);
     *free_at = start + duration;
     start + duration
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use rand::{RngExt, SeedableRng};
+
+    /// A submission queue of class `priority` holding `commands` commands.
+    pub fn queue(priority: NvmePriority, commands: u32) -> SubmissionQueue {
+        SubmissionQueue { priority, pending: (0..commands).map(ReqId).collect() }
+    }
+
+    /// Let `arbiter` fetch until every queue is empty; the queue of each fetch, in order.
+    pub fn drain(arbiter: &mut dyn Arbiter, queues: &mut [SubmissionQueue]) -> Vec<usize> {
+        let mut order = Vec::new();
+        while let Some(q) = arbiter.pick(queues) {
+            assert!(queues[q].pending.pop_front().is_some(), "{} picked empty queue {q}", arbiter.name());
+            order.push(q);
+        }
+        order
+    }
+
+    /// The flin-eval preset's host interface with `arbiter`.
+    pub fn config(arbiter: &str) -> HostInterfaceConfig {
+        let preset = crate::config::presets::find("flin-eval").expect("preset exists");
+        let table: toml::Table = preset.toml.parse().expect("valid preset");
+        let mut cfg: HostInterfaceConfig = table["host_interface"].clone().try_into().expect("valid section");
+        cfg.arbiter = arbiter.to_string();
+        cfg
+    }
+
+    #[test]
+    fn every_arbiter_is_work_conserving() {
+        // Random queues, classes, arrivals and fetches: an arbiter picks a non-empty queue whenever one
+        // exists, and `None` only when all are empty.
+        const CLASSES: [NvmePriority; 4] =
+            [NvmePriority::Urgent, NvmePriority::High, NvmePriority::Medium, NvmePriority::Low];
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(4);
+        for &name in arbiter_names() {
+            for _ in 0..200 {
+                let mut cfg = config(name);
+                cfg.arbitration_burst = rng.random_range(1..5);
+                cfg.wrr_high_weight = rng.random_range(1..6);
+                cfg.wrr_medium_weight = rng.random_range(1..6);
+                cfg.wrr_low_weight = rng.random_range(1..6);
+                let mut arbiter = make_arbiter(&cfg).expect("registered name");
+                assert_eq!(arbiter.name(), name);
+                let mut queues: Vec<SubmissionQueue> = (0..rng.random_range(1..7))
+                    .map(|_| queue(CLASSES[rng.random_range(0..4)], rng.random_range(0..4)))
+                    .collect();
+                for _ in 0..100 {
+                    if rng.random_range(0..3) == 0 {
+                        let q = rng.random_range(0..queues.len());
+                        queues[q].pending.push_back(ReqId(0));
+                    }
+                    let any = queues.iter().any(|q| !q.is_empty());
+                    match arbiter.pick(&queues) {
+                        Some(q) => assert!(queues[q].pending.pop_front().is_some(), "{name} picked an empty queue"),
+                        None => assert!(!any, "{name} left work waiting"),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Two closed-loop readers on their own cores, so on their own submission queues.
+    const TWO_QUEUES: &str = r#"
+[run]
+duration = "5ms"
+[device]
+preset = "optane-ull"
+[[flow]]
+name = "a"
+rw = "randread"
+iodepth = 16
+cpus_allowed = "0"
+[[flow]]
+name = "b"
+rw = "randread"
+iodepth = 16
+cpus_allowed = "1"
+"#;
+
+    fn load(overrides: &[&str]) -> Result<crate::Scenario, crate::config::ConfigError> {
+        let overrides: Vec<String> = overrides.iter().map(|o| o.to_string()).collect();
+        crate::Scenario::from_toml_str(TWO_QUEUES, "t", std::path::Path::new("."), &overrides)
+    }
+
+    fn json(overrides: &[&str]) -> String {
+        let results = crate::run_scenario(&load(overrides).expect("valid")).expect("runs");
+        serde_json::to_string(&results).expect("serializes")
+    }
+
+    #[test]
+    fn weighted_round_robin_over_one_class_is_round_robin() {
+        // Every queue the host creates is `medium`: weighted round robin is then round robin with turns of
+        // min(burst, medium weight), fetch for fetch.
+        let rr = json(&["device.host_interface.arbitration_burst=2"]);
+        let wrr =
+            json(&["device.host_interface.arbiter=weighted-round-robin", "device.host_interface.wrr_medium_weight=2"]);
+        assert_eq!(rr, wrr);
+        let wrr_weight_one =
+            json(&["device.host_interface.arbiter=weighted-round-robin", "device.host_interface.wrr_medium_weight=1"]);
+        assert_ne!(wrr, wrr_weight_one, "turns of 1 and of 2 fetches should differ somewhere");
+    }
+
+    #[test]
+    fn wrr_weights_are_checked_and_named() {
+        for key in ["wrr_high_weight", "wrr_medium_weight", "wrr_low_weight"] {
+            for bad in ["0", "257", "-1", "\"4\""] {
+                let message = load(&[&format!("device.host_interface.{key}={bad}")]).expect_err(bad).to_string();
+                assert!(message.contains(&format!("device.host_interface.{key}")), "{message}");
+            }
+            assert!(load(&[&format!("device.host_interface.{key}=256")]).is_ok());
+        }
+        let message = load(&["device.host_interface.wrr_low_weight=0"]).unwrap_err().to_string();
+        assert!(message.contains("from 1 to 256"), "{message}");
+        let message = load(&["device.host_interface.arbiter=wrr"]).unwrap_err().to_string();
+        assert!(message.contains("weighted-round-robin"), "{message}");
+    }
 }

@@ -1,0 +1,231 @@
+//! App models: named stand-ins for real workloads, chosen with `app = "FAMILY.NAME"` in a flow. An app model
+//! is a set of synthetic-flow keys (`rw`, `rwmixread`, `bssplit`, `rate_iops`, `rate_process`) derived from
+//! published characteristics of the workload; the flow's other keys (`size`, `offset`, `iodepth`, `runtime`,
+//! `random_distribution`, ...) apply as to any synthetic flow. One file per family, listed in [`FAMILIES`].
+
+pub mod flin;
+
+use std::borrow::Cow;
+use std::fmt;
+
+use crate::config::scenario::{FlowSpec, RateProcess, RwMode};
+
+/// The synthetic-flow keys an app model stands for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppModel {
+    pub rw: RwMode,
+    pub rwmixread: u32,
+    pub bssplit: String,
+    pub rate_iops: f64,
+    pub rate_process: RateProcess,
+}
+
+impl fmt::Display for AppModel {
+    /// The model as the flow keys it replaces, ready to paste into a `[[flow]]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rw = serde_json::to_string(&self.rw).map_err(|_| fmt::Error)?;
+        let process = serde_json::to_string(&self.rate_process).map_err(|_| fmt::Error)?;
+        write!(
+            f,
+            "rw = {rw}, rwmixread = {}, bssplit = \"{}\", rate_iops = {}, rate_process = {process}",
+            self.rwmixread, self.bssplit, self.rate_iops
+        )
+    }
+}
+
+/// A family of app models, each named `PREFIX.NAME`.
+pub trait AppFamily: Sync {
+    fn prefix(&self) -> &'static str;
+    /// The names of its models, without the prefix.
+    fn names(&self) -> Vec<&'static str>;
+    /// The model called `name` (without the prefix).
+    fn model(&self, name: &str) -> Option<AppModel>;
+}
+
+/// Every family of app models.
+pub const FAMILIES: &[&dyn AppFamily] = &[&flin::FlinTraces];
+
+/// Every app name `app` accepts.
+pub fn names() -> Vec<String> {
+    FAMILIES.iter().flat_map(|f| f.names().into_iter().map(move |n| format!("{}.{n}", f.prefix()))).collect()
+}
+
+/// The app model called `name` (with its family prefix).
+pub fn find(name: &str) -> Option<AppModel> {
+    let (prefix, rest) = name.split_once('.')?;
+    FAMILIES.iter().find(|f| f.prefix() == prefix)?.model(rest)
+}
+
+/// The spec the flow runs: `spec` itself, or, with `app`, a synthetic flow with the model's keys and its
+/// rate divided by `time_scale`. Errors are `(key, what was expected)`.
+pub fn resolve(spec: &FlowSpec) -> Result<Cow<'_, FlowSpec>, (String, String)> {
+    let Some(name) = &spec.app else { return Ok(Cow::Borrowed(spec)) };
+    let err = |key: &str, what: String| Err((key.to_string(), what));
+    let Some(model) = find(name) else {
+        return err("app", format!("unknown app \"{name}\"; expected one of {:?}", names()));
+    };
+    // An app model is one calibrated workload, and a mixture of it and other values would be neither: the
+    // keys it sets are errors (copy its keys into a plain flow to vary them; time_scale scales its rate).
+    let set_by_app = [
+        ("rw", spec.rw.is_some()),
+        ("rwmixread", spec.rwmixread.is_some()),
+        ("bs", spec.bs.is_some()),
+        ("bssplit", spec.bssplit.is_some()),
+        ("rate_iops", spec.rate_iops.is_some()),
+        ("rate_process", spec.rate_process.is_some()),
+    ];
+    if let Some((key, _)) = set_by_app.iter().find(|(_, set)| *set) {
+        return err(
+            key,
+            format!(
+                "is set by app = \"{name}\" ({model}); remove it (time_scale scales the rate), or replace app with \
+                 these keys and change them"
+            ),
+        );
+    }
+    for (key, set) in [("trace", spec.trace.is_some()), ("format", spec.format.is_some())] {
+        if set {
+            return err(key, "does not apply to an app flow: give app or trace, not both".into());
+        }
+    }
+    if spec.thinktime.is_some() {
+        return err("thinktime", "does not apply to an app flow (its arrivals are open loop)".into());
+    }
+    let time_scale = spec.time_scale.unwrap_or(1.0);
+    if !(time_scale > 0.0 && time_scale.is_finite()) {
+        return err("time_scale", "expected a number > 0 (2.0 makes the app's gaps twice as long)".into());
+    }
+    let mut resolved = spec.clone();
+    resolved.rw = Some(model.rw);
+    resolved.rwmixread = Some(model.rwmixread);
+    resolved.bssplit = Some(model.bssplit);
+    resolved.rate_iops = Some(model.rate_iops / time_scale);
+    resolved.rate_process = Some(model.rate_process);
+    resolved.time_scale = None;
+    Ok(Cow::Owned(resolved))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Scenario;
+    use crate::engine::{EventQueue, Time};
+    use crate::request::Op;
+    use crate::sim::Event;
+    use crate::workload::{NewIo, Workload};
+
+    /// A flin-eval scenario with one flow whose keys are `flow_keys` (TOML lines).
+    fn load(flow_keys: &str) -> Result<Scenario, String> {
+        let text = format!("[device]\npreset = \"flin-eval\"\n[[flow]]\nname = \"f\"\n{flow_keys}\n");
+        Scenario::from_toml_str(&text, "t", std::path::Path::new("."), &[]).map_err(|e| e.to_string())
+    }
+
+    /// Every I/O the scenario's single flow issues before `end_ns`, with its arrival time (open loop: nothing
+    /// needs to complete).
+    fn arrivals(scenario: &Scenario, end_ns: Time) -> Vec<NewIo> {
+        let capacity = scenario.device.logical_capacity_bytes();
+        let mut workload =
+            Workload::new(&scenario.flows, scenario.seed, capacity, end_ns, std::path::Path::new(".")).unwrap();
+        let mut q = EventQueue::new();
+        workload.start(&mut q);
+        let mut out = Vec::new();
+        while let Some((_, event)) = q.pop() {
+            let Event::Workload(e) = event else { unreachable!("only the workload schedules events") };
+            workload.handle(e, &mut q, &mut out);
+        }
+        out
+    }
+
+    #[test]
+    fn every_flin_app_reproduces_its_table_row() {
+        const ARRIVALS: f64 = 40_000.0;
+        for t in flin::TABLE2 {
+            let scenario = load(&format!("app = \"flin.{}\"", t.name)).unwrap();
+            let capacity = scenario.device.logical_capacity_bytes();
+            let end_ns = (ARRIVALS / t.rate_iops() * 1e9) as Time;
+            let ios = arrivals(&scenario, end_ns);
+            let n = ios.len() as f64;
+            // Poisson count: sd sqrt(N); binomial read share: sd sqrt(r (1 - r) / N). Four sd each.
+            let rate = n / (end_ns as f64 / 1e9);
+            assert!(
+                (rate / t.rate_iops() - 1.0).abs() < 4.0 / n.sqrt(),
+                "{}: {rate} vs {} IOPS",
+                t.name,
+                t.rate_iops()
+            );
+            let reads: Vec<&NewIo> = ios.iter().filter(|io| io.op == Op::Read).collect();
+            let read_share = reads.len() as f64 / n;
+            let sd = (t.read_ratio * (1.0 - t.read_ratio) / n).sqrt();
+            assert!((read_share - t.read_ratio).abs() < 4.0 * sd, "{}: read share {read_share}", t.name);
+            for (op, table_kib) in [(Op::Read, t.read_kib), (Op::Write, t.write_kib)] {
+                let sizes: Vec<f64> = ios.iter().filter(|io| io.op == op).map(|io| io.len as f64).collect();
+                let mean_kib = sizes.iter().sum::<f64>() / sizes.len() as f64 / 1024.0;
+                assert!((mean_kib / table_kib - 1.0).abs() < 0.01, "{} {op:?}: {mean_kib} KiB vs {table_kib}", t.name);
+            }
+            assert!(ios.iter().all(|io| io.offset.is_multiple_of(512) && io.offset + io.len as u64 <= capacity));
+            // Offsets are spread over the whole drive.
+            let top_half = ios.iter().filter(|io| io.offset >= capacity / 2).count() as f64 / n;
+            assert!((top_half - 0.5).abs() < 4.0 * (0.25 / n).sqrt(), "{}: {top_half} in the upper half", t.name);
+        }
+    }
+
+    #[test]
+    fn time_scale_stretches_the_gaps_and_other_keys_apply() {
+        let tpcc = flin::TABLE2.iter().find(|t| t.name == "tpcc").unwrap();
+        let scenario =
+            load("app = \"flin.tpcc\"\ntime_scale = 4.0\nsize = \"1GiB\"\noffset = \"2GiB\"\niodepth = 8").unwrap();
+        let resolved = resolve(&scenario.flows[0]).unwrap();
+        assert_eq!(resolved.rate_iops, Some(tpcc.rate_iops() / 4.0));
+        assert_eq!(
+            (resolved.time_scale, resolved.iodepth, resolved.app.as_deref()),
+            (None, Some(8), Some("flin.tpcc"))
+        );
+        // (iodepth caps what is outstanding, and nothing completes here: count arrivals without it.)
+        let scenario = load("app = \"flin.tpcc\"\ntime_scale = 4.0\nsize = \"1GiB\"\noffset = \"2GiB\"").unwrap();
+        let ios = arrivals(&scenario, 1_000_000_000);
+        assert!((ios.len() as f64 - 2_500.0).abs() < 4.0 * 50.0, "{} arrivals in 1 s", ios.len());
+        assert!(ios.iter().all(|io| io.offset >= 2 << 30 && io.offset + io.len as u64 <= 3 << 30));
+    }
+
+    #[test]
+    fn keys_an_app_sets_and_keys_that_do_not_apply_are_errors_naming_them() {
+        let names = names();
+        assert_eq!(names.len(), 20);
+        let unknown = load("app = \"flin.nope\"").unwrap_err();
+        assert!(unknown.contains("flow[0].app") && unknown.contains("unknown app \"flin.nope\""), "{unknown}");
+        assert!(names.iter().all(|n| unknown.contains(&format!("\"{n}\""))), "{unknown}");
+        assert!(load("app = \"tpcc\"").unwrap_err().contains("\"flin.tpcc\""));
+        for (key, value) in [
+            ("rw", "\"randread\""),
+            ("rwmixread", "50"),
+            ("bs", "\"4k\""),
+            ("bssplit", "\"4k/100\""),
+            ("rate_iops", "100"),
+            ("rate_process", "\"linear\""),
+        ] {
+            let message = load(&format!("app = \"flin.fin1\"\n{key} = {value}")).unwrap_err();
+            assert!(
+                message.contains(&format!("flow[0].{key}`")) && message.contains("is set by app = \"flin.fin1\""),
+                "{message}"
+            );
+            // The message gives the model's keys, which load as a plain flow.
+            let keys = message.split_once("fin1\" (").unwrap().1.split_once("); remove").unwrap().0;
+            let plain = load(&keys.replace(", rw", "\nrw").replace(", ", "\n")).unwrap();
+            assert_eq!(
+                plain.flows[0].rate_iops,
+                resolve(&load("app = \"flin.fin1\"").unwrap().flows[0]).unwrap().rate_iops
+            );
+        }
+        for (key, value, expected) in [
+            ("trace", "\"t.trace\"", "give app or trace"),
+            ("thinktime", "10", "open loop"),
+            ("time_scale", "0", "> 0"),
+            ("time_scale", "-2.0", "> 0"),
+        ] {
+            let message = load(&format!("app = \"flin.fin1\"\n{key} = {value}")).unwrap_err();
+            assert!(message.contains(&format!("flow[0].{key}`")) && message.contains(expected), "{message}");
+        }
+        let cpu = load("app = \"flin.fin1\"\nioengine = \"cpuio\"").unwrap_err();
+        assert!(cpu.contains("flow[0].app`") && cpu.contains("cpuio"), "{cpu}");
+    }
+}
