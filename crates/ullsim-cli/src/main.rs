@@ -2,6 +2,7 @@
 
 mod bench;
 mod compare;
+mod reproduce;
 mod table;
 
 use std::io::IsTerminal;
@@ -63,6 +64,30 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Reproduce a paper's multi-run evaluation (e.g. flin18: FLIN's four-flow mixes under Sprinkler,
+    /// Sprinkler+Fairness and FLIN), with the paper's figures beside the simulated ones.
+    Reproduce {
+        /// Which evaluation: flin18.
+        name: String,
+        /// Run the full evaluation (default: a subset small enough for CI).
+        #[arg(long)]
+        all: bool,
+        /// Mixes per category (overrides the default of the subset or of --all).
+        #[arg(long)]
+        mixes: Option<usize>,
+        /// Simulated time of every run, e.g. 500ms (bare numbers are seconds).
+        #[arg(long)]
+        duration: Option<String>,
+        /// Seed of every run and of the mix draw.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Write the report as JSON to this file ("-" for standard output, which then carries only JSON).
+        #[arg(long, value_name = "PATH")]
+        json: Option<PathBuf>,
+        /// Print no table.
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Check a scenario without running it (also reads every trace it names to the end).
     Validate {
         scenario: PathBuf,
@@ -94,6 +119,15 @@ fn main() -> ExitCode {
         Command::Compare { scenario, vary, set, seed, json, quiet } => {
             compare::main(scenario.as_deref(), &set, &vary, seed, json.as_deref(), quiet)
         }
+        Command::Reproduce { name, all, mixes, duration, seed, json, quiet } => reproduce::main(reproduce::Args {
+            name: &name,
+            all,
+            mixes,
+            duration: duration.as_deref(),
+            seed,
+            json: json.as_deref(),
+            quiet,
+        }),
         Command::Validate { scenario, set } => validate(&scenario, &set),
         Command::Presets { name } => show_presets(name.as_deref()),
         Command::Bench { json, case, child } => bench::main(json.as_deref(), case.as_deref(), child),

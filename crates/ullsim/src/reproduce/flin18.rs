@@ -13,8 +13,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::engine::stream_rng;
-use crate::metrics::fairness;
-use crate::metrics::FlowResult;
+use crate::metrics::fairness::{self, AloneRun, HIGH_INTERFERENCE_DIE_BUSY};
 use crate::sim::{run_scenario, RunResults};
 use crate::Scenario;
 
@@ -24,9 +23,6 @@ pub const SCHEDULERS: [&str; 3] = ["sprinkler", "sprinkler-fairness", "flin"];
 pub const CATEGORIES: [u32; 4] = [25, 50, 75, 100];
 /// Flows per mix.
 pub const FLOWS_PER_MIX: usize = 4;
-/// FLIN's classification threshold: alone, a high-interference flow keeps the chips busy more than 8% of the
-/// time (slides, "Methodology: Workloads").
-pub const HIGH_INTERFERENCE_CHIP_BUSY: f64 = 0.08;
 
 /// The paper's results per category (slides, "Experimental Results"): FLIN's average fairness as a multiple
 /// of Sprinkler's and of Sprinkler+Fairness's, and its weighted-speedup gain over each (0.38 = +38%).
@@ -201,7 +197,7 @@ pub fn run(options: &Options) -> Result<Report, String> {
         .iter()
         .map(|app| {
             let chip_busy = alone_of(app, 0).device.die_utilization.mean;
-            AppClass { app: app.clone(), chip_busy, high_interference: chip_busy > HIGH_INTERFERENCE_CHIP_BUSY }
+            AppClass { app: app.clone(), chip_busy, high_interference: chip_busy > HIGH_INTERFERENCE_DIE_BUSY }
         })
         .collect();
     let high: Vec<String> = classes.iter().filter(|c| c.high_interference).map(|c| c.app.clone()).collect();
@@ -221,7 +217,13 @@ pub fn run(options: &Options) -> Result<Report, String> {
             let (category, mix) = &mixes[m];
             let names: Vec<&str> = mix.iter().map(String::as_str).collect();
             let mut shared = run_text(&scenario_text(&names, SCHEDULERS[s], options.duration_ns), options.seed)?;
-            let alone_flows: Vec<FlowResult> = mix.iter().map(|app| alone_of(app, s).flows[0].clone()).collect();
+            let alone_flows: Vec<AloneRun> = mix
+                .iter()
+                .map(|app| {
+                    let run = alone_of(app, s);
+                    AloneRun { flow: run.flows[0].clone(), die_busy: run.device.die_utilization.mean }
+                })
+                .collect();
             let f = fairness::attach(&mut shared.flows, &alone_flows)
                 .ok_or_else(|| format!("mix {mix:?} under {}: no flow completed anything", SCHEDULERS[s]))?;
             Ok(MixRun {

@@ -1,0 +1,112 @@
+//! `ullsim reproduce NAME`: a paper's evaluation that takes many runs (generated mixes, alone runs), with
+//! the simulated figures beside the published ones.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use ullsim::reproduce::flin18;
+
+/// Names accepted by `ullsim reproduce`.
+pub const NAMES: &[&str] = &["flin18"];
+
+pub struct Args<'a> {
+    pub name: &'a str,
+    pub all: bool,
+    pub mixes: Option<usize>,
+    pub duration: Option<&'a str>,
+    pub seed: Option<u64>,
+    pub json: Option<&'a Path>,
+    pub quiet: bool,
+}
+
+pub fn main(args: Args) -> Result<()> {
+    match args.name {
+        "flin18" => flin18_main(&args),
+        other => bail!("unknown reproduction \"{other}\"; expected one of {NAMES:?}"),
+    }
+}
+
+fn flin18_main(args: &Args) -> Result<()> {
+    let apps = ullsim::workload::app::names().into_iter().filter(|n| n.starts_with("flin.")).collect();
+    let mut options = if args.all { flin18::Options::full(apps) } else { flin18::Options::quick(apps) };
+    if let Some(m) = args.mixes {
+        if m == 0 {
+            bail!("--mixes: expected at least 1 mix per category");
+        }
+        options.mixes_per_category = m;
+    }
+    if let Some(d) = args.duration {
+        options.duration_ns =
+            ullsim::config::units::parse_duration(d, 1_000_000_000).map_err(|e| anyhow::anyhow!("--duration: {e}"))?;
+        if options.duration_ns == 0 {
+            bail!("--duration: expected a duration > 0");
+        }
+    }
+    if let Some(s) = args.seed {
+        options.seed = s;
+    }
+    let report = flin18::run(&options).map_err(|e| anyhow::anyhow!("flin18: {e}"))?;
+    let json_to_stdout = args.json.is_some_and(|p| p.as_os_str() == "-");
+    if let Some(p) = args.json {
+        let text = serde_json::to_string_pretty(&report)? + "\n";
+        if json_to_stdout {
+            print!("{text}");
+        } else {
+            std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))?;
+        }
+    }
+    if !args.quiet && !json_to_stdout {
+        print!("{}", render_flin18(&report));
+    }
+    Ok(())
+}
+
+/// The report as text tables.
+pub fn render_flin18(report: &flin18::Report) -> String {
+    let mut out = String::new();
+    let o = &report.options;
+    let _ = writeln!(
+        out,
+        "FLIN (ISCA'18) evaluation on flin-eval: {} mixes per category, {} ms each, seed {}\n",
+        o.mixes_per_category,
+        o.duration_ns / 1_000_000,
+        o.seed
+    );
+    let _ = writeln!(out, "app        chip busy alone  class");
+    for c in &report.classes {
+        let class = if c.high_interference { "high" } else { "low" };
+        let _ = writeln!(out, "{:<10} {:>15.3}  {class}", c.app, c.chip_busy);
+    }
+    let _ = writeln!(out, "\ncategory  scheduler            mixes  fairness  weighted speedup  max slowdown");
+    for s in &report.summary {
+        let _ = writeln!(
+            out,
+            "{:>7}%  {:<20} {:>5}  {:>8.3}  {:>16.3}  {:>12.1}",
+            s.category, s.scheduler, s.mixes, s.mean_fairness, s.mean_weighted_speedup, s.max_slowdown
+        );
+    }
+    let _ = writeln!(out, "\nFLIN vs the baselines (simulated / paper)");
+    let _ = writeln!(
+        out,
+        "category  fairness x Sprinkler  x Sprinkler+F  WS gain vs Sprinkler  vs Sprinkler+F  FLIN max slowdown"
+    );
+    for c in &report.comparison {
+        let _ = writeln!(
+            out,
+            "{:>7}%  {:>9.2} / {:<8.1} {:>5.2} / {:<5.1} {:>+8.0}% / {:<+8.0}% {:>+6.0}% / {:<+5.0}% {:>8.1} / <{:.0}",
+            c.category,
+            c.fairness_x_sprinkler,
+            c.paper_fairness_x_sprinkler,
+            c.fairness_x_sprinkler_fairness,
+            c.paper_fairness_x_sprinkler_fairness,
+            100.0 * c.ws_gain_over_sprinkler,
+            100.0 * c.paper_ws_gain_over_sprinkler,
+            100.0 * c.ws_gain_over_sprinkler_fairness,
+            100.0 * c.paper_ws_gain_over_sprinkler_fairness,
+            c.flin_max_slowdown,
+            flin18::PAPER_FLIN_MAX_SLOWDOWN
+        );
+    }
+    out
+}
