@@ -5,7 +5,7 @@ use std::fmt::Write;
 use std::path::Path;
 use std::time::Instant;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use rayon::prelude::*;
 use serde::{Serialize, Serializer};
 use ullsim::{RunResults, Scenario};
@@ -193,24 +193,15 @@ pub fn main(
             outcome.map_err(|e| anyhow!("--vary {}: {}: run failed: {e}", variant.label(), scenario.source_name))?;
         results.push(r);
     }
-    let json_to_stdout = json.is_some_and(|p| p.as_os_str() == "-");
-    if let Some(p) = json {
-        let report = Report {
-            scenario: &base.name,
-            vary: &varies,
-            variants: variants
-                .iter()
-                .zip(&results)
-                .map(|(v, r)| VariantReport { overrides: Overrides(&v.assignments), results: r })
-                .collect(),
-        };
-        let text = serde_json::to_string_pretty(&report)? + "\n";
-        if json_to_stdout {
-            print!("{text}");
-        } else {
-            std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))?;
-        }
-    }
+    let json_to_stdout = crate::write_json(json, || Report {
+        scenario: &base.name,
+        vary: &varies,
+        variants: variants
+            .iter()
+            .zip(&results)
+            .map(|(v, r)| VariantReport { overrides: Overrides(&v.assignments), results: r })
+            .collect(),
+    })?;
     if !quiet && !json_to_stdout {
         print!("{}", render(&base.name, &varies, &variants, &results, wall));
     }

@@ -190,19 +190,24 @@ fn run(
         b.finish_and_clear();
     }
     let wall = started.elapsed().as_secs_f64();
-    let json_to_stdout = json.is_some_and(|p| p.as_os_str() == "-");
-    if let Some(p) = json {
-        let text = serde_json::to_string_pretty(&results)? + "\n";
-        if json_to_stdout {
-            print!("{text}");
-        } else {
-            std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))?;
-        }
-    }
+    let json_to_stdout = write_json(json, || &results)?;
     if !quiet && !json_to_stdout {
         print!("{}", table::render(&scenario, &results, wall));
     }
     Ok(())
+}
+
+/// Write `value()` as pretty JSON to `path` ("-": standard output) if a path is given; returns whether it
+/// went to standard output (which then carries nothing else).
+pub fn write_json<T: serde::Serialize>(path: Option<&Path>, value: impl FnOnce() -> T) -> Result<bool> {
+    let Some(p) = path else { return Ok(false) };
+    let text = serde_json::to_string_pretty(&value())? + "\n";
+    if p.as_os_str() == "-" {
+        print!("{text}");
+        return Ok(true);
+    }
+    std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))?;
+    Ok(false)
 }
 
 fn validate(path: &Path, set: &[String]) -> Result<()> {

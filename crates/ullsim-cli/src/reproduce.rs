@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use ullsim::reproduce::flin18;
 
 /// Names accepted by `ullsim reproduce`.
@@ -47,15 +47,7 @@ fn flin18_main(args: &Args) -> Result<()> {
         options.seed = s;
     }
     let report = flin18::run(&options).map_err(|e| anyhow::anyhow!("flin18: {e}"))?;
-    let json_to_stdout = args.json.is_some_and(|p| p.as_os_str() == "-");
-    if let Some(p) = args.json {
-        let text = serde_json::to_string_pretty(&report)? + "\n";
-        if json_to_stdout {
-            print!("{text}");
-        } else {
-            std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))?;
-        }
-    }
+    let json_to_stdout = crate::write_json(args.json, || &report)?;
     if !args.quiet && !json_to_stdout {
         print!("{}", render_flin18(&report));
     }
