@@ -78,6 +78,7 @@ const VALUES: &[&str] = &[
     "[1, 2]",
     "{ a = 1 }",
     "\"disksim\"",
+    "\"sprinkler\"",
     "\"/nonexistent\"",
 ];
 

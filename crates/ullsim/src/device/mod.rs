@@ -26,7 +26,7 @@ use flash::{Backend, FlashOp, Geometry, Timing};
 use ftl::{Ftl, MappingCache};
 use hil::HostInterface;
 use transaction::{Purpose, Transaction, TxArena, TxId, NONE};
-use tsu::{DispatchView, TransactionScheduler};
+use tsu::{CompletionView, DispatchView, SchedulerSetup, TransactionScheduler};
 
 /// Events the device schedules for itself.
 #[derive(Debug, Clone, Copy)]
@@ -143,8 +143,14 @@ impl Device {
     /// Build and precondition the device. Errors name the configuration key at fault.
     pub fn new(cfg: &DeviceConfig, seed: u64) -> Result<Device, String> {
         let geometry = Geometry::from_config(&cfg.flash);
-        let tsu = tsu::make(&cfg.tsu.scheduler, geometry.dies(), geometry.planes_per_die)
-            .ok_or_else(|| format!("device.tsu.scheduler: unknown scheduler \"{}\"", cfg.tsu.scheduler))?;
+        let tsu = tsu::make(&SchedulerSetup {
+            dies: geometry.dies(),
+            planes_per_die: geometry.planes_per_die,
+            page_bytes: geometry.page_bytes,
+            timing: Timing::from_config(&cfg.flash),
+            config: &cfg.tsu,
+        })
+        .ok_or_else(|| format!("device.tsu.scheduler: unknown scheduler \"{}\"", cfg.tsu.scheduler))?;
         let ideal_map = cfg.ftl.ideal_map || cfg.ftl.mapping == MappingKind::InPlace;
         Ok(Device {
             preset: cfg.preset.clone(),
@@ -255,6 +261,7 @@ impl Device {
                 // The die stays busy while its transactions finish, so work they queue on it waits for the
                 // dispatch below instead of starting inside this loop.
                 let mut batch = std::mem::take(&mut self.running[die as usize]);
+                self.batch_done(die, &batch, now);
                 for &tx in &batch {
                     self.finish_transaction(q, requests, tx);
                 }
@@ -511,6 +518,12 @@ impl Device {
             }
         }
         self.running[die as usize] = batch;
+    }
+
+    /// `die` finished `batch` at `now`: tell the scheduler.
+    fn batch_done(&mut self, die: u32, batch: &[TxId], now: Time) {
+        let view = CompletionView { txs: &self.txs, now, gc_charges: &[] };
+        self.tsu.completed(die, batch, &view);
     }
 
     fn finish_transaction(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, tx: TxId) {
