@@ -79,6 +79,7 @@ const VALUES: &[&str] = &[
     "{ a = 1 }",
     "\"disksim\"",
     "\"sprinkler\"",
+    "\"sprinkler-fairness\"",
     "\"/nonexistent\"",
 ];
 

@@ -79,11 +79,20 @@ pub struct FtlConfig {
     pub precondition_fill: f64,
 }
 
+/// `[device.tsu]`: the transaction scheduler and its parameters (each key is documented, with its unit, in
+/// docs/scenarios.md; the preset gives the default).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TsuConfig {
+    /// Policy name: one of `device::tsu::scheduler_names()`.
     pub scheduler: String,
+    /// Batch transactions of the same operation on distinct planes of a die into one operation.
     pub multiplane: bool,
+    /// `sprinkler-fairness`: length of a budget epoch (ns).
+    pub budget_epoch_ns: Nanos,
+    /// `sprinkler-fairness`: die time each flow may use per epoch (ns); 0 shares the dies' time of an epoch
+    /// equally among the flows seen so far.
+    pub flow_budget_ns: Nanos,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -197,6 +206,17 @@ impl DeviceConfig {
             crate::device::tsu::scheduler_names().contains(&self.tsu.scheduler.as_str()),
             "tsu.scheduler",
             &format!("expected one of {:?}", crate::device::tsu::scheduler_names()),
+        );
+        let tsu = &self.tsu;
+        check(
+            (crate::engine::US..=10 * crate::engine::SEC).contains(&tsu.budget_epoch_ns.0),
+            "tsu.budget_epoch_ns",
+            "expected an epoch from 1 us to 10 s",
+        );
+        check(
+            tsu.flow_budget_ns.0 <= 1_000 * crate::engine::SEC,
+            "tsu.flow_budget_ns",
+            "expected a budget of at most 1000 s (0: an equal share of the epoch)",
         );
         let ftl = &self.ftl;
         check(

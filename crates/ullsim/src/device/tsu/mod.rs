@@ -3,6 +3,7 @@
 
 mod fifo;
 mod sprinkler;
+mod sprinkler_fairness;
 
 use crate::config::device::TsuConfig;
 use crate::engine::Time;
@@ -57,7 +58,7 @@ pub trait TransactionScheduler {
 
 /// Names accepted by `device.tsu.scheduler`.
 pub fn scheduler_names() -> &'static [&'static str] {
-    &["fifo", "sprinkler"]
+    &["fifo", "sprinkler", "sprinkler-fairness"]
 }
 
 /// Build the scheduler called `setup.config.scheduler`; `None` for an unknown name.
@@ -65,6 +66,7 @@ pub fn make(setup: &SchedulerSetup) -> Option<Box<dyn TransactionScheduler>> {
     Some(match setup.config.scheduler.as_str() {
         "fifo" => Box::new(fifo::Fifo::new(setup.dies, setup.planes_per_die)),
         "sprinkler" => Box::new(sprinkler::Sprinkler::new(setup)),
+        "sprinkler-fairness" => Box::new(sprinkler_fairness::SprinklerFairness::new(setup)),
         _ => return None,
     })
 }

@@ -110,6 +110,11 @@ impl DiePool {
     pub fn queued_of(&self, flow: u32) -> [u32; 2] {
         self.flow_queued.get(flow as usize).copied().unwrap_or([0, 0])
     }
+
+    /// Flows with host work queued on the die, in flow order.
+    pub fn flows_waiting(&self) -> impl Iterator<Item = u32> + '_ {
+        (self.flow_queued.iter().enumerate()).filter(|(_, q)| q[0] + q[1] > 0).map(|(f, _)| f as u32)
+    }
 }
 
 /// The per-die pools and the dispatch rule Sprinkler and Sprinkler+Fairness share.
