@@ -80,6 +80,7 @@ const VALUES: &[&str] = &[
     "\"disksim\"",
     "\"sprinkler\"",
     "\"sprinkler-fairness\"",
+    "\"flin\"",
     "\"/nonexistent\"",
 ];
 

@@ -2,8 +2,11 @@
 //! idle die does next. One file per policy; add a policy by adding a file and a line in [`make`].
 
 mod fifo;
+mod flin;
 mod sprinkler;
 mod sprinkler_fairness;
+
+use std::collections::VecDeque;
 
 use crate::config::device::TsuConfig;
 use crate::engine::Time;
@@ -58,7 +61,7 @@ pub trait TransactionScheduler {
 
 /// Names accepted by `device.tsu.scheduler`.
 pub fn scheduler_names() -> &'static [&'static str] {
-    &["fifo", "sprinkler", "sprinkler-fairness"]
+    &["fifo", "sprinkler", "sprinkler-fairness", "flin"]
 }
 
 /// Build the scheduler called `setup.config.scheduler`; `None` for an unknown name.
@@ -67,6 +70,7 @@ pub fn make(setup: &SchedulerSetup) -> Option<Box<dyn TransactionScheduler>> {
         "fifo" => Box::new(fifo::Fifo::new(setup.dies, setup.planes_per_die)),
         "sprinkler" => Box::new(sprinkler::Sprinkler::new(setup)),
         "sprinkler-fairness" => Box::new(sprinkler_fairness::SprinklerFairness::new(setup)),
+        "flin" => Box::new(flin::Flin::new(setup)),
         _ => return None,
     })
 }
@@ -109,6 +113,23 @@ impl GcCredit {
             _ => {}
         }
     }
+}
+
+/// What every policy serves before host work: GC while the die is at its hard free-block threshold, then
+/// mapping reads (host reads wait for them). Returns whether it filled `batch`.
+pub(super) fn take_before_host_work(
+    gc: &mut VecDeque<TxId>,
+    map_reads: &mut VecDeque<TxId>,
+    view: &DispatchView,
+    planes_per_die: u32,
+    batch: &mut Vec<TxId>,
+) -> bool {
+    if view.gc_urgent && !gc.is_empty() {
+        fifo::take_batch(gc, view, planes_per_die, batch);
+    } else if !map_reads.is_empty() {
+        fifo::take_batch(map_reads, view, planes_per_die, batch);
+    }
+    !batch.is_empty()
 }
 
 /// A per-flow vector that grows on first use of a flow (flows are small dense indices).

@@ -17,7 +17,7 @@
 use std::collections::VecDeque;
 
 use super::fifo::take_batch;
-use super::{flow_slot, DispatchView, GcCredit, SchedulerSetup, TransactionScheduler};
+use super::{flow_slot, take_before_host_work, DispatchView, GcCredit, SchedulerSetup, TransactionScheduler};
 use crate::device::transaction::{Purpose, TxArena, TxId, NONE};
 
 /// How deep into another plane's queue to look for a transaction of the anchor's request (or flow).
@@ -180,11 +180,7 @@ impl Pools {
         let planes = self.planes_per_die;
         let pool = &mut self.dies[die as usize];
         let gc_first = pool.gc_credit.gc_first(!pool.gc.is_empty());
-        if view.gc_urgent && !pool.gc.is_empty() {
-            take_batch(&mut pool.gc, view, planes, batch);
-        } else if !pool.map_reads.is_empty() {
-            take_batch(&mut pool.map_reads, view, planes, batch);
-        } else {
+        if !take_before_host_work(&mut pool.gc, &mut pool.map_reads, view, planes, batch) {
             let flow = favoured(pool);
             let serve_reads = match flow {
                 Some(f) => pool.queued_of(f)[0] > 0,
