@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{run, scenario_with};
+use common::{run, scenario_with, SMALL_MLC};
 
 /// A QD1 8 KiB random reader beside a QD64 64 KiB random reader, 100 ms, with alone runs for slowdowns.
 const LIGHT_BESIDE_HEAVY: &str = r#"
@@ -63,4 +63,51 @@ fn flin_slows_the_light_flow_down_less_than_sprinkler() {
     let r = run(&scenario_with(LIGHT_BESIDE_HEAVY, &["device.tsu.scheduler=flin", "device.tsu.flin_stage1=false"]));
     let without_stage1 = r.flows[0].slowdown.unwrap();
     assert!(without_stage1 > 0.9 * sprinkler, "without stage 1: {without_stage1} vs sprinkler {sprinkler}");
+}
+
+/// The small MLC drive of the other tests (full at GC steady state: writes start garbage collection at once)
+/// with a reader and two writers at 600 and 200 random 8 KiB writes per second.
+fn gc_mix() -> String {
+    format!(
+        r#"seed = 2
+{SMALL_MLC}
+[run]
+duration = "1s"
+check_invariants = true
+[[flow]]
+name = "reader"
+rw = "randread"
+bs = "8k"
+iodepth = 1
+[[flow]]
+name = "writer"
+rw = "randwrite"
+bs = "8k"
+rate_iops = 600
+[[flow]]
+name = "writer2"
+rw = "randwrite"
+bs = "8k"
+rate_iops = 200
+"#
+    )
+}
+
+#[test]
+fn gc_is_charged_to_the_flows_that_write_in_proportion_to_their_writes() {
+    let mix = gc_mix();
+    let one_writer = &mix[..mix.find("[[flow]]\nname = \"writer2\"").expect("writer2")];
+    for scheduler in SCHEDULERS {
+        // One writer: it is charged all the GC, the reader none.
+        let r = run(&scenario_with(one_writer, &[&format!("device.tsu.scheduler={scheduler}")]));
+        assert!(r.device.gc_count > 0 && r.device.gc_busy_ns > 0, "{scheduler}: no GC ran");
+        assert_eq!(r.flows[0].gc_busy_ns, 0, "{scheduler}: the reader caused no GC");
+        assert_eq!(r.flows[1].gc_busy_ns, r.device.gc_busy_ns, "{scheduler}: the writer is charged all the GC");
+    }
+    // Two writers at 600 and 200 pages/s: charged about 3 : 1.
+    let r = run(&scenario_with(&mix, &[]));
+    let ratio = r.flows[1].gc_busy_ns as f64 / r.flows[2].gc_busy_ns as f64;
+    println!("GC charged 600 : 200 IOPS writers: {ratio:.2} (GC busy {} ns)", r.device.gc_busy_ns);
+    assert!((2.5..3.5).contains(&ratio), "ratio {ratio}");
+    assert_eq!(r.flows[1].gc_busy_ns + r.flows[2].gc_busy_ns, r.device.gc_busy_ns);
 }

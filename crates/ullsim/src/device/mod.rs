@@ -7,6 +7,7 @@
 pub mod cache;
 pub mod flash;
 pub mod ftl;
+pub mod gc_cost;
 pub mod hil;
 pub mod transaction;
 pub mod tsu;
@@ -24,6 +25,7 @@ use crate::sim::Event;
 use cache::DataCache;
 use flash::{Backend, FlashOp, Geometry, Timing};
 use ftl::{Ftl, MappingCache};
+use gc_cost::GcCost;
 use hil::HostInterface;
 use transaction::{Purpose, Transaction, TxArena, TxId, NONE};
 use tsu::{CompletionView, DispatchView, SchedulerSetup, TransactionScheduler};
@@ -84,6 +86,8 @@ pub struct DeviceResults {
     pub flash_reads: u64,
     pub flash_programs: u64,
     pub flash_erases: u64,
+    /// Die time of garbage collection (dispatch to end of each GC operation, finished operations only).
+    pub gc_busy_ns: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -137,6 +141,10 @@ pub struct Device {
     /// Pages programmed (programs finished) for host data and for GC moves.
     host_pages_programmed: u64,
     gc_pages_programmed: u64,
+    /// GC die time and the flows it is charged to.
+    gc_cost: GcCost,
+    /// Scratch: the charges of the GC batch that just finished.
+    gc_charges: Vec<(u32, Time)>,
 }
 
 impl Device {
@@ -187,6 +195,8 @@ impl Device {
             flash_ops: [0; 3],
             host_pages_programmed: 0,
             gc_pages_programmed: 0,
+            gc_cost: GcCost::new(geometry.planes()),
+            gc_charges: Vec::new(),
         })
     }
 
@@ -422,8 +432,13 @@ impl Device {
             Some(ppa) => {
                 self.cmt.fill(lpa);
                 self.locate(tx, ppa);
+                let unit = self.flash.geometry().plane_of_page(ppa);
+                let flow = self.txs[tx].flow;
+                if flow != NONE {
+                    self.gc_cost.host_write(unit, flow);
+                }
                 self.enqueue(q, tx);
-                self.maybe_collect(q, self.flash.geometry().plane_of_page(ppa));
+                self.maybe_collect(q, unit);
             }
             None => self.waiting_for_space.push_back(tx),
         }
@@ -520,10 +535,29 @@ impl Device {
         self.running[die as usize] = batch;
     }
 
-    /// `die` finished `batch` at `now`: tell the scheduler.
+    /// `die` finished `batch` at `now`: charge garbage collection to the flows that caused it and tell the
+    /// scheduler.
     fn batch_done(&mut self, die: u32, batch: &[TxId], now: Time) {
-        let view = CompletionView { txs: &self.txs, now, gc_charges: &[] };
+        self.gc_charges.clear();
+        if let Some(&first) = batch.first() {
+            let t = &self.txs[first];
+            if t.purpose == Purpose::Gc {
+                // The batch's die time, split evenly over its transactions (each may be on another plane).
+                let busy = now - t.dispatched_at;
+                let n = batch.len() as Time;
+                for (i, &tx) in batch.iter().enumerate() {
+                    let share = busy / n + Time::from((i as Time) < busy % n);
+                    self.gc_cost.charge(self.txs[tx].link, share, &mut self.gc_charges);
+                }
+            }
+        }
+        let view = CompletionView { txs: &self.txs, now, gc_charges: &self.gc_charges };
         self.tsu.completed(die, batch, &view);
+    }
+
+    /// GC die time charged to each of the first `flows` flows.
+    pub fn gc_busy_by_flow(&self, flows: usize) -> Vec<Time> {
+        (0..flows as u32).map(|f| self.gc_cost.charged_ns(f)).collect()
     }
 
     fn finish_transaction(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, tx: TxId) {
@@ -632,6 +666,7 @@ impl Device {
         }
         let mut moves = std::mem::take(&mut self.gc_moves);
         if self.ftl.start_gc(unit, &mut moves).is_some() {
+            self.gc_cost.job_started(unit);
             if moves.is_empty() {
                 self.erase_victim(q, unit);
             }
@@ -654,7 +689,8 @@ impl Device {
 
     /// Check the FTL's map invariants (linear in drive size; for tests).
     pub fn check_invariants(&self) -> Result<(), String> {
-        self.ftl.check_invariants()
+        self.ftl.check_invariants()?;
+        self.gc_cost.check_invariants()
     }
 
     /// Results over `[0, now]`.
@@ -693,6 +729,7 @@ impl Device {
             flash_reads: self.flash_ops[0],
             flash_programs: self.flash_ops[1],
             flash_erases: self.flash_ops[2],
+            gc_busy_ns: self.gc_cost.total_ns(),
         }
     }
 }

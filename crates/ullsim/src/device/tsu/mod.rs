@@ -31,7 +31,7 @@ pub struct CompletionView<'a> {
     pub txs: &'a TxArena,
     pub now: Time,
     /// The die time of this batch charged to the flows that caused it, as `(flow, ns)` with distinct flows:
-    /// empty unless the batch was garbage collection.
+    /// empty unless the batch was garbage collection (see `device/gc_cost.rs`).
     pub gc_charges: &'a [(u32, Time)],
 }
 
