@@ -143,8 +143,9 @@ pub struct Device {
     gc_pages_programmed: u64,
     /// GC die time and the flows it is charged to.
     gc_cost: GcCost,
-    /// Scratch: the charges of the GC batch that just finished.
+    /// Scratch: the charges of the GC batch that just finished (only if the scheduler wants them).
     gc_charges: Vec<(u32, Time)>,
+    tsu_wants_gc_charges: bool,
 }
 
 impl Device {
@@ -159,6 +160,7 @@ impl Device {
             config: &cfg.tsu,
         })
         .ok_or_else(|| format!("device.tsu.scheduler: unknown scheduler \"{}\"", cfg.tsu.scheduler))?;
+        let tsu_wants_gc_charges = tsu.wants_gc_charges();
         let ideal_map = cfg.ftl.ideal_map || cfg.ftl.mapping == MappingKind::InPlace;
         Ok(Device {
             preset: cfg.preset.clone(),
@@ -197,6 +199,7 @@ impl Device {
             gc_pages_programmed: 0,
             gc_cost: GcCost::new(geometry.planes()),
             gc_charges: Vec::new(),
+            tsu_wants_gc_charges,
         })
     }
 
@@ -547,7 +550,8 @@ impl Device {
                 let n = batch.len() as Time;
                 for (i, &tx) in batch.iter().enumerate() {
                     let share = busy / n + Time::from((i as Time) < busy % n);
-                    self.gc_cost.charge(self.txs[tx].link, share, &mut self.gc_charges);
+                    let out = if self.tsu_wants_gc_charges { Some(&mut self.gc_charges) } else { None };
+                    self.gc_cost.charge(self.txs[tx].link, share, out);
                 }
             }
         }
@@ -555,8 +559,9 @@ impl Device {
         self.tsu.completed(die, batch, &view);
     }
 
-    /// GC die time charged to each of the first `flows` flows.
-    pub fn gc_busy_by_flow(&self, flows: usize) -> Vec<Time> {
+    /// GC die time charged to each of the first `flows` flows so far.
+    pub fn gc_busy_by_flow(&mut self, flows: usize) -> Vec<Time> {
+        self.gc_cost.settle();
         (0..flows as u32).map(|f| self.gc_cost.charged_ns(f)).collect()
     }
 

@@ -515,6 +515,10 @@ impl TransactionScheduler for Flin {
         self.queued -= batch.len();
     }
 
+    fn wants_gc_charges(&self) -> bool {
+        true
+    }
+
     fn completed(&mut self, _die: u32, _batch: &[TxId], view: &CompletionView) {
         for &(flow, ns) in view.gc_charges {
             *flow_slot(&mut self.gc_ns, flow) += ns;

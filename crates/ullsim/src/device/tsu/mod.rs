@@ -55,6 +55,11 @@ pub trait TransactionScheduler {
     /// The batch `die` was running finished (called before its transactions are released). Policies that
     /// account service or garbage collection per flow hook in here; the default ignores it.
     fn completed(&mut self, _die: u32, _batch: &[TxId], _view: &CompletionView) {}
+    /// Whether `completed` needs `CompletionView::gc_charges` (splitting GC time per batch costs time, so
+    /// the device leaves it empty for policies that do not use it).
+    fn wants_gc_charges(&self) -> bool {
+        false
+    }
     /// Transactions waiting (not yet dispatched).
     fn queued(&self) -> usize;
 }

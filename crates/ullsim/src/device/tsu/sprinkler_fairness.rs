@@ -138,6 +138,10 @@ impl TransactionScheduler for SprinklerFairness {
         }
     }
 
+    fn wants_gc_charges(&self) -> bool {
+        true
+    }
+
     fn completed(&mut self, _die: u32, _batch: &[TxId], view: &CompletionView) {
         for &(flow, ns) in view.gc_charges {
             self.budgets.charge(flow, ns);
