@@ -104,12 +104,18 @@ struct ClassQueue {
     entries: VecDeque<Entry>,
     low_len: usize,
     total_service: Time,
+    /// The flows with entries in the queue and how many each has.
+    flows: Vec<(u32, u32)>,
 }
 
 impl ClassQueue {
     fn insert(&mut self, index: usize, e: Entry) {
         self.total_service += e.service;
         self.entries.insert(index, e);
+        match self.flows.iter_mut().find(|(f, _)| *f == e.flow) {
+            Some((_, n)) => *n += 1,
+            None => self.flows.push((e.flow, 1)),
+        }
     }
 
     fn remove(&mut self, index: usize) -> Entry {
@@ -118,7 +124,17 @@ impl ClassQueue {
         }
         let e = self.entries.remove(index).expect("index within the queue");
         self.total_service -= e.service;
+        let at = self.flows.iter().position(|(f, _)| *f == e.flow).expect("the flow is counted");
+        self.flows[at].1 -= 1;
+        if self.flows[at].1 == 0 {
+            self.flows.swap_remove(at);
+        }
         e
+    }
+
+    /// Entries of a flow other than `flow` are queued.
+    fn has_other_flows(&self, flow: u32) -> bool {
+        self.flows.iter().any(|&(f, _)| f != flow)
     }
 
     /// Move the entry at `from` to `to` (`to <= from`), within the same part.
@@ -147,6 +163,8 @@ struct FlinDie {
     gc: VecDeque<TxId>,
     /// `[READ | WRITE][class]`.
     queues: [[ClassQueue; CLASSES]; 2],
+    /// Entries in the class queues of reads / writes (slots not included).
+    in_queues: [usize; 2],
     /// Stage 3's read and write slots: an entry taken from a class queue by stage 2, and its class.
     slots: [Option<(Entry, usize)>; 2],
     /// Next weighted-round-robin turn for reads / writes.
@@ -330,6 +348,7 @@ impl Flin {
             barrier: false,
         };
         let busy_ns = d.busy_until.saturating_sub(now);
+        d.in_queues[kind] += 1;
         let q = &mut d.queues[kind][class_index(tx.priority)];
         if self.stage1 {
             insert_fair(q, entry, low, now, busy_ns, self.fairness_threshold, &mut self.estimates);
@@ -340,16 +359,21 @@ impl Flin {
 
     /// Stage 2: take the next class queue head for the read or write slot.
     fn arbitrate(d: &mut FlinDie, kind: usize, weighted: bool) -> Option<(Entry, usize)> {
+        if d.in_queues[kind] == 0 {
+            return None;
+        }
         let turns = if weighted { WRR_ROUND } else { CLASSES };
-        for i in 0..turns {
-            let turn = (d.turn[kind] + i) % turns;
+        let mut turn = d.turn[kind];
+        for _ in 0..turns {
             let class = if weighted { wrr_class(turn) } else { turn };
+            turn = if turn + 1 == turns { 0 } else { turn + 1 };
             if !d.queues[kind][class].entries.is_empty() {
-                d.turn[kind] = (turn + 1) % turns;
+                d.turn[kind] = turn;
+                d.in_queues[kind] -= 1;
                 return Some((d.queues[kind][class].remove(0), class));
             }
         }
-        None
+        unreachable!("{} entries counted in empty class queues", d.in_queues[kind]);
     }
 
     /// Stage 3's proportional wait of a slot's transaction.
@@ -376,6 +400,7 @@ impl Flin {
             if e.op == head.op && planes_used & (1 << e.plane) == 0 {
                 planes_used |= 1 << e.plane;
                 batch.push(q.remove(i).tx);
+                d.in_queues[kind] -= 1;
             } else {
                 i += 1;
             }
@@ -392,6 +417,13 @@ impl Flin {
 
 /// Stage 1: insert `e` into `q`.
 fn insert_fair(q: &mut ClassQueue, e: Entry, low: bool, now: Time, busy_ns: Time, f_thr: f64, est: &mut Estimates) {
+    if !q.has_other_flows(e.flow) {
+        // Alone in the queue: fairness is 1 wherever it goes and it may not pass its own flow.
+        let pos = if low { q.low_len } else { q.entries.len() };
+        q.insert(pos, e);
+        q.low_len += usize::from(low);
+        return;
+    }
     if low {
         let pos = q.low_len;
         q.insert(pos, e);
