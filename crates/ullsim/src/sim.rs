@@ -210,6 +210,10 @@ impl Simulation {
             flow.cpu_cores = cores;
         }
         let device = self.device.results(end);
+        let gc_busy = self.device.gc_busy_by_flow(flows.len());
+        for (flow, gc_ns) in flows.iter_mut().zip(gc_busy) {
+            flow.gc_busy_ns = gc_ns;
+        }
         let energy = energy::estimate(&self.power, &host.cores, device.busy, end as f64 / 1e9, self.completed_total);
         for r in self.requests.iter_live() {
             let oldest = &mut flows[r.flow as usize].oldest_in_flight_ns;

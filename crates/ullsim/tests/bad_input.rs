@@ -78,6 +78,9 @@ const VALUES: &[&str] = &[
     "[1, 2]",
     "{ a = 1 }",
     "\"disksim\"",
+    "\"sprinkler\"",
+    "\"sprinkler-fairness\"",
+    "\"flin\"",
     "\"/nonexistent\"",
 ];
 

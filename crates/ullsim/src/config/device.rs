@@ -88,11 +88,36 @@ pub struct FtlConfig {
     pub precondition_fill: f64,
 }
 
+/// `[device.tsu]`: the transaction scheduler and its parameters (each key is documented, with its unit, in
+/// docs/scenarios.md; the preset gives the default).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TsuConfig {
+    /// Policy name: one of `device::tsu::scheduler_names()`.
     pub scheduler: String,
+    /// Batch transactions of the same operation on distinct planes of a die into one operation.
     pub multiplane: bool,
+    /// `sprinkler-fairness`: length of a budget epoch (ns).
+    pub budget_epoch_ns: Nanos,
+    /// `sprinkler-fairness`: die time each flow may use per epoch (ns); 0 shares the dies' time of an epoch
+    /// equally among the flows seen so far.
+    pub flow_budget_ns: Nanos,
+    /// `flin`: epoch over which flow intensity is measured (ns).
+    pub flin_epoch_ns: Nanos,
+    /// `flin`: a flow that read fewer bytes than this in the last epoch (spread over all dies) is
+    /// low-intensity for reads.
+    pub flin_alpha_read_bytes: Bytes,
+    /// `flin`: the same threshold for writes.
+    pub flin_alpha_write_bytes: Bytes,
+    /// `flin`: fairness (min / max estimated slowdown in a queue) below which the most slowed-down
+    /// high-intensity flow jumps ahead of the other high-intensity flows.
+    pub flin_fairness_threshold: f64,
+    /// `flin`: stage 1, fairness-aware queue insertion (off: FIFO insertion).
+    pub flin_stage1: bool,
+    /// `flin`: stage 2, priority-aware weighted round robin over the NVMe classes (off: plain round robin).
+    pub flin_stage2: bool,
+    /// `flin`: stage 3, wait-balancing choice between the read and write slot (off: reads first).
+    pub flin_stage3: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -217,6 +242,24 @@ impl DeviceConfig {
             crate::device::tsu::scheduler_names().contains(&self.tsu.scheduler.as_str()),
             "tsu.scheduler",
             &format!("expected one of {:?}", crate::device::tsu::scheduler_names()),
+        );
+        let tsu = &self.tsu;
+        for (key, ns) in [("tsu.budget_epoch_ns", tsu.budget_epoch_ns.0), ("tsu.flin_epoch_ns", tsu.flin_epoch_ns.0)] {
+            check(
+                (crate::engine::US..=10 * crate::engine::SEC).contains(&ns),
+                key,
+                "expected an epoch from 1 us to 10 s",
+            );
+        }
+        check(
+            tsu.flow_budget_ns.0 <= 1_000 * crate::engine::SEC,
+            "tsu.flow_budget_ns",
+            "expected a budget of at most 1000 s (0: an equal share of the epoch)",
+        );
+        check(
+            (0.0..=1.0).contains(&tsu.flin_fairness_threshold),
+            "tsu.flin_fairness_threshold",
+            "expected a fraction in [0, 1]",
         );
         let ftl = &self.ftl;
         check(

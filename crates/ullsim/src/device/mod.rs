@@ -7,6 +7,7 @@
 pub mod cache;
 pub mod flash;
 pub mod ftl;
+pub mod gc_cost;
 pub mod hil;
 pub mod transaction;
 pub mod tsu;
@@ -24,9 +25,10 @@ use crate::sim::Event;
 use cache::DataCache;
 use flash::{Backend, FlashOp, Geometry, Timing};
 use ftl::{Ftl, MappingCache};
+use gc_cost::GcCost;
 use hil::HostInterface;
 use transaction::{Purpose, Transaction, TxArena, TxId, NONE};
-use tsu::{DispatchView, TransactionScheduler};
+use tsu::{CompletionView, DispatchView, SchedulerSetup, TransactionScheduler};
 
 /// Events the device schedules for itself.
 #[derive(Debug, Clone, Copy)]
@@ -84,6 +86,8 @@ pub struct DeviceResults {
     pub flash_reads: u64,
     pub flash_programs: u64,
     pub flash_erases: u64,
+    /// Die time of garbage collection (dispatch to end of each GC operation, finished operations only).
+    pub gc_busy_ns: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -137,14 +141,26 @@ pub struct Device {
     /// Pages programmed (programs finished) for host data and for GC moves.
     host_pages_programmed: u64,
     gc_pages_programmed: u64,
+    /// GC die time and the flows it is charged to.
+    gc_cost: GcCost,
+    /// Scratch: the charges of the GC batch that just finished (only if the scheduler wants them).
+    gc_charges: Vec<(u32, Time)>,
+    tsu_wants_gc_charges: bool,
 }
 
 impl Device {
     /// Build and precondition the device. Errors name the configuration key at fault.
     pub fn new(cfg: &DeviceConfig, seed: u64) -> Result<Device, String> {
         let geometry = Geometry::from_config(&cfg.flash);
-        let tsu = tsu::make(&cfg.tsu.scheduler, geometry.dies(), geometry.planes_per_die)
-            .ok_or_else(|| format!("device.tsu.scheduler: unknown scheduler \"{}\"", cfg.tsu.scheduler))?;
+        let tsu = tsu::make(&SchedulerSetup {
+            dies: geometry.dies(),
+            planes_per_die: geometry.planes_per_die,
+            page_bytes: geometry.page_bytes,
+            timing: Timing::from_config(&cfg.flash),
+            config: &cfg.tsu,
+        })
+        .ok_or_else(|| format!("device.tsu.scheduler: unknown scheduler \"{}\"", cfg.tsu.scheduler))?;
+        let tsu_wants_gc_charges = tsu.wants_gc_charges();
         let ideal_map = cfg.ftl.ideal_map || cfg.ftl.mapping == MappingKind::InPlace;
         Ok(Device {
             preset: cfg.preset.clone(),
@@ -181,6 +197,9 @@ impl Device {
             flash_ops: [0; 3],
             host_pages_programmed: 0,
             gc_pages_programmed: 0,
+            gc_cost: GcCost::new(geometry.planes()),
+            gc_charges: Vec::new(),
+            tsu_wants_gc_charges,
         })
     }
 
@@ -255,6 +274,7 @@ impl Device {
                 // The die stays busy while its transactions finish, so work they queue on it waits for the
                 // dispatch below instead of starting inside this loop.
                 let mut batch = std::mem::take(&mut self.running[die as usize]);
+                self.batch_done(die, &batch, now);
                 for &tx in &batch {
                     self.finish_transaction(q, requests, tx);
                 }
@@ -415,8 +435,13 @@ impl Device {
             Some(ppa) => {
                 self.cmt.fill(lpa);
                 self.locate(tx, ppa);
+                let unit = self.flash.geometry().plane_of_page(ppa);
+                let flow = self.txs[tx].flow;
+                if flow != NONE {
+                    self.gc_cost.host_write(unit, flow);
+                }
                 self.enqueue(q, tx);
-                self.maybe_collect(q, self.flash.geometry().plane_of_page(ppa));
+                self.maybe_collect(q, unit);
             }
             None => self.waiting_for_space.push_back(tx),
         }
@@ -511,6 +536,33 @@ impl Device {
             }
         }
         self.running[die as usize] = batch;
+    }
+
+    /// `die` finished `batch` at `now`: charge garbage collection to the flows that caused it and tell the
+    /// scheduler.
+    fn batch_done(&mut self, die: u32, batch: &[TxId], now: Time) {
+        self.gc_charges.clear();
+        if let Some(&first) = batch.first() {
+            let t = &self.txs[first];
+            if t.purpose == Purpose::Gc {
+                // The batch's die time, split evenly over its transactions (each may be on another plane).
+                let busy = now - t.dispatched_at;
+                let n = batch.len() as Time;
+                for (i, &tx) in batch.iter().enumerate() {
+                    let share = busy / n + Time::from((i as Time) < busy % n);
+                    let out = if self.tsu_wants_gc_charges { Some(&mut self.gc_charges) } else { None };
+                    self.gc_cost.charge(self.txs[tx].link, share, out);
+                }
+            }
+        }
+        let view = CompletionView { txs: &self.txs, now, gc_charges: &self.gc_charges };
+        self.tsu.completed(die, batch, &view);
+    }
+
+    /// GC die time charged to each of the first `flows` flows so far.
+    pub fn gc_busy_by_flow(&mut self, flows: usize) -> Vec<Time> {
+        self.gc_cost.settle();
+        (0..flows as u32).map(|f| self.gc_cost.charged_ns(f)).collect()
     }
 
     fn finish_transaction(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, tx: TxId) {
@@ -619,6 +671,7 @@ impl Device {
         }
         let mut moves = std::mem::take(&mut self.gc_moves);
         if self.ftl.start_gc(unit, &mut moves).is_some() {
+            self.gc_cost.job_started(unit);
             if moves.is_empty() {
                 self.erase_victim(q, unit);
             }
@@ -641,7 +694,8 @@ impl Device {
 
     /// Check the FTL's map invariants (linear in drive size; for tests).
     pub fn check_invariants(&self) -> Result<(), String> {
-        self.ftl.check_invariants()
+        self.ftl.check_invariants()?;
+        self.gc_cost.check_invariants()
     }
 
     /// Results over `[0, now]`.
@@ -680,6 +734,7 @@ impl Device {
             flash_reads: self.flash_ops[0],
             flash_programs: self.flash_ops[1],
             flash_erases: self.flash_ops[2],
+            gc_busy_ns: self.gc_cost.total_ns(),
         }
     }
 }

@@ -171,6 +171,9 @@ pub struct FlowResult {
     /// Age at the end of the run of the oldest request still in flight (0 if none). Larger than
     /// `latency_ns.max` means a request waited longer than any that completed: look for a stall.
     pub oldest_in_flight_ns: u64,
+    /// Die time of garbage collection charged to the flow over the whole run, in proportion to the host
+    /// pages it wrote to each collected plane (see `device/gc_cost.rs`).
+    pub gc_busy_ns: u64,
     /// The flow's results when run alone (only with `[metrics] fairness = true`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alone: Option<fairness::AloneResult>,
@@ -294,6 +297,7 @@ impl Metrics {
                     mean_in_flight: f.in_flight_area as f64 / window,
                     in_flight_at_end: f.in_flight,
                     oldest_in_flight_ns: 0,
+                    gc_busy_ns: 0,
                     alone: None,
                     slowdown: None,
                 }

@@ -10,12 +10,12 @@
 
 use std::collections::VecDeque;
 
-use super::{DispatchView, TransactionScheduler};
+use super::{DispatchView, GcCredit, TransactionScheduler};
 use crate::device::flash::FlashOp;
 use crate::device::transaction::{Purpose, TxArena, TxId};
 
 /// How far into a queue to look for transactions that can join a multi-plane operation.
-const MULTIPLANE_WINDOW: usize = 16;
+pub(super) const MULTIPLANE_WINDOW: usize = 16;
 
 #[derive(Default)]
 struct DieQueues {
@@ -24,7 +24,7 @@ struct DieQueues {
     gc: VecDeque<TxId>,
     user_writes: VecDeque<TxId>,
     /// GC transactions earned by host writes and not yet spent.
-    gc_credit: f64,
+    gc_credit: GcCredit,
 }
 
 pub struct Fifo {
@@ -40,6 +40,7 @@ impl Fifo {
 }
 
 /// Take the head of `queue` and, if allowed, more transactions of the same operation on other planes.
+#[inline]
 pub(super) fn take_batch(queue: &mut VecDeque<TxId>, view: &DispatchView, planes_per_die: u32, batch: &mut Vec<TxId>) {
     let Some(head) = queue.pop_front() else { return };
     batch.push(head);
@@ -81,10 +82,7 @@ impl TransactionScheduler for Fifo {
 
     fn dispatch(&mut self, die: u32, view: &DispatchView, batch: &mut Vec<TxId>) {
         let q = &mut self.dies[die as usize];
-        if q.gc.is_empty() {
-            q.gc_credit = 0.0; // nothing owed when nothing is waiting
-        }
-        let gc_first = q.gc_credit >= 1.0;
+        let gc_first = q.gc_credit.gc_first(!q.gc.is_empty());
         let order: [&mut VecDeque<TxId>; 4] = if view.gc_urgent {
             [&mut q.gc, &mut q.map_reads, &mut q.user_reads, &mut q.user_writes]
         } else if gc_first {
@@ -99,11 +97,7 @@ impl TransactionScheduler for Fifo {
             }
         }
         if let Some(&first) = batch.first() {
-            match view.txs[first].purpose {
-                Purpose::Gc => q.gc_credit = (q.gc_credit - batch.len() as f64).max(0.0),
-                Purpose::UserWrite => q.gc_credit += batch.len() as f64 * view.gc_pace,
-                _ => {}
-            }
+            q.gc_credit.dispatched(view.txs[first].purpose, batch.len(), view.gc_pace);
         }
         self.queued -= batch.len();
     }

@@ -2,10 +2,17 @@
 //! idle die does next. One file per policy; add a policy by adding a file and a line in [`make`].
 
 mod fifo;
+mod flin;
+mod sprinkler;
+mod sprinkler_fairness;
 
+use std::collections::VecDeque;
+
+use crate::config::device::TsuConfig;
 use crate::engine::Time;
 
-use super::transaction::{TxArena, TxId};
+use super::flash::{FlashOp, Timing};
+use super::transaction::{Purpose, Transaction, TxArena, TxId};
 
 /// What a scheduler may look at when it picks work.
 pub struct DispatchView<'a> {
@@ -19,27 +26,190 @@ pub struct DispatchView<'a> {
     pub multiplane: bool,
 }
 
+/// What a scheduler learns when a die finishes the batch it was running.
+pub struct CompletionView<'a> {
+    pub txs: &'a TxArena,
+    pub now: Time,
+    /// The die time of this batch charged to the flows that caused it, as `(flow, ns)` with distinct flows:
+    /// empty unless the batch was garbage collection (see `device/gc_cost.rs`).
+    pub gc_charges: &'a [(u32, Time)],
+}
+
+/// What every scheduler is built from: the device's shape and timing, and the `[device.tsu]` parameters.
+pub struct SchedulerSetup<'a> {
+    pub dies: u32,
+    pub planes_per_die: u32,
+    pub page_bytes: u64,
+    pub timing: Timing,
+    pub config: &'a TsuConfig,
+}
+
 /// A transaction scheduling policy (MQSim's TSU, Sprinkler, FLIN...).
 pub trait TransactionScheduler {
     fn name(&self) -> &'static str;
-    /// Queue a transaction (already translated to a die and plane).
+    /// Queue a transaction (already translated to a die and plane; `enqueued_at` is now).
     fn enqueue(&mut self, id: TxId, txs: &TxArena);
     /// `die` is idle: push the transactions it should execute together into `batch` (same flash operation,
     /// distinct planes of the die), or leave `batch` empty if it has nothing to do.
     fn dispatch(&mut self, die: u32, view: &DispatchView, batch: &mut Vec<TxId>);
+    /// The batch `die` was running finished (called before its transactions are released). Policies that
+    /// account service or garbage collection per flow hook in here; the default ignores it.
+    fn completed(&mut self, _die: u32, _batch: &[TxId], _view: &CompletionView) {}
+    /// Whether `completed` needs `CompletionView::gc_charges` (splitting GC time per batch costs time, so
+    /// the device leaves it empty for policies that do not use it).
+    fn wants_gc_charges(&self) -> bool {
+        false
+    }
     /// Transactions waiting (not yet dispatched).
     fn queued(&self) -> usize;
 }
 
 /// Names accepted by `device.tsu.scheduler`.
 pub fn scheduler_names() -> &'static [&'static str] {
-    &["fifo"]
+    &["fifo", "sprinkler", "sprinkler-fairness", "flin"]
 }
 
-/// Build the scheduler called `name` for a device with `dies` dies.
-pub fn make(name: &str, dies: u32, planes_per_die: u32) -> Option<Box<dyn TransactionScheduler>> {
-    match name {
-        "fifo" => Some(Box::new(fifo::Fifo::new(dies, planes_per_die))),
-        _ => None,
+/// Build the scheduler called `setup.config.scheduler`; `None` for an unknown name.
+pub fn make(setup: &SchedulerSetup) -> Option<Box<dyn TransactionScheduler>> {
+    Some(match setup.config.scheduler.as_str() {
+        "fifo" => Box::new(fifo::Fifo::new(setup.dies, setup.planes_per_die)),
+        "sprinkler" => Box::new(sprinkler::Sprinkler::new(setup)),
+        "sprinkler-fairness" => Box::new(sprinkler_fairness::SprinklerFairness::new(setup)),
+        "flin" => Box::new(flin::Flin::new(setup)),
+        _ => return None,
+    })
+}
+
+/// Array time of an operation (sense, program or erase), without command cycles or data transfer.
+pub fn memory_ns(timing: &Timing, op: FlashOp) -> Time {
+    match op {
+        FlashOp::Read => timing.read_ns,
+        FlashOp::Program => timing.program_ns,
+        FlashOp::Erase => timing.erase_ns,
+    }
+}
+
+/// Estimated die time of one transaction run on its own: command cycles, array time and its data over the
+/// channel (no wait for the channel).
+pub fn service_ns(timing: &Timing, tx: &Transaction) -> Time {
+    timing.command_ns + memory_ns(timing, tx.op) + timing.transfer_ns(tx.bytes as u64)
+}
+
+/// GC paced against host writes, shared by the schedulers: every host page program dispatched on the die
+/// earns GC `gc_pace` transactions of credit, every GC transaction dispatched spends one, and GC goes before
+/// host writes while the credit is at least 1. The credit is dropped whenever the die has no GC queued.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct GcCredit(f64);
+
+impl GcCredit {
+    /// Whether GC goes before host writes now; `gc_waiting`: the die has GC work queued.
+    pub fn gc_first(&mut self, gc_waiting: bool) -> bool {
+        if !gc_waiting {
+            self.0 = 0.0; // nothing owed when nothing is waiting
+        }
+        self.0 >= 1.0
+    }
+
+    /// A batch of `count` transactions for `purpose` was dispatched on the die.
+    pub fn dispatched(&mut self, purpose: Purpose, count: usize, gc_pace: f64) {
+        match purpose {
+            Purpose::Gc => self.0 = (self.0 - count as f64).max(0.0),
+            Purpose::UserWrite => self.0 += count as f64 * gc_pace,
+            _ => {}
+        }
+    }
+}
+
+/// What every policy serves before host work: GC while the die is at its hard free-block threshold, then
+/// mapping reads (host reads wait for them). Returns whether it filled `batch`.
+pub(super) fn take_before_host_work(
+    gc: &mut VecDeque<TxId>,
+    map_reads: &mut VecDeque<TxId>,
+    view: &DispatchView,
+    planes_per_die: u32,
+    batch: &mut Vec<TxId>,
+) -> bool {
+    if view.gc_urgent && !gc.is_empty() {
+        fifo::take_batch(gc, view, planes_per_die, batch);
+    } else if !map_reads.is_empty() {
+        fifo::take_batch(map_reads, view, planes_per_die, batch);
+    }
+    !batch.is_empty()
+}
+
+/// A per-flow vector that grows on first use of a flow (flows are small dense indices).
+pub(super) fn flow_slot<T: Default + Clone>(v: &mut Vec<T>, flow: u32) -> &mut T {
+    let i = flow as usize;
+    if i >= v.len() {
+        v.resize(i + 1, T::default());
+    }
+    &mut v[i]
+}
+
+/// Helpers for the schedulers' unit tests: hand-built transactions on a small device.
+#[cfg(test)]
+pub(super) mod testing {
+    use super::*;
+    use crate::device::transaction::NONE;
+    use crate::request::NvmePriority;
+
+    /// The `[device.tsu]` table of the `flin-eval` preset (every parameter at its default), as `scheduler`.
+    pub fn config(scheduler: &str) -> TsuConfig {
+        let preset: toml::Table = crate::config::presets::find("flin-eval").expect("preset").toml.parse().unwrap();
+        let mut cfg: TsuConfig = preset["tsu"].clone().try_into().expect("a valid [tsu] table");
+        cfg.scheduler = scheduler.to_string();
+        cfg
+    }
+
+    /// flin-eval's flash timing: read 75 us, program 1.3 ms, erase 3.8 ms, 333 MT/s x 8 bit.
+    pub fn timing() -> Timing {
+        Timing {
+            read_ns: 75_000,
+            program_ns: 1_300_000,
+            erase_ns: 3_800_000,
+            command_ns: 100,
+            channel_ns_per_byte: 1000.0 / 333.0,
+        }
+    }
+
+    /// A scheduler from `cfg` for `dies` dies of `planes` planes with 8 KiB pages.
+    pub fn build(cfg: &TsuConfig, dies: u32, planes: u32) -> Box<dyn TransactionScheduler> {
+        make(&SchedulerSetup { dies, planes_per_die: planes, page_bytes: 8192, timing: timing(), config: cfg })
+            .expect("a known scheduler")
+    }
+
+    /// An 8 KiB host read (`Purpose::UserRead`) or program (`Purpose::UserWrite`), or GC / mapping work.
+    pub fn tx(purpose: Purpose, die: u32, plane: u32, req: u32, flow: u32, at: Time) -> Transaction {
+        let op = if purpose == Purpose::UserWrite { FlashOp::Program } else { FlashOp::Read };
+        Transaction {
+            op,
+            purpose,
+            req,
+            flow: if matches!(purpose, Purpose::Gc | Purpose::MapRead) { NONE } else { flow },
+            priority: NvmePriority::Medium,
+            die,
+            plane,
+            ppa: 0,
+            lpa: 0,
+            bytes: 8192,
+            enqueued_at: at,
+            dispatched_at: 0,
+            link: NONE,
+        }
+    }
+
+    /// Insert `t` in the arena and queue it.
+    pub fn add(s: &mut dyn TransactionScheduler, txs: &mut TxArena, t: Transaction) -> TxId {
+        let id = txs.insert(t);
+        s.enqueue(id, txs);
+        id
+    }
+
+    /// Dispatch die `die` at `now` (no GC pressure, multi-plane on) and return the batch.
+    pub fn next(s: &mut dyn TransactionScheduler, txs: &TxArena, die: u32, now: Time) -> Vec<TxId> {
+        let view = DispatchView { txs, now, gc_urgent: false, gc_pace: 0.0, multiplane: true };
+        let mut batch = Vec::new();
+        s.dispatch(die, &view, &mut batch);
+        batch
     }
 }
