@@ -75,9 +75,12 @@ enum Command {
         /// Mixes per category (overrides the default of the subset or of --all).
         #[arg(long)]
         mixes: Option<usize>,
-        /// Simulated time of every run, e.g. 500ms (bare numbers are seconds).
+        /// Simulated time of every mix run, e.g. 500ms (bare numbers are seconds).
         #[arg(long)]
         duration: Option<String>,
+        /// Simulated time of the alone runs that classify the apps (long enough for GC to start).
+        #[arg(long)]
+        classify_duration: Option<String>,
         /// Seed of every run and of the mix draw.
         #[arg(long)]
         seed: Option<u64>,
@@ -119,15 +122,18 @@ fn main() -> ExitCode {
         Command::Compare { scenario, vary, set, seed, json, quiet } => {
             compare::main(scenario.as_deref(), &set, &vary, seed, json.as_deref(), quiet)
         }
-        Command::Reproduce { name, all, mixes, duration, seed, json, quiet } => reproduce::main(reproduce::Args {
-            name: &name,
-            all,
-            mixes,
-            duration: duration.as_deref(),
-            seed,
-            json: json.as_deref(),
-            quiet,
-        }),
+        Command::Reproduce { name, all, mixes, duration, classify_duration, seed, json, quiet } => {
+            reproduce::main(reproduce::Args {
+                name: &name,
+                all,
+                mixes,
+                duration: duration.as_deref(),
+                classify_duration: classify_duration.as_deref(),
+                seed,
+                json: json.as_deref(),
+                quiet,
+            })
+        }
         Command::Validate { scenario, set } => validate(&scenario, &set),
         Command::Presets { name } => show_presets(name.as_deref()),
         Command::Bench { json, case, child } => bench::main(json.as_deref(), case.as_deref(), child),

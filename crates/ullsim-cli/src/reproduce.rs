@@ -15,6 +15,7 @@ pub struct Args<'a> {
     pub all: bool,
     pub mixes: Option<usize>,
     pub duration: Option<&'a str>,
+    pub classify_duration: Option<&'a str>,
     pub seed: Option<u64>,
     pub json: Option<&'a Path>,
     pub quiet: bool,
@@ -37,14 +38,13 @@ fn flin18_main(args: &Args) -> Result<()> {
         options.mixes_per_category = m;
     }
     if let Some(d) = args.duration {
-        options.duration_ns =
-            ullsim::config::units::parse_duration(d, 1_000_000_000).map_err(|e| anyhow::anyhow!("--duration: {e}"))?;
-        if options.duration_ns == 0 {
-            bail!("--duration: expected a duration > 0");
-        }
+        options.duration_ns = duration_arg("--duration", d)?;
     }
     if let Some(s) = args.seed {
         options.seed = s;
+    }
+    if let Some(d) = args.classify_duration {
+        options.classify_duration_ns = duration_arg("--classify-duration", d)?;
     }
     let report = flin18::run(&options).map_err(|e| anyhow::anyhow!("flin18: {e}"))?;
     let json_to_stdout = crate::write_json(args.json, || &report)?;
@@ -54,21 +54,34 @@ fn flin18_main(args: &Args) -> Result<()> {
     Ok(())
 }
 
+/// A duration flag's value (bare numbers are seconds), which must be > 0.
+fn duration_arg(flag: &str, text: &str) -> Result<u64> {
+    let ns = ullsim::config::units::parse_duration(text, 1_000_000_000).map_err(|e| anyhow::anyhow!("{flag}: {e}"))?;
+    if ns == 0 {
+        bail!("{flag}: expected a duration > 0");
+    }
+    Ok(ns)
+}
+
 /// The report as text tables.
 pub fn render_flin18(report: &flin18::Report) -> String {
     let mut out = String::new();
     let o = &report.options;
     let _ = writeln!(
         out,
-        "FLIN (ISCA'18) evaluation on flin-eval: {} mixes per category, {} ms each, seed {}\n",
+        "FLIN (ISCA'18) evaluation on flin-eval: {} mixes per category, {} ms each (classification {} ms), seed {}\n",
         o.mixes_per_category,
         o.duration_ns / 1_000_000,
+        o.classify_duration_ns / 1_000_000,
         o.seed
     );
     let _ = writeln!(out, "app        chip busy alone  class");
     for c in &report.classes {
         let class = if c.high_interference { "high" } else { "low" };
         let _ = writeln!(out, "{:<10} {:>15.3}  {class}", c.app, c.chip_busy);
+    }
+    for why in &report.skipped {
+        let _ = writeln!(out, "skipped: {why}");
     }
     let _ = writeln!(out, "\ncategory  scheduler            mixes  fairness  weighted speedup  max slowdown");
     for s in &report.summary {
@@ -81,23 +94,23 @@ pub fn render_flin18(report: &flin18::Report) -> String {
     let _ = writeln!(out, "\nFLIN vs the baselines (simulated / paper)");
     let _ = writeln!(
         out,
-        "category  fairness x Sprinkler  x Sprinkler+F  WS gain vs Sprinkler  vs Sprinkler+F  FLIN max slowdown"
+        "category  fairness x Sprinkler  x Sprinkler+F  WS vs Sprinkler  vs Sprinkler+F  FLIN max slowdown"
     );
+    let pair = |sim: String, paper: String| format!("{sim} / {paper}");
+    let pct = |x: f64| format!("{:+.0}%", 100.0 * x);
     for c in &report.comparison {
         let _ = writeln!(
             out,
-            "{:>7}%  {:>9.2} / {:<8.1} {:>5.2} / {:<5.1} {:>+8.0}% / {:<+8.0}% {:>+6.0}% / {:<+5.0}% {:>8.1} / <{:.0}",
+            "{:>7}%  {:>20}  {:>13}  {:>15}  {:>14}  {:>17}",
             c.category,
-            c.fairness_x_sprinkler,
-            c.paper_fairness_x_sprinkler,
-            c.fairness_x_sprinkler_fairness,
-            c.paper_fairness_x_sprinkler_fairness,
-            100.0 * c.ws_gain_over_sprinkler,
-            100.0 * c.paper_ws_gain_over_sprinkler,
-            100.0 * c.ws_gain_over_sprinkler_fairness,
-            100.0 * c.paper_ws_gain_over_sprinkler_fairness,
-            c.flin_max_slowdown,
-            flin18::PAPER_FLIN_MAX_SLOWDOWN
+            pair(format!("{:.2}", c.fairness_x_sprinkler), format!("{:.1}", c.paper_fairness_x_sprinkler)),
+            pair(
+                format!("{:.2}", c.fairness_x_sprinkler_fairness),
+                format!("{:.1}", c.paper_fairness_x_sprinkler_fairness)
+            ),
+            pair(pct(c.ws_gain_over_sprinkler), pct(c.paper_ws_gain_over_sprinkler)),
+            pair(pct(c.ws_gain_over_sprinkler_fairness), pct(c.paper_ws_gain_over_sprinkler_fairness)),
+            pair(format!("{:.1}", c.flin_max_slowdown), format!("<{:.0}", flin18::PAPER_FLIN_MAX_SLOWDOWN)),
         );
     }
     out

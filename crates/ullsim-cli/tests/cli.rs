@@ -651,3 +651,36 @@ fn gc_randwrite_with_the_write_cache_keeps_completing_writes() {
     let (early, late) = (completed("run.duration=50ms"), completed("run.duration=200ms"));
     assert!(late > early, "no write completed between 50 ms and 200 ms ({early} -> {late})");
 }
+
+#[test]
+fn reproduce_flin18_classifies_draws_mixes_and_compares_with_the_paper() {
+    // Short runs: only the machinery is checked here (the figures need the default lengths).
+    let args = ["reproduce", "flin18", "--mixes", "1", "--duration", "200ms", "--classify-duration", "500ms"];
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("flin18.json");
+    let text = ullsim(args.iter().copied().chain(["--json", file.to_str().unwrap()])).ok();
+    assert!(text.stdout.contains("FLIN vs the baselines (simulated / paper)"), "{}", text.stdout);
+    let report = read_json(&file);
+    let classes = report["classes"].as_array().unwrap();
+    assert_eq!(classes.len(), 20, "every FLIN trace stand-in is classified");
+    let high = classes.iter().filter(|c| c["high_interference"] == true).count();
+    for c in classes {
+        let busy = c["chip_busy"].as_f64().unwrap();
+        assert_eq!(c["high_interference"] == true, busy > 0.08, "{c}");
+    }
+    // Each category either ran one mix under the three schedulers or says why it could not be formed.
+    let formed = (1..=4).filter(|&n_high| n_high <= high).count();
+    assert_eq!(report["summary"].as_array().unwrap().len(), 3 * formed);
+    assert_eq!(report["skipped"].as_array().unwrap().len(), 4 - formed);
+    for run in report["runs"].as_array().unwrap() {
+        let f = run["fairness"].as_f64().unwrap();
+        assert!(f > 0.0 && f <= 1.0, "{run}");
+        assert_eq!(run["apps"].as_array().unwrap().len(), 4);
+    }
+    assert_eq!(report["comparison"].as_array().unwrap().len(), formed);
+    // Same seed, same bytes.
+    let again = ullsim(args.iter().copied().chain(["--json", "-"])).ok();
+    assert!(std::fs::read_to_string(&file).unwrap() == again.stdout, "two reproductions with the same seed differ");
+    ullsim(["reproduce", "flin19"]).fails_with(&["unknown reproduction \"flin19\"", "flin18"]);
+    ullsim(["reproduce", "flin18", "--duration", "0s"]).fails_with(&["--duration"]);
+}
