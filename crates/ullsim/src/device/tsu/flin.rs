@@ -7,7 +7,7 @@
 //! - **Flow intensity.** Each die counts every flow's read and write transactions per epoch
 //!   (`flin_epoch_ns`); at the end of an epoch a flow whose count is below `alpha / dies / page_bytes`
 //!   (`flin_alpha_read_bytes`, `flin_alpha_write_bytes`) is low-intensity on that die for the next epoch.
-//!   Until the first epoch ends every flow is high-intensity (as in MQSim's TSU_FLIN).
+//!   A flow is low-intensity on a die until it has been measured there (MQSim starts it high-intensity).
 //! - **Slowdown estimates.** A transaction's alone time runs on a per-die, per-flow virtual clock of the
 //!   flow's own work: `alone_finish = max(now, previous alone_finish) + service (+ the flow's GC share per
 //!   page written, for writes)`, `T_alone = alone_finish − enqueued`. Its shared time at queue position i is
@@ -147,7 +147,7 @@ impl ClassQueue {
 }
 
 /// A flow as one die sees it.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 struct FlowOnDie {
     /// Read and write transactions enqueued this epoch.
     epoch_count: [u32; 2],
@@ -155,6 +155,15 @@ struct FlowOnDie {
     low: [bool; 2],
     /// End of the flow's alone virtual clock for reads / writes.
     alone_finish: [Time; 2],
+}
+
+impl Default for FlowOnDie {
+    /// A flow not measured yet issued nothing in the last epoch: low-intensity. (MQSim starts every flow
+    /// high-intensity; then, when a flow turns low-intensity at the first epoch end, its new transactions
+    /// pass its older ones queued in the high-intensity part.)
+    fn default() -> Self {
+        FlowOnDie { epoch_count: [0; 2], low: [true; 2], alone_finish: [0; 2] }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -625,17 +634,18 @@ mod tests {
 
     #[test]
     fn stage1_the_most_slowed_down_high_intensity_flow_moves_ahead_and_sets_a_barrier() {
-        // alpha 0: every flow is high-intensity. Flow 0 queues 20 reads; flow 1's single read has an
-        // estimated slowdown of ~21 against flow 0's ~1: F < 0.6, so it jumps to the head (barrier). Flow
-        // 2's read then jumps too, but stops behind flow 1's.
+        // alpha 0: after the first epoch every flow is high-intensity. Flow 0 queues 20 reads; flow 1's
+        // single read has an estimated slowdown of ~21 against flow 0's ~1: F < 0.6, so it jumps to the
+        // head (barrier). Flow 2's read then jumps too, but stops behind flow 1's.
         let mut txs = TxArena::default();
         let mut s = flin(|c| c.flin_alpha_read_bytes = Bytes(0));
+        let at = 10 * MS;
         for i in 0..20 {
-            add(s.as_mut(), &mut txs, tx(Purpose::UserRead, 0, 0, i, 0, 0));
+            add(s.as_mut(), &mut txs, tx(Purpose::UserRead, 0, 0, i, 0, at));
         }
-        add(s.as_mut(), &mut txs, tx(Purpose::UserRead, 0, 0, 20, 1, 0));
-        add(s.as_mut(), &mut txs, tx(Purpose::UserRead, 0, 0, 21, 2, 0));
-        let order = drain(s.as_mut(), &txs, 1);
+        add(s.as_mut(), &mut txs, tx(Purpose::UserRead, 0, 0, 20, 1, at));
+        add(s.as_mut(), &mut txs, tx(Purpose::UserRead, 0, 0, 21, 2, at));
+        let order = drain(s.as_mut(), &txs, at + 1);
         assert_eq!(&order[..3], &[1, 2, 0], "{order:?}");
     }
 
@@ -678,6 +688,41 @@ mod tests {
         assert_eq!(read_and_write(true, 0, 0, 50 * US), Purpose::UserRead);
         // Stage 3 off: reads first however long the write waited.
         assert_eq!(read_and_write(false, 0, 10 * MS, 10 * MS + US), Purpose::UserRead);
+    }
+
+    #[test]
+    fn stage3_a_winning_write_slot_triggers_due_gc_and_a_flows_gc_share_lowers_its_writes_pw() {
+        let dispatch = |s: &mut dyn TransactionScheduler, txs: &TxArena, now: Time| {
+            let view = DispatchView { txs, now, gc_urgent: false, gc_pace: 1.0, multiplane: true };
+            let mut batch = Vec::new();
+            s.dispatch(0, &view, &mut batch);
+            txs[batch[0]].purpose
+        };
+        let mut txs = TxArena::default();
+        let mut s = flin(|_| {});
+        add(s.as_mut(), &mut txs, tx(Purpose::UserWrite, 0, 0, 1, 0, 0));
+        add(s.as_mut(), &mut txs, tx(Purpose::UserWrite, 0, 0, 2, 0, 0));
+        add(s.as_mut(), &mut txs, tx(Purpose::Gc, 0, 0, NONE, 0, 0));
+        // No credit yet: the write goes; it earns GC one transaction (gc_pace 1), so the next time the
+        // write slot wins, GC runs instead and the write keeps its slot.
+        assert_eq!(dispatch(s.as_mut(), &txs, 10), Purpose::UserWrite);
+        assert_eq!(dispatch(s.as_mut(), &txs, 20), Purpose::Gc);
+        assert_eq!(dispatch(s.as_mut(), &txs, 30), Purpose::UserWrite);
+
+        // A write that waited 2 ms (PW 1.5) beats a read that waited 120 us (PW 1.2)...
+        let write_vs_read = |gc_ns: Time| {
+            let mut txs = TxArena::default();
+            let mut s = flin(|_| {});
+            let view = CompletionView { txs: &txs, now: 0, gc_charges: &[(0, gc_ns)] };
+            s.completed(0, &[], &view);
+            add(s.as_mut(), &mut txs, tx(Purpose::UserWrite, 0, 0, 1, 0, 0));
+            add(s.as_mut(), &mut txs, tx(Purpose::UserRead, 0, 0, 2, 1, 1880 * US));
+            txs[next(s.as_mut(), &txs, 0, 2 * MS)[0]].purpose
+        };
+        assert_eq!(write_vs_read(0), Purpose::UserWrite);
+        // ... unless its flow was charged 1 ms of GC per page written (PW 2 / 2.3 = 0.86): its own GC is
+        // part of its service, not interference.
+        assert_eq!(write_vs_read(MS), Purpose::UserRead);
     }
 
     #[test]
