@@ -44,7 +44,9 @@ pub struct SchedulerSetup<'a> {
     pub config: &'a TsuConfig,
 }
 
-/// A transaction scheduling policy (MQSim's TSU, Sprinkler, FLIN...).
+/// A transaction scheduling policy (MQSim's TSU, Sprinkler, FLIN...). Flows are the scenario's flow indices,
+/// carried by every host transaction (`Transaction::flow`; GC and mapping work carry `NONE`), so a policy
+/// keeps per-flow state in vectors indexed by flow (`flow_slot`).
 pub trait TransactionScheduler {
     fn name(&self) -> &'static str;
     /// Queue a transaction (already translated to a die and plane; `enqueued_at` is now).
