@@ -556,7 +556,7 @@ impl TransactionScheduler for Flin {
         self.queued -= batch.len();
     }
 
-    fn wants_gc_charges(&self) -> bool {
+    fn wants_completions(&self) -> bool {
         true
     }
 
