@@ -20,7 +20,8 @@
 //!   tail, and if F < `flin_fairness_threshold` and its flow has the highest slowdown it moves forward to
 //!   just behind the low part, stopping behind a transaction of its own flow or a transaction that moved
 //!   the same way before (MQSim's barrier); otherwise it goes to the position within the high part that
-//!   maximizes F. No transaction passes one of its own flow. Off: FIFO insertion.
+//!   maximizes F. A moving transaction never passes one of its own flow (but after a flow turns from high
+//!   to low intensity its new transactions go ahead of its older ones). Off: FIFO insertion.
 //! - **Stage 2, priority-aware arbitration.** A read slot and a write slot per die are filled from the class
 //!   queue heads by weighted round robin: a round of 15 turns in which class i (urgent 0 … low 3) has
 //!   `2^(3−i)` turns (8/4/2/1), interleaved (turn t belongs to class `trailing_zeros(t + 1)`); an empty
@@ -30,8 +31,10 @@
 //!   when its PW is larger, the read slot otherwise. When the write slot wins and paced GC is due (the same
 //!   credit as `fifo`), the die runs GC instead: the write "triggers" it. GC die time is charged to flows in
 //!   proportion to their writes (the device's `CompletionView::gc_charges`), and each flow's GC time per
-//!   page it writes enters its writes' alone time and PW. Off: the read slot first (GC as above). As in `fifo`, GC goes before
-//!   everything while the die is at the hard free-block threshold, then mapping reads before host work.
+//!   page it writes enters its writes' alone time and PW. Off: the read slot first (GC as above).
+//!
+//! As in `fifo`, GC goes before everything while the die is at the hard free-block threshold, then mapping
+//! reads before host work.
 //!
 //! Queue walks are bounded: estimates cover the first [`ESTIMATE_WINDOW`] entries of a queue (plus the new
 //! one), a fairness reordering tries at most [`REORDER_STEPS`] positions, and a move forward scans at most
@@ -40,9 +43,8 @@
 use std::collections::VecDeque;
 
 use super::fifo::{take_batch, MULTIPLANE_WINDOW};
-use super::SchedulerSetup;
-use super::TransactionScheduler;
-use super::{flow_slot, memory_ns, service_ns, take_before_host_work, CompletionView, DispatchView, GcCredit};
+use super::{flow_slot, memory_ns, service_ns, take_before_host_work};
+use super::{CompletionView, DispatchView, GcCredit, SchedulerSetup, TransactionScheduler};
 use crate::device::flash::{FlashOp, Timing};
 use crate::device::transaction::{Purpose, Transaction, TxArena, TxId, NONE};
 use crate::engine::Time;
@@ -53,11 +55,11 @@ const CLASSES: usize = 4;
 /// Turns in one weighted round robin round: 8 + 4 + 2 + 1.
 const WRR_ROUND: usize = 15;
 /// Queue entries whose slowdown is estimated at an insertion.
-pub(super) const ESTIMATE_WINDOW: usize = 256;
+const ESTIMATE_WINDOW: usize = 256;
 /// Positions a fairness reordering tries ahead of the insertion point.
-pub(super) const REORDER_STEPS: usize = 64;
+const REORDER_STEPS: usize = 64;
 /// Entries a move forward scans for its stopping point.
-pub(super) const MOVE_SCAN_LIMIT: usize = 1024;
+const MOVE_SCAN_LIMIT: usize = 1024;
 
 const READ: usize = 0;
 const WRITE: usize = 1;
