@@ -145,7 +145,8 @@ pub struct Device {
     gc_cost: GcCost,
     /// Scratch: the charges of the GC batch that just finished (only if the scheduler wants them).
     gc_charges: Vec<(u32, Time)>,
-    tsu_wants_gc_charges: bool,
+    /// The scheduler wants `completed` calls (with GC charges split per batch).
+    tsu_wants_completions: bool,
 }
 
 impl Device {
@@ -160,7 +161,7 @@ impl Device {
             config: &cfg.tsu,
         })
         .ok_or_else(|| format!("device.tsu.scheduler: unknown scheduler \"{}\"", cfg.tsu.scheduler))?;
-        let tsu_wants_gc_charges = tsu.wants_gc_charges();
+        let tsu_wants_completions = tsu.wants_completions();
         let ideal_map = cfg.ftl.ideal_map || cfg.ftl.mapping == MappingKind::InPlace;
         Ok(Device {
             preset: cfg.preset.clone(),
@@ -199,7 +200,7 @@ impl Device {
             gc_pages_programmed: 0,
             gc_cost: GcCost::new(geometry.planes()),
             gc_charges: Vec::new(),
-            tsu_wants_gc_charges,
+            tsu_wants_completions,
         })
     }
 
@@ -541,6 +542,7 @@ impl Device {
     /// `die` finished `batch` at `now`: charge garbage collection to the flows that caused it and tell the
     /// scheduler.
     fn batch_done(&mut self, die: u32, batch: &[TxId], now: Time) {
+        let wanted = self.tsu_wants_completions;
         self.gc_charges.clear();
         if let Some(&first) = batch.first() {
             let t = &self.txs[first];
@@ -550,13 +552,15 @@ impl Device {
                 let n = batch.len() as Time;
                 for (i, &tx) in batch.iter().enumerate() {
                     let share = busy / n + Time::from((i as Time) < busy % n);
-                    let out = if self.tsu_wants_gc_charges { Some(&mut self.gc_charges) } else { None };
+                    let out = if wanted { Some(&mut self.gc_charges) } else { None };
                     self.gc_cost.charge(self.txs[tx].link, share, out);
                 }
             }
         }
-        let view = CompletionView { txs: &self.txs, now, gc_charges: &self.gc_charges };
-        self.tsu.completed(die, batch, &view);
+        if wanted {
+            let view = CompletionView { txs: &self.txs, now, gc_charges: &self.gc_charges };
+            self.tsu.completed(die, batch, &view);
+        }
     }
 
     /// GC die time charged to each of the first `flows` flows so far.

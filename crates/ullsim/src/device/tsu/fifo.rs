@@ -40,7 +40,7 @@ impl Fifo {
 }
 
 /// Take the head of `queue` and, if allowed, more transactions of the same operation on other planes.
-#[inline]
+#[inline(always)]
 pub(super) fn take_batch(queue: &mut VecDeque<TxId>, view: &DispatchView, planes_per_die: u32, batch: &mut Vec<TxId>) {
     let Some(head) = queue.pop_front() else { return };
     batch.push(head);

@@ -7,7 +7,7 @@
 //! - **Flow intensity.** Each die counts every flow's read and write transactions per epoch
 //!   (`flin_epoch_ns`); at the end of an epoch a flow whose count is below `alpha / dies / page_bytes`
 //!   (`flin_alpha_read_bytes`, `flin_alpha_write_bytes`) is low-intensity on that die for the next epoch.
-//!   Until the first epoch ends every flow is high-intensity (as in MQSim's TSU_FLIN).
+//!   A flow is low-intensity on a die until it has been measured there (MQSim starts it high-intensity).
 //! - **Slowdown estimates.** A transaction's alone time runs on a per-die, per-flow virtual clock of the
 //!   flow's own work: `alone_finish = max(now, previous alone_finish) + service (+ the flow's GC share per
 //!   page written, for writes)`, `T_alone = alone_finish − enqueued`. Its shared time at queue position i is
@@ -20,7 +20,8 @@
 //!   tail, and if F < `flin_fairness_threshold` and its flow has the highest slowdown it moves forward to
 //!   just behind the low part, stopping behind a transaction of its own flow or a transaction that moved
 //!   the same way before (MQSim's barrier); otherwise it goes to the position within the high part that
-//!   maximizes F. No transaction passes one of its own flow. Off: FIFO insertion.
+//!   maximizes F. A moving transaction never passes one of its own flow (but after a flow turns from high
+//!   to low intensity its new transactions go ahead of its older ones). Off: FIFO insertion.
 //! - **Stage 2, priority-aware arbitration.** A read slot and a write slot per die are filled from the class
 //!   queue heads by weighted round robin: a round of 15 turns in which class i (urgent 0 … low 3) has
 //!   `2^(3−i)` turns (8/4/2/1), interleaved (turn t belongs to class `trailing_zeros(t + 1)`); an empty
@@ -30,8 +31,10 @@
 //!   when its PW is larger, the read slot otherwise. When the write slot wins and paced GC is due (the same
 //!   credit as `fifo`), the die runs GC instead: the write "triggers" it. GC die time is charged to flows in
 //!   proportion to their writes (the device's `CompletionView::gc_charges`), and each flow's GC time per
-//!   page it writes enters its writes' alone time and PW. Off: the read slot first (GC as above). As in `fifo`, GC goes before
-//!   everything while the die is at the hard free-block threshold, then mapping reads before host work.
+//!   page it writes enters its writes' alone time and PW. Off: the read slot first (GC as above).
+//!
+//! As in `fifo`, GC goes before everything while the die is at the hard free-block threshold, then mapping
+//! reads before host work.
 //!
 //! Queue walks are bounded: estimates cover the first [`ESTIMATE_WINDOW`] entries of a queue (plus the new
 //! one), a fairness reordering tries at most [`REORDER_STEPS`] positions, and a move forward scans at most
@@ -40,9 +43,8 @@
 use std::collections::VecDeque;
 
 use super::fifo::{take_batch, MULTIPLANE_WINDOW};
-use super::SchedulerSetup;
-use super::TransactionScheduler;
-use super::{flow_slot, memory_ns, service_ns, take_before_host_work, CompletionView, DispatchView, GcCredit};
+use super::{flow_slot, memory_ns, service_ns, take_before_host_work};
+use super::{CompletionView, DispatchView, GcCredit, SchedulerSetup, TransactionScheduler};
 use crate::device::flash::{FlashOp, Timing};
 use crate::device::transaction::{Purpose, Transaction, TxArena, TxId, NONE};
 use crate::engine::Time;
@@ -53,11 +55,11 @@ const CLASSES: usize = 4;
 /// Turns in one weighted round robin round: 8 + 4 + 2 + 1.
 const WRR_ROUND: usize = 15;
 /// Queue entries whose slowdown is estimated at an insertion.
-pub(super) const ESTIMATE_WINDOW: usize = 256;
+const ESTIMATE_WINDOW: usize = 256;
 /// Positions a fairness reordering tries ahead of the insertion point.
-pub(super) const REORDER_STEPS: usize = 64;
+const REORDER_STEPS: usize = 64;
 /// Entries a move forward scans for its stopping point.
-pub(super) const MOVE_SCAN_LIMIT: usize = 1024;
+const MOVE_SCAN_LIMIT: usize = 1024;
 
 const READ: usize = 0;
 const WRITE: usize = 1;
@@ -147,7 +149,7 @@ impl ClassQueue {
 }
 
 /// A flow as one die sees it.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 struct FlowOnDie {
     /// Read and write transactions enqueued this epoch.
     epoch_count: [u32; 2],
@@ -155,6 +157,15 @@ struct FlowOnDie {
     low: [bool; 2],
     /// End of the flow's alone virtual clock for reads / writes.
     alone_finish: [Time; 2],
+}
+
+impl Default for FlowOnDie {
+    /// A flow not measured yet issued nothing in the last epoch: low-intensity. (MQSim starts every flow
+    /// high-intensity; then, when a flow turns low-intensity at the first epoch end, its new transactions
+    /// pass its older ones queued in the high-intensity part.)
+    fn default() -> Self {
+        FlowOnDie { epoch_count: [0; 2], low: [true; 2], alone_finish: [0; 2] }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -547,7 +558,7 @@ impl TransactionScheduler for Flin {
         self.queued -= batch.len();
     }
 
-    fn wants_gc_charges(&self) -> bool {
+    fn wants_completions(&self) -> bool {
         true
     }
 
@@ -625,17 +636,18 @@ mod tests {
 
     #[test]
     fn stage1_the_most_slowed_down_high_intensity_flow_moves_ahead_and_sets_a_barrier() {
-        // alpha 0: every flow is high-intensity. Flow 0 queues 20 reads; flow 1's single read has an
-        // estimated slowdown of ~21 against flow 0's ~1: F < 0.6, so it jumps to the head (barrier). Flow
-        // 2's read then jumps too, but stops behind flow 1's.
+        // alpha 0: after the first epoch every flow is high-intensity. Flow 0 queues 20 reads; flow 1's
+        // single read has an estimated slowdown of ~21 against flow 0's ~1: F < 0.6, so it jumps to the
+        // head (barrier). Flow 2's read then jumps too, but stops behind flow 1's.
         let mut txs = TxArena::default();
         let mut s = flin(|c| c.flin_alpha_read_bytes = Bytes(0));
+        let at = 10 * MS;
         for i in 0..20 {
-            add(s.as_mut(), &mut txs, tx(Purpose::UserRead, 0, 0, i, 0, 0));
+            add(s.as_mut(), &mut txs, tx(Purpose::UserRead, 0, 0, i, 0, at));
         }
-        add(s.as_mut(), &mut txs, tx(Purpose::UserRead, 0, 0, 20, 1, 0));
-        add(s.as_mut(), &mut txs, tx(Purpose::UserRead, 0, 0, 21, 2, 0));
-        let order = drain(s.as_mut(), &txs, 1);
+        add(s.as_mut(), &mut txs, tx(Purpose::UserRead, 0, 0, 20, 1, at));
+        add(s.as_mut(), &mut txs, tx(Purpose::UserRead, 0, 0, 21, 2, at));
+        let order = drain(s.as_mut(), &txs, at + 1);
         assert_eq!(&order[..3], &[1, 2, 0], "{order:?}");
     }
 
@@ -678,6 +690,41 @@ mod tests {
         assert_eq!(read_and_write(true, 0, 0, 50 * US), Purpose::UserRead);
         // Stage 3 off: reads first however long the write waited.
         assert_eq!(read_and_write(false, 0, 10 * MS, 10 * MS + US), Purpose::UserRead);
+    }
+
+    #[test]
+    fn stage3_a_winning_write_slot_triggers_due_gc_and_a_flows_gc_share_lowers_its_writes_pw() {
+        let dispatch = |s: &mut dyn TransactionScheduler, txs: &TxArena, now: Time| {
+            let view = DispatchView { txs, now, gc_urgent: false, gc_pace: 1.0, multiplane: true };
+            let mut batch = Vec::new();
+            s.dispatch(0, &view, &mut batch);
+            txs[batch[0]].purpose
+        };
+        let mut txs = TxArena::default();
+        let mut s = flin(|_| {});
+        add(s.as_mut(), &mut txs, tx(Purpose::UserWrite, 0, 0, 1, 0, 0));
+        add(s.as_mut(), &mut txs, tx(Purpose::UserWrite, 0, 0, 2, 0, 0));
+        add(s.as_mut(), &mut txs, tx(Purpose::Gc, 0, 0, NONE, 0, 0));
+        // No credit yet: the write goes; it earns GC one transaction (gc_pace 1), so the next time the
+        // write slot wins, GC runs instead and the write keeps its slot.
+        assert_eq!(dispatch(s.as_mut(), &txs, 10), Purpose::UserWrite);
+        assert_eq!(dispatch(s.as_mut(), &txs, 20), Purpose::Gc);
+        assert_eq!(dispatch(s.as_mut(), &txs, 30), Purpose::UserWrite);
+
+        // A write that waited 2 ms (PW 1.5) beats a read that waited 120 us (PW 1.2)...
+        let write_vs_read = |gc_ns: Time| {
+            let mut txs = TxArena::default();
+            let mut s = flin(|_| {});
+            let view = CompletionView { txs: &txs, now: 0, gc_charges: &[(0, gc_ns)] };
+            s.completed(0, &[], &view);
+            add(s.as_mut(), &mut txs, tx(Purpose::UserWrite, 0, 0, 1, 0, 0));
+            add(s.as_mut(), &mut txs, tx(Purpose::UserRead, 0, 0, 2, 1, 1880 * US));
+            txs[next(s.as_mut(), &txs, 0, 2 * MS)[0]].purpose
+        };
+        assert_eq!(write_vs_read(0), Purpose::UserWrite);
+        // ... unless its flow was charged 1 ms of GC per page written (PW 2 / 2.3 = 0.86): its own GC is
+        // part of its service, not interference.
+        assert_eq!(write_vs_read(MS), Purpose::UserRead);
     }
 
     #[test]

@@ -44,7 +44,9 @@ pub struct SchedulerSetup<'a> {
     pub config: &'a TsuConfig,
 }
 
-/// A transaction scheduling policy (MQSim's TSU, Sprinkler, FLIN...).
+/// A transaction scheduling policy (MQSim's TSU, Sprinkler, FLIN...). Flows are the scenario's flow indices,
+/// carried by every host transaction (`Transaction::flow`; GC and mapping work carry `NONE`), so a policy
+/// keeps per-flow state in vectors indexed by flow (`flow_slot`).
 pub trait TransactionScheduler {
     fn name(&self) -> &'static str;
     /// Queue a transaction (already translated to a die and plane; `enqueued_at` is now).
@@ -52,12 +54,12 @@ pub trait TransactionScheduler {
     /// `die` is idle: push the transactions it should execute together into `batch` (same flash operation,
     /// distinct planes of the die), or leave `batch` empty if it has nothing to do.
     fn dispatch(&mut self, die: u32, view: &DispatchView, batch: &mut Vec<TxId>);
-    /// The batch `die` was running finished (called before its transactions are released). Policies that
-    /// account service or garbage collection per flow hook in here; the default ignores it.
+    /// The batch `die` was running finished (called before its transactions are released, and only if
+    /// `wants_completions`). Policies that account service or garbage collection per flow hook in here.
     fn completed(&mut self, _die: u32, _batch: &[TxId], _view: &CompletionView) {}
-    /// Whether `completed` needs `CompletionView::gc_charges` (splitting GC time per batch costs time, so
-    /// the device leaves it empty for policies that do not use it).
-    fn wants_gc_charges(&self) -> bool {
+    /// Whether the device should call `completed`, with the batch's GC time split over the flows. Off by
+    /// default, so a policy that needs neither costs nothing per operation.
+    fn wants_completions(&self) -> bool {
         false
     }
     /// Transactions waiting (not yet dispatched).

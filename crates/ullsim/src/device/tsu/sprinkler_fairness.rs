@@ -138,7 +138,7 @@ impl TransactionScheduler for SprinklerFairness {
         }
     }
 
-    fn wants_gc_charges(&self) -> bool {
+    fn wants_completions(&self) -> bool {
         true
     }
 
