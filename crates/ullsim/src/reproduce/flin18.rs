@@ -137,7 +137,7 @@ fn flow_name(app: &str) -> &str {
 pub fn scenario_text(apps: &[&str], scheduler: &str, duration_ns: u64) -> String {
     let mut text = format!(
         "name = \"flin18\"\n[run]\nduration = \"{duration_ns}ns\"\n[device]\npreset = \"flin-eval\"\n\
-         [device.tsu]\nscheduler = \"{scheduler}\"\n"
+         [device.ftl]\nideal_map = true\n[device.tsu]\nscheduler = \"{scheduler}\"\n"
     );
     for app in apps {
         let name = flow_name(app);

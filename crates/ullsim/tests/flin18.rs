@@ -1,0 +1,45 @@
+//! FLIN's four sources of interference (scenarios/flin18/): each scenario shows its victim slowed down while
+//! the other flow is not, and FLIN relieves intensity and read/write-ratio interference that Sprinkler leaves.
+
+mod common;
+
+use std::path::Path;
+
+use ullsim::{RunResults, Scenario};
+
+fn run_flin18(name: &str, scheduler: &str) -> RunResults {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/flin18").join(format!("{name}.toml"));
+    let overrides = vec![format!("device.tsu.scheduler={scheduler}"), "run.duration=200ms".to_string()];
+    let scenario = Scenario::load(&path, &overrides).unwrap_or_else(|e| panic!("{e}"));
+    common::run(&scenario)
+}
+
+/// (victim's slowdown, the other flow's slowdown).
+fn slowdowns(r: &RunResults, victim: &str) -> (f64, f64) {
+    let s = |f: &ullsim::metrics::FlowResult| f.slowdown.expect("fairness is on in every flin18 scenario");
+    let v = r.flows.iter().find(|f| f.name == victim).expect("victim flow");
+    let other = r.flows.iter().find(|f| f.name != victim).expect("two flows");
+    (s(v), s(other))
+}
+
+#[test]
+fn each_source_of_interference_slows_its_victim_and_not_the_other_flow() {
+    for (scenario, victim) in
+        [("intensity", "light"), ("access-pattern", "friendly"), ("rw-ratio", "writer"), ("gc-demand", "low-gc")]
+    {
+        let (v, other) = slowdowns(&run_flin18(scenario, "sprinkler"), victim);
+        println!("{scenario}: {victim} {v:.2}x, other {other:.2}x under sprinkler");
+        assert!(v > 1.5, "{scenario}: the {victim} flow should be slowed down, got {v:.2}x");
+        assert!(other < 1.2, "{scenario}: the other flow should barely notice, got {other:.2}x");
+    }
+}
+
+#[test]
+fn flin_relieves_intensity_and_read_write_interference_that_sprinkler_leaves() {
+    for (scenario, victim, at_most) in [("intensity", "light", 0.5), ("rw-ratio", "writer", 0.9)] {
+        let (sprinkler, _) = slowdowns(&run_flin18(scenario, "sprinkler"), victim);
+        let (flin, _) = slowdowns(&run_flin18(scenario, "flin"), victim);
+        println!("{scenario}: {victim} {sprinkler:.2}x under sprinkler, {flin:.2}x under flin");
+        assert!(flin < at_most * sprinkler, "{scenario}: flin {flin:.2}x vs sprinkler {sprinkler:.2}x");
+    }
+}
