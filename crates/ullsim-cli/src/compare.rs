@@ -153,8 +153,7 @@ pub fn main(
     set: &[String],
     vary: &[String],
     seed: Option<u64>,
-    json: Option<&Path>,
-    quiet: bool,
+    output: &crate::Output,
 ) -> Result<()> {
     let varies = vary.iter().map(|a| parse_vary(a)).collect::<Result<Vec<_>>>()?;
     if varies.is_empty() {
@@ -193,19 +192,18 @@ pub fn main(
             outcome.map_err(|e| anyhow!("--vary {}: {}: run failed: {e}", variant.label(), scenario.source_name))?;
         results.push(r);
     }
-    let json_to_stdout = crate::write_json(json, || Report {
-        scenario: &base.name,
-        vary: &varies,
-        variants: variants
-            .iter()
-            .zip(&results)
-            .map(|(v, r)| VariantReport { overrides: Overrides(&v.assignments), results: r })
-            .collect(),
-    })?;
-    if !quiet && !json_to_stdout {
-        print!("{}", render(&base.name, &varies, &variants, &results, wall));
-    }
-    Ok(())
+    output.emit(
+        || Report {
+            scenario: &base.name,
+            vary: &varies,
+            variants: variants
+                .iter()
+                .zip(&results)
+                .map(|(v, r)| VariantReport { overrides: Overrides(&v.assignments), results: r })
+                .collect(),
+        },
+        || render(&base.name, &varies, &variants, &results, wall),
+    )
 }
 
 /// The comparison table: one row per variant and flow (latencies in microseconds).

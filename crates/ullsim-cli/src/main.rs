@@ -22,6 +22,41 @@ struct Cli {
     command: Command,
 }
 
+/// Where results go: a table on the terminal and, optionally, JSON.
+#[derive(clap::Args)]
+pub struct Output {
+    /// Write the results as JSON to this file ("-" for standard output, which then carries only JSON).
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
+    /// Print no table.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+impl Output {
+    /// Write `value()` as pretty JSON if asked, then print `table()` unless quiet or the JSON went to
+    /// standard output.
+    pub fn emit<T: serde::Serialize>(&self, value: impl FnOnce() -> T, table: impl FnOnce() -> String) -> Result<()> {
+        let to_stdout = match &self.json {
+            None => false,
+            Some(p) => {
+                let text = serde_json::to_string_pretty(&value())? + "\n";
+                if p.as_os_str() == "-" {
+                    print!("{text}");
+                    true
+                } else {
+                    std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))?;
+                    false
+                }
+            }
+        };
+        if !self.quiet && !to_stdout {
+            print!("{}", table());
+        }
+        Ok(())
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run a scenario (the built-in default when no file is given) and print its results.
@@ -37,12 +72,8 @@ enum Command {
         /// Also run every flow alone and report slowdown, fairness and weighted speedup.
         #[arg(long)]
         fairness: bool,
-        /// Write the results as JSON to this file ("-" for standard output, which then carries only JSON).
-        #[arg(long, value_name = "PATH")]
-        json: Option<PathBuf>,
-        /// Print no table.
-        #[arg(long, short)]
-        quiet: bool,
+        #[command(flatten)]
+        output: Output,
     },
     /// Run a scenario in several variants (every combination of the --vary values) in parallel, side by side.
     Compare {
@@ -57,12 +88,8 @@ enum Command {
         /// Seed (overrides the scenario's).
         #[arg(long)]
         seed: Option<u64>,
-        /// Write every variant's results as JSON to this file ("-" for standard output, which then carries only JSON).
-        #[arg(long, value_name = "PATH")]
-        json: Option<PathBuf>,
-        /// Print no table.
-        #[arg(long, short)]
-        quiet: bool,
+        #[command(flatten)]
+        output: Output,
     },
     /// Reproduce a paper's multi-run evaluation (e.g. flin18: FLIN's four-flow mixes under Sprinkler,
     /// Sprinkler+Fairness and FLIN), with the paper's figures beside the simulated ones.
@@ -84,12 +111,8 @@ enum Command {
         /// Seed of every run and of the mix draw.
         #[arg(long)]
         seed: Option<u64>,
-        /// Write the report as JSON to this file ("-" for standard output, which then carries only JSON).
-        #[arg(long, value_name = "PATH")]
-        json: Option<PathBuf>,
-        /// Print no table.
-        #[arg(long, short)]
-        quiet: bool,
+        #[command(flatten)]
+        output: Output,
     },
     /// Check a scenario without running it (also reads every trace it names to the end).
     Validate {
@@ -116,13 +139,13 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
-        Command::Run { scenario, set, seed, fairness, json, quiet } => {
-            run(scenario.as_deref(), &set, seed, fairness, json.as_deref(), quiet)
+        Command::Run { scenario, set, seed, fairness, output } => {
+            run(scenario.as_deref(), &set, seed, fairness, &output)
         }
-        Command::Compare { scenario, vary, set, seed, json, quiet } => {
-            compare::main(scenario.as_deref(), &set, &vary, seed, json.as_deref(), quiet)
+        Command::Compare { scenario, vary, set, seed, output } => {
+            compare::main(scenario.as_deref(), &set, &vary, seed, &output)
         }
-        Command::Reproduce { name, all, mixes, duration, classify_duration, seed, json, quiet } => {
+        Command::Reproduce { name, all, mixes, duration, classify_duration, seed, output } => {
             reproduce::main(reproduce::Args {
                 name: &name,
                 all,
@@ -130,8 +153,7 @@ fn main() -> ExitCode {
                 duration: duration.as_deref(),
                 classify_duration: classify_duration.as_deref(),
                 seed,
-                json: json.as_deref(),
-                quiet,
+                output: &output,
             })
         }
         Command::Validate { scenario, set } => validate(&scenario, &set),
@@ -159,14 +181,7 @@ fn load(path: Option<&Path>, set: &[String], seed: Option<u64>) -> Result<Scenar
     Ok(scenario)
 }
 
-fn run(
-    path: Option<&Path>,
-    set: &[String],
-    seed: Option<u64>,
-    fairness: bool,
-    json: Option<&Path>,
-    quiet: bool,
-) -> Result<()> {
+fn run(path: Option<&Path>, set: &[String], seed: Option<u64>, fairness: bool, output: &Output) -> Result<()> {
     let mut scenario = load(path, set, seed)?;
     scenario.metrics.fairness |= fairness;
     let started = Instant::now();
@@ -196,24 +211,7 @@ fn run(
         b.finish_and_clear();
     }
     let wall = started.elapsed().as_secs_f64();
-    let json_to_stdout = write_json(json, || &results)?;
-    if !quiet && !json_to_stdout {
-        print!("{}", table::render(&scenario, &results, wall));
-    }
-    Ok(())
-}
-
-/// Write `value()` as pretty JSON to `path` ("-": standard output) if a path is given; returns whether it
-/// went to standard output (which then carries nothing else).
-pub fn write_json<T: serde::Serialize>(path: Option<&Path>, value: impl FnOnce() -> T) -> Result<bool> {
-    let Some(p) = path else { return Ok(false) };
-    let text = serde_json::to_string_pretty(&value())? + "\n";
-    if p.as_os_str() == "-" {
-        print!("{text}");
-        return Ok(true);
-    }
-    std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))?;
-    Ok(false)
+    output.emit(|| &results, || table::render(&scenario, &results, wall))
 }
 
 fn validate(path: &Path, set: &[String]) -> Result<()> {

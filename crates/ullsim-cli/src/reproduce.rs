@@ -2,7 +2,6 @@
 //! the simulated figures beside the published ones.
 
 use std::fmt::Write as _;
-use std::path::Path;
 
 use anyhow::{bail, Result};
 use ullsim::reproduce::flin18;
@@ -17,8 +16,7 @@ pub struct Args<'a> {
     pub duration: Option<&'a str>,
     pub classify_duration: Option<&'a str>,
     pub seed: Option<u64>,
-    pub json: Option<&'a Path>,
-    pub quiet: bool,
+    pub output: &'a crate::Output,
 }
 
 pub fn main(args: Args) -> Result<()> {
@@ -47,11 +45,7 @@ fn flin18_main(args: &Args) -> Result<()> {
         options.classify_duration_ns = duration_arg("--classify-duration", d)?;
     }
     let report = flin18::run(&options).map_err(|e| anyhow::anyhow!("flin18: {e}"))?;
-    let json_to_stdout = crate::write_json(args.json, || &report)?;
-    if !args.quiet && !json_to_stdout {
-        print!("{}", render_flin18(&report));
-    }
-    Ok(())
+    args.output.emit(|| &report, || render_flin18(&report))
 }
 
 /// A duration flag's value (bare numbers are seconds), which must be > 0.

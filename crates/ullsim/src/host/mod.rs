@@ -541,18 +541,19 @@ impl Host {
         requests[req].stamps.block_entered = block_at;
         let job = &mut self.jobs[j as usize];
         job.last_submitted = (requests[req].op, requests[req].len);
-        if !job.plug.active && batch >= PLUG_MIN_BATCH && !job.engine.is_blocking() && self.block.plugging() {
-            job.plug.active = true;
+        // A blocking engine's batch is always one request (its `batch_submit` is 1).
+        if batch >= PLUG_MIN_BATCH && !job.plug.is_started() {
+            self.block.start_plug(&mut job.plug);
         }
         let end = self.submit_to_block(q, requests, device, req, core, block_at);
-        if batch == 1 && self.jobs[j as usize].plug.active {
-            self.jobs[j as usize].plug.active = false;
-            return self.flush_plug(q, requests, device, j, end);
+        if batch == 1 && self.jobs[j as usize].plug.is_started() {
+            return self.flush_plug(q, requests, device, j, end, true);
         }
         end
     }
 
-    /// Flush job `j`'s plug from `at`: its requests go down together and the doorbell is written once.
+    /// Flush job `j`'s plug from `at` (and end it if `finish`): its requests go down together and the
+    /// doorbell is written once.
     fn flush_plug(
         &mut self,
         q: &mut EventQueue<Event>,
@@ -560,9 +561,15 @@ impl Host {
         device: &mut Device,
         j: u32,
         at: Time,
+        finish: bool,
     ) -> Time {
         let mut out = std::mem::take(&mut self.dispatched);
-        let mut t = self.block.flush(&mut self.jobs[j as usize].plug, at, self.nvme.queue_rq_ns, &mut out);
+        let (plug, rq_ns) = (&mut self.jobs[j as usize].plug, self.nvme.queue_rq_ns);
+        let mut t = if finish {
+            self.block.finish_plug(plug, at, rq_ns, &mut out)
+        } else {
+            self.block.flush(plug, at, rq_ns, &mut out)
+        };
         if !out.is_empty() {
             t += self.nvme.doorbell_ns;
             self.ring_all(q, requests, device, &mut out, Some(t));
@@ -587,10 +594,10 @@ impl Host {
         let len = requests[req].len as u64;
         self.reqs[req.index()].hwq = hwq;
         let mut t = at;
-        if self.jobs[job as usize].plug.active {
+        if self.jobs[job as usize].plug.is_started() {
             if len <= self.max_request_bytes {
                 if self.jobs[job as usize].plug.must_flush_before_add() {
-                    t = self.flush_plug(q, requests, device, job, t);
+                    t = self.flush_plug(q, requests, device, job, t, false);
                 }
                 let rq = self.sched_request(requests, req, job, t);
                 let (t, outcome) = self.block.plug_add(&mut self.jobs[job as usize].plug, rq, hwq, t);
@@ -600,7 +607,7 @@ impl Host {
                 return t;
             }
             // A request to split goes down on its own, after what the plug holds.
-            t = self.flush_plug(q, requests, device, job, t);
+            t = self.flush_plug(q, requests, device, job, t, false);
         }
         let mut out = std::mem::take(&mut self.dispatched);
         let t = if len <= self.max_request_bytes {

@@ -37,11 +37,16 @@ pub const PLUG_FLUSH_BYTES: u64 = 128 * 1024;
 #[derive(Debug, Default)]
 pub struct Plug {
     /// The task is in a batch with the plug started.
-    pub active: bool,
+    started: bool,
     reqs: Vec<(SchedRequest, u32)>,
 }
 
 impl Plug {
+    /// Started (`blk_start_plug`) and not finished yet: requests go into it.
+    pub fn is_started(&self) -> bool {
+        self.started
+    }
+
     pub fn is_empty(&self) -> bool {
         self.reqs.is_empty()
     }
@@ -175,9 +180,15 @@ impl BlockLayer {
         self.enter(rq, hwq, at + self.submit_ns, driver_ns, out)
     }
 
-    /// Whether tasks plug their submission batches (`host.block.plug`).
-    pub fn plugging(&self) -> bool {
-        self.plugging
+    /// Start `plug` for a submission batch (`blk_start_plug`), unless plugging is off (`host.block.plug`).
+    pub fn start_plug(&self, plug: &mut Plug) {
+        plug.started = self.plugging;
+    }
+
+    /// Flush `plug` and end it (`blk_finish_plug`); see [`BlockLayer::flush`].
+    pub fn finish_plug(&mut self, plug: &mut Plug, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
+        plug.started = false;
+        self.flush(plug, at, driver_ns, out)
     }
 
     /// Add `rq` (bound for `hwq`) to `plug` from `at`: merge it into the last plugged request when they are
