@@ -124,6 +124,8 @@ pub struct Device {
     controller_wake_pending: bool,
     /// Writes whose data arrived but found the write buffer full, in arrival order.
     waiting_for_buffer: VecDeque<ReqId>,
+    /// Since when `waiting_for_buffer` has been non-empty: from then on background destages stall hosts.
+    buffer_full_since: Option<Time>,
     /// Host writes with no free page yet (every plane at its GC reserve); retried after each erase.
     waiting_for_space: VecDeque<TxId>,
     /// Translation pages being read, and the mapping-read transaction reading each.
@@ -186,6 +188,7 @@ impl Device {
             controller_free_at: 0,
             controller_wake_pending: false,
             waiting_for_buffer: VecDeque::new(),
+            buffer_full_since: None,
             waiting_for_space: VecDeque::new(),
             map_reads_in_flight: FxHashMap::default(),
             gc_moves: Vec::new(),
@@ -385,6 +388,9 @@ impl Device {
             if self.waiting_for_buffer.is_empty() && self.cache.can_buffer(pages) {
                 self.buffer_write(q, requests, req);
             } else {
+                if self.waiting_for_buffer.is_empty() {
+                    self.buffer_full_since = Some(q.now());
+                }
                 self.waiting_for_buffer.push_back(req);
             }
             return;
@@ -508,6 +514,7 @@ impl Device {
             gc_urgent: self.ftl.gc_urgent(die),
             gc_pace: self.ftl.gc_pace(die),
             multiplane: self.multiplane,
+            host_writes_blocked_since: self.buffer_full_since,
         };
         self.tsu.dispatch(die, &view, &mut batch);
         if batch.is_empty() {
@@ -622,6 +629,9 @@ impl Device {
             }
             self.waiting_for_buffer.pop_front();
             self.buffer_write(q, requests, req);
+        }
+        if self.waiting_for_buffer.is_empty() {
+            self.buffer_full_since = None;
         }
     }
 

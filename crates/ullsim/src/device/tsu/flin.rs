@@ -31,7 +31,11 @@
 //!   when its PW is larger, the read slot otherwise. When the write slot wins and paced GC is due (the same
 //!   credit as `fifo`), the die runs GC instead: the write "triggers" it. GC die time is charged to flows in
 //!   proportion to their writes (the device's `CompletionView::gc_charges`), and each flow's GC time per
-//!   page it writes enters its writes' alone time and PW. Off: the read slot first (GC as above).
+//!   page it writes enters its writes' alone time and PW. A background destage (its host write already
+//!   completed from the write buffer) stalls no one, so its wait counts only from when host writes began
+//!   waiting for buffer space (`DispatchView::host_writes_blocked_since`); until then it has PW 0 and
+//!   reads go first. (Counting it in full made reads wait a seventeenth of the destage backlog's age under
+//!   GC load, with no host request gaining.) Off: the read slot first (GC as above).
 //!
 //! As in `fifo`, GC goes before everything while the die is at the hard free-block threshold, then mapping
 //! reads before host work.
@@ -387,12 +391,22 @@ impl Flin {
         unreachable!("{} entries counted in empty class queues", d.in_queues[kind]);
     }
 
-    /// Stage 3's proportional wait of a slot's transaction.
-    fn proportional_wait(&self, e: &Entry, now: Time) -> f64 {
+    /// Stage 3's proportional wait of a slot's transaction. A background destage (a program whose host write
+    /// already completed from the write buffer) stalls nobody until host writes wait for buffer space, so
+    /// its wait counts from then: balancing reads against it would slow reads and speed up no one.
+    fn proportional_wait(&self, e: &Entry, view: &DispatchView) -> f64 {
+        let waiting_since = if e.op == FlashOp::Program && view.txs[e.tx].req == NONE {
+            match view.host_writes_blocked_since {
+                Some(blocked) => blocked.max(e.enqueued_at),
+                None => return 0.0,
+            }
+        } else {
+            e.enqueued_at
+        };
         let gc = if e.op == FlashOp::Program { self.gc_per_page(e.flow) } else { 0 };
         // T_memory + T_transfer: the service estimate without the command cycles.
         let cost = e.service - self.timing.command_ns + gc;
-        (now - e.enqueued_at) as f64 / cost.max(1) as f64
+        view.now.saturating_sub(waiting_since) as f64 / cost.max(1) as f64
     }
 
     /// Serve slot `kind`: its transaction plus, for a multi-plane command, others of its class queue.
@@ -536,7 +550,7 @@ impl TransactionScheduler for Flin {
                 (_, None) => false,
                 (None, Some(_)) => true,
                 (Some((r, _)), Some((w, _))) => {
-                    self.stage3 && self.proportional_wait(w, now) > self.proportional_wait(r, now)
+                    self.stage3 && self.proportional_wait(w, view) > self.proportional_wait(r, view)
                 }
             };
             let d = &mut self.dies[die];
@@ -693,9 +707,45 @@ mod tests {
     }
 
     #[test]
+    fn stage3_a_background_destage_stalls_nobody_until_host_writes_wait_for_the_buffer() {
+        // A destage (req NONE: its host write completed from the write buffer) queued at 0 and a read that
+        // waited 1 us, dispatched at 10 ms.
+        let first = |blocked_since: Option<Time>| {
+            let mut txs = TxArena::default();
+            let mut s = flin(|_| {});
+            add(s.as_mut(), &mut txs, tx(Purpose::UserWrite, 0, 0, NONE, 0, 0));
+            add(s.as_mut(), &mut txs, tx(Purpose::UserRead, 0, 0, 2, 1, 10 * MS - US));
+            let view = DispatchView {
+                txs: &txs,
+                now: 10 * MS,
+                gc_urgent: false,
+                gc_pace: 0.0,
+                multiplane: true,
+                host_writes_blocked_since: blocked_since,
+            };
+            let mut batch = Vec::new();
+            s.dispatch(0, &view, &mut batch);
+            txs[batch[0]].purpose
+        };
+        // Buffer has room: the destage's 10 ms wait delays no one, the read goes first.
+        assert_eq!(first(None), Purpose::UserRead);
+        // Host writes wait for buffer space since 9 ms: the destage counts 1 ms (PW 0.76 > the read's 0.013).
+        assert_eq!(first(Some(9 * MS)), Purpose::UserWrite);
+        // ... since 9.999 ms: 1 us of stall (PW 0.0008) against the read's 0.013: the read.
+        assert_eq!(first(Some(10 * MS - US)), Purpose::UserRead);
+    }
+
+    #[test]
     fn stage3_a_winning_write_slot_triggers_due_gc_and_a_flows_gc_share_lowers_its_writes_pw() {
         let dispatch = |s: &mut dyn TransactionScheduler, txs: &TxArena, now: Time| {
-            let view = DispatchView { txs, now, gc_urgent: false, gc_pace: 1.0, multiplane: true };
+            let view = DispatchView {
+                txs,
+                now,
+                gc_urgent: false,
+                gc_pace: 1.0,
+                multiplane: true,
+                host_writes_blocked_since: None,
+            };
             let mut batch = Vec::new();
             s.dispatch(0, &view, &mut batch);
             txs[batch[0]].purpose

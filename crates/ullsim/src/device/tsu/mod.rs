@@ -24,6 +24,9 @@ pub struct DispatchView<'a> {
     pub gc_pace: f64,
     /// Gather transactions for several planes of the die into one multi-plane operation.
     pub multiplane: bool,
+    /// Since when host writes have been waiting for write-buffer space (`None`: they are not). Until then a
+    /// background destage (a program with `req == NONE`, its host write already complete) stalls nobody.
+    pub host_writes_blocked_since: Option<Time>,
 }
 
 /// What a scheduler learns when a die finishes the batch it was running.
@@ -209,7 +212,14 @@ pub(super) mod testing {
 
     /// Dispatch die `die` at `now` (no GC pressure, multi-plane on) and return the batch.
     pub fn next(s: &mut dyn TransactionScheduler, txs: &TxArena, die: u32, now: Time) -> Vec<TxId> {
-        let view = DispatchView { txs, now, gc_urgent: false, gc_pace: 0.0, multiplane: true };
+        let view = DispatchView {
+            txs,
+            now,
+            gc_urgent: false,
+            gc_pace: 0.0,
+            multiplane: true,
+            host_writes_blocked_since: None,
+        };
         let mut batch = Vec::new();
         s.dispatch(die, &view, &mut batch);
         batch

@@ -318,7 +318,14 @@ mod tests {
         let gc = add(s.as_mut(), &mut txs, tx(Purpose::Gc, 0, 0, NONE, 0, 0));
         let read = add(s.as_mut(), &mut txs, tx(Purpose::UserRead, 0, 0, 2, 0, 0));
         let map = add(s.as_mut(), &mut txs, tx(Purpose::MapRead, 0, 0, NONE, 0, 0));
-        let urgent = DispatchView { txs: &txs, now: 1, gc_urgent: true, gc_pace: 0.0, multiplane: true };
+        let urgent = DispatchView {
+            txs: &txs,
+            now: 1,
+            gc_urgent: true,
+            gc_pace: 0.0,
+            multiplane: true,
+            host_writes_blocked_since: None,
+        };
         let mut batch = Vec::new();
         s.dispatch(0, &urgent, &mut batch);
         assert_eq!(batch, vec![gc]);
