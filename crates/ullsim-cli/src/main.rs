@@ -111,6 +111,9 @@ enum Command {
         /// Seed of every run and of the mix draw.
         #[arg(long)]
         seed: Option<u64>,
+        /// Multiply every app's request rate by this factor (default 1: the paper's Table 2 rates).
+        #[arg(long)]
+        load: Option<f64>,
         #[command(flatten)]
         output: Output,
     },
@@ -145,7 +148,7 @@ fn main() -> ExitCode {
         Command::Compare { scenario, vary, set, seed, output } => {
             compare::main(scenario.as_deref(), &set, &vary, seed, &output)
         }
-        Command::Reproduce { name, all, mixes, duration, classify_duration, seed, output } => {
+        Command::Reproduce { name, all, mixes, duration, classify_duration, seed, load, output } => {
             reproduce::main(reproduce::Args {
                 name: &name,
                 all,
@@ -153,6 +156,7 @@ fn main() -> ExitCode {
                 duration: duration.as_deref(),
                 classify_duration: classify_duration.as_deref(),
                 seed,
+                load,
                 output: &output,
             })
         }

@@ -16,6 +16,7 @@ pub struct Args<'a> {
     pub duration: Option<&'a str>,
     pub classify_duration: Option<&'a str>,
     pub seed: Option<u64>,
+    pub load: Option<f64>,
     pub output: &'a crate::Output,
 }
 
@@ -41,6 +42,12 @@ fn flin18_main(args: &Args) -> Result<()> {
     if let Some(s) = args.seed {
         options.seed = s;
     }
+    if let Some(load) = args.load {
+        if !(load.is_finite() && load > 0.0) {
+            bail!("--load: expected a rate multiplier > 0, got {load}");
+        }
+        options.load = load;
+    }
     if let Some(d) = args.classify_duration {
         options.classify_duration_ns = duration_arg("--classify-duration", d)?;
     }
@@ -63,10 +70,12 @@ pub fn render_flin18(report: &flin18::Report) -> String {
     let o = &report.options;
     let _ = writeln!(
         out,
-        "FLIN (ISCA'18) evaluation on flin-eval: {} mixes per category, {} ms each (classification {} ms), seed {}\n",
+        "FLIN (ISCA'18) evaluation on flin-eval: {} mixes per category, {} ms each (classification {} ms), \
+         load x{}, seed {}\n",
         o.mixes_per_category,
         o.duration_ns / 1_000_000,
         o.classify_duration_ns / 1_000_000,
+        o.load,
         o.seed
     );
     let _ = writeln!(out, "app        chip busy alone  class");
@@ -77,11 +86,11 @@ pub fn render_flin18(report: &flin18::Report) -> String {
     for why in &report.skipped {
         let _ = writeln!(out, "skipped: {why}");
     }
-    let _ = writeln!(out, "\ncategory  scheduler            mixes  fairness  weighted speedup  max slowdown");
+    let _ = writeln!(out, "\ncategory  scheduler             mixes  fairness  weighted speedup  max slowdown");
     for s in &report.summary {
         let _ = writeln!(
             out,
-            "{:>7}%  {:<20} {:>5}  {:>8.3}  {:>16.3}  {:>12.1}",
+            "{:>7}%  {:<20} {:>6}  {:>8.3}  {:>16.3}  {:>12.1}",
             s.category, s.scheduler, s.mixes, s.mean_fairness, s.mean_weighted_speedup, s.max_slowdown
         );
     }
@@ -105,6 +114,19 @@ pub fn render_flin18(report: &flin18::Report) -> String {
             pair(pct(c.ws_gain_over_sprinkler), pct(c.paper_ws_gain_over_sprinkler)),
             pair(pct(c.ws_gain_over_sprinkler_fairness), pct(c.paper_ws_gain_over_sprinkler_fairness)),
             pair(format!("{:.1}", c.flin_max_slowdown), format!("<{:.0}", flin18::PAPER_FLIN_MAX_SLOWDOWN)),
+        );
+    }
+    let _ = writeln!(out, "\nAblation: FLIN's stages against Sprinkler");
+    let _ = writeln!(out, "category  variant              fairness x Sprinkler  WS vs Sprinkler  max slowdown");
+    for a in &report.ablation {
+        let _ = writeln!(
+            out,
+            "{:>7}%  {:<20} {:>20.2}  {:>15}  {:>12.1}",
+            a.category,
+            a.variant,
+            a.fairness_x_sprinkler,
+            pct(a.ws_gain_over_sprinkler),
+            a.max_slowdown
         );
     }
     out

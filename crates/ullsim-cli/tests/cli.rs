@@ -668,9 +668,12 @@ fn reproduce_flin18_classifies_draws_mixes_and_compares_with_the_paper() {
         let busy = c["chip_busy"].as_f64().unwrap();
         assert_eq!(c["high_interference"] == true, busy > 0.08, "{c}");
     }
-    // Each category either ran one mix under the three schedulers or says why it could not be formed.
+    // Each category either ran one mix under the six variants (three schedulers, three single-stage FLINs)
+    // or says why it could not be formed.
     let formed = (1..=4).filter(|&n_high| n_high <= high).count();
-    assert_eq!(report["summary"].as_array().unwrap().len(), 3 * formed);
+    assert_eq!(report["summary"].as_array().unwrap().len(), 6 * formed);
+    assert_eq!(report["ablation"].as_array().unwrap().len(), 4 * formed);
+    assert!(text.stdout.contains("Ablation: FLIN's stages against Sprinkler"), "{}", text.stdout);
     assert_eq!(report["skipped"].as_array().unwrap().len(), 4 - formed);
     for run in report["runs"].as_array().unwrap() {
         let f = run["fairness"].as_f64().unwrap();
@@ -683,4 +686,5 @@ fn reproduce_flin18_classifies_draws_mixes_and_compares_with_the_paper() {
     assert!(std::fs::read_to_string(&file).unwrap() == again.stdout, "two reproductions with the same seed differ");
     ullsim(["reproduce", "flin19"]).fails_with(&["unknown reproduction \"flin19\"", "flin18"]);
     ullsim(["reproduce", "flin18", "--duration", "0s"]).fails_with(&["--duration"]);
+    ullsim(["reproduce", "flin18", "--load", "0"]).fails_with(&["--load", "expected a rate multiplier > 0"]);
 }

@@ -17,8 +17,39 @@ use crate::metrics::fairness::{self, AloneRun, HIGH_INTERFERENCE_DIE_BUSY};
 use crate::sim::{run_scenario, RunResults};
 use crate::Scenario;
 
-/// The transaction schedulers compared, baseline first.
+/// A transaction scheduler as the evaluation runs it: a `device.tsu.scheduler` name and, for FLIN, which
+/// of its stages are on.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Variant {
+    pub label: &'static str,
+    pub scheduler: &'static str,
+    /// FLIN's stages 1, 2 and 3 (`flin_stage1`..`3`); ignored by the other schedulers.
+    pub flin_stages: [bool; 3],
+}
+
+const fn variant(label: &'static str, scheduler: &'static str, flin_stages: [bool; 3]) -> Variant {
+    Variant { label, scheduler, flin_stages }
+}
+
+const ALL_STAGES: [bool; 3] = [true, true, true];
+
+/// The schedulers compared, baseline first, then FLIN with one stage at a time (the ablation).
+pub const VARIANTS: [Variant; 6] = [
+    variant("sprinkler", "sprinkler", ALL_STAGES),
+    variant("sprinkler-fairness", "sprinkler-fairness", ALL_STAGES),
+    variant("flin", "flin", ALL_STAGES),
+    variant("flin stage 1 only", "flin", [true, false, false]),
+    variant("flin stage 2 only", "flin", [false, true, false]),
+    variant("flin stage 3 only", "flin", [false, false, true]),
+];
+/// The schedulers of the main comparison: the first three variants.
 pub const SCHEDULERS: [&str; 3] = ["sprinkler", "sprinkler-fairness", "flin"];
+/// The variants of the ablation table: FLIN with all stages, then each stage alone.
+pub const ABLATION: [&str; 4] = ["flin", "flin stage 1 only", "flin stage 2 only", "flin stage 3 only"];
+/// Share of the logical space holding data when a run starts: MQSim's `Initial_Occupancy_Percentage` for
+/// trace-driven flows (70, in its stock workload.xml), on which FLIN's evaluation ran. The rest of the
+/// drive is free, so GC works on a 65%-full drive rather than a completely full one.
+pub const INITIAL_OCCUPANCY: f64 = 0.7;
 /// Share of high-interference flows in a mix, percent.
 pub const CATEGORIES: [u32; 4] = [25, 50, 75, 100];
 /// Flows per mix.
@@ -45,6 +76,8 @@ pub struct Options {
     /// figure includes it.
     pub classify_duration_ns: u64,
     pub seed: u64,
+    /// Multiplies every app's request rate (its inter-arrival times are divided by it; 1 = FLIN's Table 2).
+    pub load: f64,
     /// The app models to draw from (names without the `flin.` prefix).
     pub apps: Vec<String>,
 }
@@ -57,6 +90,7 @@ impl Options {
             duration_ns: 2_000_000_000,
             classify_duration_ns: 60_000_000_000,
             seed: 1,
+            load: 1.0,
             apps,
         }
     }
@@ -82,6 +116,7 @@ pub struct MixRun {
     /// Percent of high-interference flows.
     pub category: u32,
     pub apps: Vec<String>,
+    /// The variant's label (`VARIANTS`).
     pub scheduler: String,
     pub fairness: f64,
     pub weighted_speedup: f64,
@@ -117,6 +152,16 @@ pub struct Comparison {
     pub flin_max_slowdown: f64,
 }
 
+/// One FLIN variant against Sprinkler in one category (the ablation table).
+#[derive(Debug, Clone, Serialize)]
+pub struct AblationRow {
+    pub category: u32,
+    pub variant: String,
+    pub fairness_x_sprinkler: f64,
+    pub ws_gain_over_sprinkler: f64,
+    pub max_slowdown: f64,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub options: Options,
@@ -126,6 +171,7 @@ pub struct Report {
     pub runs: Vec<MixRun>,
     pub summary: Vec<CategorySummary>,
     pub comparison: Vec<Comparison>,
+    pub ablation: Vec<AblationRow>,
 }
 
 /// Flow name of an app (its name without the `flin.` prefix).
@@ -133,15 +179,21 @@ fn flow_name(app: &str) -> &str {
     app.strip_prefix("flin.").unwrap_or(app)
 }
 
-/// The scenario of `apps` sharing the flin-eval SSD under `scheduler`.
-pub fn scenario_text(apps: &[&str], scheduler: &str, duration_ns: u64) -> String {
+/// The scenario of `apps` sharing the flin-eval SSD under `variant`, their rates multiplied by `load`.
+pub fn scenario_text(apps: &[&str], variant: &Variant, duration_ns: u64, load: f64) -> String {
+    let [stage1, stage2, stage3] = variant.flin_stages;
     let mut text = format!(
         "name = \"flin18\"\n[run]\nduration = \"{duration_ns}ns\"\n[device]\npreset = \"flin-eval\"\n\
-         [device.ftl]\nideal_map = true\n[device.tsu]\nscheduler = \"{scheduler}\"\n"
+         [device.ftl]\nideal_map = true\nprecondition_fill = {INITIAL_OCCUPANCY}\n[device.tsu]\nscheduler = \"{}\"\n\
+         flin_stage1 = {stage1}\nflin_stage2 = {stage2}\nflin_stage3 = {stage3}\n",
+        variant.scheduler
     );
     for app in apps {
         let name = flow_name(app);
         text.push_str(&format!("[[flow]]\nname = \"{name}\"\napp = \"flin.{name}\"\n"));
+        if load != 1.0 {
+            text.push_str(&format!("time_scale = {}\n", 1.0 / load));
+        }
     }
     text
 }
@@ -194,34 +246,34 @@ pub fn draw_mixes(
 /// Run the evaluation.
 pub fn run(options: &Options) -> Result<Report, String> {
     let apps: Vec<String> = options.apps.iter().map(|a| flow_name(a).to_string()).collect();
-    // 1. Every app alone: a long run under the baseline to classify it, and one per scheduler as the
-    //    slowdown denominator, all in parallel (the last SCHEDULERS.len() + 1 per app).
-    let alone_jobs: Vec<(usize, usize)> =
-        (0..apps.len()).flat_map(|a| (0..=SCHEDULERS.len()).map(move |s| (a, s))).collect();
+    // 1. Every app alone: a long run under the baseline to classify it, and one per variant as the
+    //    slowdown denominator, all in parallel (the last VARIANTS.len() + 1 per app).
+    let per_app = VARIANTS.len() + 1;
+    let alone_jobs: Vec<(usize, usize)> = (0..apps.len()).flat_map(|a| (0..per_app).map(move |v| (a, v))).collect();
     let alone: Vec<RunResults> = alone_jobs
         .par_iter()
-        .map(|&(a, s)| {
-            let (scheduler, duration) = match SCHEDULERS.get(s) {
-                Some(name) => (*name, options.duration_ns),
-                None => (SCHEDULERS[0], options.classify_duration_ns),
+        .map(|&(a, v)| {
+            let (variant, duration) = match VARIANTS.get(v) {
+                Some(variant) => (variant, options.duration_ns),
+                None => (&VARIANTS[0], options.classify_duration_ns),
             };
-            run_text(&scenario_text(&[&apps[a]], scheduler, duration), options.seed)
+            run_text(&scenario_text(&[&apps[a]], variant, duration, options.load), options.seed)
         })
         .collect::<Result<_, _>>()?;
-    let alone_of = |app: &str, scheduler: usize| -> &RunResults {
+    let alone_of = |app: &str, v: usize| -> &RunResults {
         let a = apps.iter().position(|x| x == app).expect("an app of the list");
-        &alone[a * (SCHEDULERS.len() + 1) + scheduler]
+        &alone[a * per_app + v]
     };
     let classes: Vec<AppClass> = apps
         .iter()
         .map(|app| {
-            let chip_busy = alone_of(app, SCHEDULERS.len()).device.die_utilization.mean;
+            let chip_busy = alone_of(app, VARIANTS.len()).device.die_utilization.mean;
             AppClass { app: app.clone(), chip_busy, high_interference: chip_busy > HIGH_INTERFERENCE_DIE_BUSY }
         })
         .collect();
     let high: Vec<String> = classes.iter().filter(|c| c.high_interference).map(|c| c.app.clone()).collect();
     let low: Vec<String> = classes.iter().filter(|c| !c.high_interference).map(|c| c.app.clone()).collect();
-    // 2. The mixes, each under every scheduler, in parallel.
+    // 2. The mixes, each under every variant, in parallel.
     let mut mixes: Vec<(u32, Vec<String>)> = Vec::new();
     let mut skipped = Vec::new();
     for percent in CATEGORIES {
@@ -231,26 +283,28 @@ pub fn run(options: &Options) -> Result<Report, String> {
         }
     }
     let shared_jobs: Vec<(usize, usize)> =
-        (0..mixes.len()).flat_map(|m| (0..SCHEDULERS.len()).map(move |s| (m, s))).collect();
+        (0..mixes.len()).flat_map(|m| (0..VARIANTS.len()).map(move |v| (m, v))).collect();
     let runs: Vec<MixRun> = shared_jobs
         .par_iter()
-        .map(|&(m, s)| {
+        .map(|&(m, v)| {
             let (category, mix) = &mixes[m];
+            let variant = &VARIANTS[v];
             let names: Vec<&str> = mix.iter().map(String::as_str).collect();
-            let mut shared = run_text(&scenario_text(&names, SCHEDULERS[s], options.duration_ns), options.seed)?;
+            let text = scenario_text(&names, variant, options.duration_ns, options.load);
+            let mut shared = run_text(&text, options.seed)?;
             let alone_flows: Vec<AloneRun> = mix
                 .iter()
                 .map(|app| {
-                    let run = alone_of(app, s);
+                    let run = alone_of(app, v);
                     AloneRun { flow: run.flows[0].clone(), die_busy: run.device.die_utilization.mean }
                 })
                 .collect();
             let f = fairness::attach(&mut shared.flows, &alone_flows)
-                .ok_or_else(|| format!("mix {mix:?} under {}: no flow completed anything", SCHEDULERS[s]))?;
+                .ok_or_else(|| format!("mix {mix:?} under {}: no flow completed anything", variant.label))?;
             Ok(MixRun {
                 category: *category,
                 apps: mix.clone(),
-                scheduler: SCHEDULERS[s].to_string(),
+                scheduler: variant.label.to_string(),
                 fairness: f.fairness,
                 weighted_speedup: f.weighted_speedup,
                 max_slowdown: f.max_slowdown,
@@ -260,14 +314,15 @@ pub fn run(options: &Options) -> Result<Report, String> {
         .collect::<Result<_, String>>()?;
     let summary = summarize(&runs);
     let comparison = compare(&summary);
-    Ok(Report { options: options.clone(), classes, skipped, runs, summary, comparison })
+    let ablation = ablation(&summary);
+    Ok(Report { options: options.clone(), classes, skipped, runs, summary, comparison, ablation })
 }
 
 /// Per category and scheduler: mean fairness and weighted speedup, worst slowdown.
 pub fn summarize(runs: &[MixRun]) -> Vec<CategorySummary> {
     let mut out = Vec::new();
     for category in CATEGORIES {
-        for scheduler in SCHEDULERS {
+        for scheduler in VARIANTS.map(|v| v.label) {
             let these: Vec<&MixRun> =
                 runs.iter().filter(|r| r.category == category && r.scheduler == scheduler).collect();
             if these.is_empty() {
@@ -311,6 +366,27 @@ pub fn compare(summary: &[CategorySummary]) -> Vec<Comparison> {
             })
         })
         .collect()
+}
+
+/// Each FLIN variant of `ABLATION` against Sprinkler, per category.
+pub fn ablation(summary: &[CategorySummary]) -> Vec<AblationRow> {
+    let find = |category: u32, label: &str| summary.iter().find(|s| s.category == category && s.scheduler == label);
+    let mut rows = Vec::new();
+    for category in CATEGORIES {
+        let Some(base) = find(category, SCHEDULERS[0]) else { continue };
+        for label in ABLATION {
+            if let Some(v) = find(category, label) {
+                rows.push(AblationRow {
+                    category,
+                    variant: label.to_string(),
+                    fairness_x_sprinkler: v.mean_fairness / base.mean_fairness,
+                    ws_gain_over_sprinkler: v.mean_weighted_speedup / base.mean_weighted_speedup - 1.0,
+                    max_slowdown: v.max_slowdown,
+                });
+            }
+        }
+    }
+    rows
 }
 
 #[cfg(test)]
@@ -370,5 +446,25 @@ mod tests {
         assert!((c.ws_gain_over_sprinkler - 0.5).abs() < 1e-12);
         assert!((c.ws_gain_over_sprinkler_fairness - 0.2).abs() < 1e-12);
         assert_eq!(c.paper_fairness_x_sprinkler, 1.8);
+        // The ablation sets each FLIN variant present beside Sprinkler.
+        let a = ablation(&summary);
+        assert_eq!(a.len(), 1);
+        assert_eq!(a[0].variant, "flin");
+        assert!((a[0].fairness_x_sprinkler - 2.0).abs() < 1e-12);
+        assert!((a[0].ws_gain_over_sprinkler - 0.5).abs() < 1e-12);
+        assert_eq!(a[0].max_slowdown, 4.0);
+    }
+
+    #[test]
+    fn scenario_text_sets_the_variant_occupancy_and_load() {
+        let text = scenario_text(&["tpcc", "flin.wsrch"], &VARIANTS[3], 1_000, 2.0);
+        let scenario = Scenario::from_toml_str(&text, "t", std::path::Path::new("."), &[]).expect("a valid scenario");
+        assert_eq!(scenario.flows.len(), 2);
+        for key in ["flin_stage1 = true", "flin_stage2 = false", "flin_stage3 = false", "time_scale = 0.5"] {
+            assert!(text.contains(key), "{key} missing from\n{text}");
+        }
+        assert!(text.contains(&format!("precondition_fill = {INITIAL_OCCUPANCY}")));
+        // Load 1 leaves the model's rates alone.
+        assert!(!scenario_text(&["tpcc"], &VARIANTS[0], 1_000, 1.0).contains("time_scale"));
     }
 }
