@@ -43,3 +43,28 @@ fn flin_relieves_intensity_and_read_write_interference_that_sprinkler_leaves() {
         assert!(flin < at_most * sprinkler, "{scenario}: flin {flin:.2}x vs sprinkler {sprinkler:.2}x");
     }
 }
+
+/// FLIN's two real traces in one mix (scenarios/flin18/real-traces.toml): the TPC-C head is
+/// high-interference and WebSearch low, as in FLIN's Table 2, and every low-interference flow is slowed by
+/// TPC-C's burst while TPC-C is not. Skipped when the shared traces are not beside the repository.
+#[test]
+fn the_real_tpcc_and_wsrch_traces_classify_as_flins_table_and_tpcc_slows_the_others() {
+    let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
+    if !traces.join("tpcc-small.trace").exists() || !traces.join("wsrch-small.trace").exists() {
+        eprintln!("note: the shared traces are missing; skipping");
+        return;
+    }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/flin18/real-traces.toml");
+    let results = common::run(&Scenario::load(&path, &[]).unwrap_or_else(|e| panic!("{e}")));
+    for flow in &results.flows {
+        let alone = flow.alone.as_ref().expect("fairness is on");
+        let slowdown = flow.slowdown.expect("fairness is on");
+        println!("{}: die busy alone {:.4}, slowdown {slowdown:.2}x", flow.name, alone.die_busy);
+        assert_eq!(alone.high_interference, flow.name == "tpcc", "{}: die busy {}", flow.name, alone.die_busy);
+        if flow.name == "tpcc" {
+            assert!(slowdown < 1.1, "tpcc should barely notice the light flows, got {slowdown:.2}x");
+        } else {
+            assert!(slowdown > 1.3, "{} should be slowed by tpcc's burst, got {slowdown:.2}x", flow.name);
+        }
+    }
+}
