@@ -43,9 +43,9 @@ pub const VARIANTS: [Variant; 6] = [
     variant("flin stage 3 only", "flin", [false, false, true]),
 ];
 /// The schedulers of the main comparison: the first three variants.
-pub const SCHEDULERS: [&str; 3] = ["sprinkler", "sprinkler-fairness", "flin"];
+pub const SCHEDULERS: [&str; 3] = [VARIANTS[0].label, VARIANTS[1].label, VARIANTS[2].label];
 /// The variants of the ablation table: FLIN with all stages, then each stage alone.
-pub const ABLATION: [&str; 4] = ["flin", "flin stage 1 only", "flin stage 2 only", "flin stage 3 only"];
+pub const ABLATION: [&str; 4] = [VARIANTS[2].label, VARIANTS[3].label, VARIANTS[4].label, VARIANTS[5].label];
 /// Share of the logical space holding data when a run starts: MQSim's `Initial_Occupancy_Percentage` for
 /// trace-driven flows (70, in its stock workload.xml), on which FLIN's evaluation ran. The rest of the
 /// drive is free, so GC works on a 65%-full drive rather than a completely full one.
