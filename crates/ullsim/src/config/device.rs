@@ -136,6 +136,22 @@ pub struct FlashConfig {
     pub command_ns: Nanos,
     pub channel_mts: f64,
     pub channel_width_bytes: u32,
+    /// A host or mapping read queued on a die that is programming may suspend the program.
+    pub program_suspend: bool,
+    /// A host or mapping read queued on a die that is erasing may suspend the erase.
+    pub erase_suspend: bool,
+    /// Time from the suspend command until the die can start a read (ns).
+    pub suspend_ns: Nanos,
+    /// Time added to a suspended operation's remainder when it resumes (ns).
+    pub resume_ns: Nanos,
+    /// A program is suspended only if at least this much of it is left (ns).
+    pub program_suspend_min_remaining_ns: Nanos,
+    /// An erase is suspended only if at least this much of it is left (ns).
+    pub erase_suspend_min_remaining_ns: Nanos,
+    /// Read operations one suspension serves before the operation resumes.
+    pub suspend_read_batches: u32,
+    /// Times one program or erase may be suspended.
+    pub suspend_max_per_op: u32,
 }
 
 impl DeviceConfig {
@@ -181,6 +197,16 @@ impl DeviceConfig {
         ] {
             check(v >= 1, key, "expected a whole number >= 1");
         }
+        check(
+            (1..=1024).contains(&f.suspend_read_batches),
+            "flash.suspend_read_batches",
+            "expected 1 to 1024 read operations per suspension",
+        );
+        check(
+            (1..=1024).contains(&f.suspend_max_per_op),
+            "flash.suspend_max_per_op",
+            "expected 1 to 1024 suspensions per operation",
+        );
         check(f.planes_per_die <= 64, "flash.planes_per_die", "expected at most 64 planes per die");
         check(f.pages_per_block <= 65_535, "flash.pages_per_block", "expected at most 65535 pages per block");
         check(
@@ -230,6 +256,10 @@ impl DeviceConfig {
             ("flash.program_ns", f.program_ns.0),
             ("flash.erase_ns", f.erase_ns.0),
             ("flash.command_ns", f.command_ns.0),
+            ("flash.suspend_ns", f.suspend_ns.0),
+            ("flash.resume_ns", f.resume_ns.0),
+            ("flash.program_suspend_min_remaining_ns", f.program_suspend_min_remaining_ns.0),
+            ("flash.erase_suspend_min_remaining_ns", f.erase_suspend_min_remaining_ns.0),
         ] {
             check(ns <= 10 * crate::engine::SEC, key, "expected a time of at most 10 s");
         }

@@ -9,6 +9,7 @@ pub mod flash;
 pub mod ftl;
 pub mod gc_cost;
 pub mod hil;
+pub mod suspend;
 pub mod transaction;
 pub mod tsu;
 
@@ -27,6 +28,7 @@ use flash::{Backend, FlashOp, Geometry, Timing};
 use ftl::{Ftl, MappingCache};
 use gc_cost::GcCost;
 use hil::HostInterface;
+use suspend::{AfterDone, Suspension};
 use transaction::{Purpose, Transaction, TxArena, TxId, NONE};
 use tsu::{CompletionView, DispatchView, SchedulerSetup, TransactionScheduler};
 
@@ -43,8 +45,9 @@ pub enum DeviceEvent {
     WriteDataArrived { req: ReqId },
     /// A die finished sensing a read; its data now needs the channel.
     DieSensed { die: u32 },
-    /// A die finished its operation (including the data transfer).
-    DieDone { die: u32 },
+    /// A die finished its operation (including the data transfer). Stale, and ignored, when the die's
+    /// generation moved on (the operation was suspended; see `suspend.rs`).
+    DieDone { die: u32, generation: u32 },
     /// The completion entry is posted and the interrupt sent: the device is done with the request.
     CompletionPosted { req: ReqId },
 }
@@ -88,6 +91,8 @@ pub struct DeviceResults {
     pub flash_erases: u64,
     /// Die time of garbage collection (dispatch to end of each GC operation, finished operations only).
     pub gc_busy_ns: u64,
+    /// Programs and erases suspended for reads (`device.flash.program_suspend`, `erase_suspend`).
+    pub suspensions: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -117,6 +122,8 @@ pub struct Device {
     txs: TxArena,
     /// The transactions each die is executing.
     running: Vec<Vec<TxId>>,
+    /// Programs and erases set aside for reads.
+    suspension: Suspension,
     commands: Vec<CommandState>,
     /// The controller finishes its current command's processing at this time.
     controller_free_at: Time,
@@ -184,6 +191,7 @@ impl Device {
             flash: Backend::new(geometry, Timing::from_config(&cfg.flash)),
             txs: TxArena::default(),
             running: (0..geometry.dies()).map(|_| Vec::with_capacity(geometry.planes_per_die as usize)).collect(),
+            suspension: Suspension::new(&cfg.flash, geometry.dies()),
             commands: Vec::new(),
             controller_free_at: 0,
             controller_wake_pending: false,
@@ -272,9 +280,13 @@ impl Device {
             DeviceEvent::DieSensed { die } => {
                 let bytes: u64 = self.running[die as usize].iter().map(|&t| self.txs[t].bytes as u64).sum();
                 let end = self.flash.reserve_channel(die, now, bytes);
-                q.schedule_at(end, Event::Device(DeviceEvent::DieDone { die }));
+                let generation = self.suspension.generation(die);
+                q.schedule_at(end, Event::Device(DeviceEvent::DieDone { die, generation }));
             }
-            DeviceEvent::DieDone { die } => {
+            DeviceEvent::DieDone { die, generation } => {
+                if generation != self.suspension.generation(die) {
+                    return; // the operation was suspended; it ends at its resumed DieDone
+                }
                 // The die stays busy while its transactions finish, so work they queue on it waits for the
                 // dispatch below instead of starting inside this loop.
                 let mut batch = std::mem::take(&mut self.running[die as usize]);
@@ -284,8 +296,13 @@ impl Device {
                 }
                 batch.clear();
                 self.running[die as usize] = batch;
-                self.flash.release_die(die, now);
-                self.dispatch(q, die);
+                match self.suspension.after_done(die) {
+                    AfterDone::Release => {
+                        self.flash.release_die(die, now);
+                        self.dispatch(q, die);
+                    }
+                    AfterDone::SuspensionOpen => self.continue_suspension(q, die),
+                }
             }
             DeviceEvent::CompletionPosted { req } => {
                 let stamps = &mut requests[req].stamps;
@@ -498,7 +515,27 @@ impl Device {
         self.txs[tx].enqueued_at = q.now();
         self.tsu.enqueue(tx, &self.txs);
         let die = self.txs[tx].die;
-        self.dispatch(q, die);
+        if self.flash.die_is_busy(die) {
+            if self.suspension.enabled() && matches!(self.txs[tx].purpose, Purpose::UserRead | Purpose::MapRead) {
+                self.try_suspend(q, die);
+            }
+        } else {
+            self.dispatch(q, die);
+        }
+    }
+
+    /// Ask the scheduler what `die` runs next (`reads_only`: inside a suspension) into `batch`.
+    fn ask_scheduler(&mut self, die: u32, now: Time, reads_only: bool, batch: &mut Vec<TxId>) {
+        let view = DispatchView {
+            txs: &self.txs,
+            now,
+            gc_urgent: self.ftl.gc_urgent(die),
+            gc_pace: self.ftl.gc_pace(die),
+            multiplane: self.multiplane,
+            host_writes_blocked_since: self.buffer_full_since,
+            reads_only,
+        };
+        self.tsu.dispatch(die, &view, batch);
     }
 
     /// If `die` is idle, ask the scheduler for work and start it.
@@ -508,41 +545,84 @@ impl Device {
         }
         let now = q.now();
         let mut batch = std::mem::take(&mut self.running[die as usize]);
-        let view = DispatchView {
-            txs: &self.txs,
-            now,
-            gc_urgent: self.ftl.gc_urgent(die),
-            gc_pace: self.ftl.gc_pace(die),
-            multiplane: self.multiplane,
-            host_writes_blocked_since: self.buffer_full_since,
-        };
-        self.tsu.dispatch(die, &view, &mut batch);
+        self.ask_scheduler(die, now, false, &mut batch);
         if batch.is_empty() {
             self.running[die as usize] = batch;
             return;
         }
         self.flash.occupy_die(die, now);
-        let op = self.txs[batch[0]].op;
-        for &tx in &batch {
+        let (array_start, end) = self.start_batch(q, die, &batch, now);
+        self.suspension.started(die, self.txs[batch[0]].op, array_start, end);
+        self.running[die as usize] = batch;
+    }
+
+    /// Issue `batch` on `die` (marked busy) at `start`; returns when its array phase starts and when it ends
+    /// (for a read: when sensing ends, its transfer follows).
+    fn start_batch(&mut self, q: &mut EventQueue<Event>, die: u32, batch: &[TxId], start: Time) -> (Time, Time) {
+        let now = q.now();
+        for &tx in batch {
             self.txs[tx].dispatched_at = now;
         }
         let timing = self.flash.timing;
+        let op = self.txs[batch[0]].op;
+        let generation = self.suspension.generation(die);
         match op {
             FlashOp::Read => {
                 self.flash_ops[0] += batch.len() as u64;
-                q.schedule_in(timing.command_ns + timing.read_ns, Event::Device(DeviceEvent::DieSensed { die }));
+                let sensed = start + timing.command_ns + timing.read_ns;
+                q.schedule_at(sensed, Event::Device(DeviceEvent::DieSensed { die }));
+                (start + timing.command_ns, sensed)
             }
             FlashOp::Program => {
                 self.flash_ops[1] += batch.len() as u64;
                 let bytes: u64 = batch.iter().map(|&t| self.txs[t].bytes as u64).sum();
-                let data_in = self.flash.reserve_channel(die, now + timing.command_ns, bytes);
-                q.schedule_at(data_in + timing.program_ns, Event::Device(DeviceEvent::DieDone { die }));
+                let data_in = self.flash.reserve_channel(die, start + timing.command_ns, bytes);
+                let end = data_in + timing.program_ns;
+                q.schedule_at(end, Event::Device(DeviceEvent::DieDone { die, generation }));
+                (data_in, end)
             }
             FlashOp::Erase => {
                 self.flash_ops[2] += batch.len() as u64;
-                q.schedule_in(timing.command_ns + timing.erase_ns, Event::Device(DeviceEvent::DieDone { die }));
+                let end = start + timing.command_ns + timing.erase_ns;
+                q.schedule_at(end, Event::Device(DeviceEvent::DieDone { die, generation }));
+                (start + timing.command_ns, end)
             }
         }
+    }
+
+    /// A read was queued on busy `die`: suspend the program or erase it runs, if allowed and the scheduler
+    /// has a read to run in its place.
+    fn try_suspend(&mut self, q: &mut EventQueue<Event>, die: u32) {
+        let now = q.now();
+        if !self.suspension.can_suspend(die, now) {
+            return;
+        }
+        let mut reads = Vec::new();
+        self.ask_scheduler(die, now, true, &mut reads);
+        if reads.is_empty() {
+            return;
+        }
+        let start = self.suspension.suspend(die, now, &mut self.running[die as usize]);
+        self.start_batch(q, die, &reads, start);
+        self.running[die as usize] = reads;
+    }
+
+    /// A read batch inside a suspension finished on `die`: run another read if the suspension has turns
+    /// left and the scheduler has one, else resume the suspended operation.
+    fn continue_suspension(&mut self, q: &mut EventQueue<Event>, die: u32) {
+        let now = q.now();
+        let mut batch = std::mem::take(&mut self.running[die as usize]);
+        if self.suspension.take_read_turn(die) {
+            self.ask_scheduler(die, now, true, &mut batch);
+            if !batch.is_empty() {
+                self.start_batch(q, die, &batch, now);
+                self.running[die as usize] = batch;
+                return;
+            }
+        }
+        let end = self.suspension.resume(die, now, &mut batch);
+        let generation = self.suspension.generation(die);
+        q.schedule_at(end, Event::Device(DeviceEvent::DieDone { die, generation }));
         self.running[die as usize] = batch;
     }
 
@@ -555,7 +635,7 @@ impl Device {
             let t = &self.txs[first];
             if t.purpose == Purpose::Gc {
                 // The batch's die time, split evenly over its transactions (each may be on another plane).
-                let busy = now - t.dispatched_at;
+                let busy = now - t.dispatched_at - self.suspension.paused_ns(die);
                 let n = batch.len() as Time;
                 for (i, &tx) in batch.iter().enumerate() {
                     let share = busy / n + Time::from((i as Time) < busy % n);
@@ -749,6 +829,7 @@ impl Device {
             flash_programs: self.flash_ops[1],
             flash_erases: self.flash_ops[2],
             gc_busy_ns: self.gc_cost.total_ns(),
+            suspensions: self.suspension.count,
         }
     }
 }

@@ -82,6 +82,13 @@ impl TransactionScheduler for Fifo {
 
     fn dispatch(&mut self, die: u32, view: &DispatchView, batch: &mut Vec<TxId>) {
         let q = &mut self.dies[die as usize];
+        if view.reads_only {
+            // A program or erase is suspended for reads: mapping reads, then host reads, nothing else.
+            let queue = if q.map_reads.is_empty() { &mut q.user_reads } else { &mut q.map_reads };
+            take_batch(queue, view, self.planes_per_die, batch);
+            self.queued -= batch.len();
+            return;
+        }
         let gc_first = q.gc_credit.gc_first(!q.gc.is_empty());
         let order: [&mut VecDeque<TxId>; 4] = if view.gc_urgent {
             [&mut q.gc, &mut q.map_reads, &mut q.user_reads, &mut q.user_writes]

@@ -539,7 +539,17 @@ impl TransactionScheduler for Flin {
         let planes = self.planes_per_die;
         let d = &mut self.dies[die];
         let gc_first = d.gc_credit.gc_first(!d.gc.is_empty());
-        if !take_before_host_work(&mut d.gc, &mut d.map_reads, view, planes, batch) {
+        if view.reads_only {
+            // A program or erase is suspended for reads: mapping reads, then the read slot, nothing else.
+            if !take_before_host_work(&mut d.gc, &mut d.map_reads, view, planes, batch) {
+                if d.slots[READ].is_none() {
+                    d.slots[READ] = Self::arbitrate(d, READ, self.stage2);
+                }
+                if d.slots[READ].is_some() {
+                    self.take_slot(die, READ, view, batch);
+                }
+            }
+        } else if !take_before_host_work(&mut d.gc, &mut d.map_reads, view, planes, batch) {
             for kind in [READ, WRITE] {
                 if d.slots[kind].is_none() {
                     d.slots[kind] = Self::arbitrate(d, kind, self.stage2);
@@ -722,6 +732,7 @@ mod tests {
                 gc_pace: 0.0,
                 multiplane: true,
                 host_writes_blocked_since: blocked_since,
+                reads_only: false,
             };
             let mut batch = Vec::new();
             s.dispatch(0, &view, &mut batch);
@@ -745,6 +756,7 @@ mod tests {
                 gc_pace: 1.0,
                 multiplane: true,
                 host_writes_blocked_since: None,
+                reads_only: false,
             };
             let mut batch = Vec::new();
             s.dispatch(0, &view, &mut batch);

@@ -27,6 +27,9 @@ pub struct DispatchView<'a> {
     /// Since when host writes have been waiting for write-buffer space (`None`: they are not). Until then a
     /// background destage (a program with `req == NONE`, its host write already complete) stalls nobody.
     pub host_writes_blocked_since: Option<Time>,
+    /// A program or erase is suspended on the die for reads (`device/suspend.rs`): only a read operation
+    /// (mapping or host reads) may start; leave `batch` empty if there is none.
+    pub reads_only: bool,
 }
 
 /// What a scheduler learns when a die finishes the batch it was running.
@@ -134,7 +137,7 @@ pub(super) fn take_before_host_work(
     planes_per_die: u32,
     batch: &mut Vec<TxId>,
 ) -> bool {
-    if view.gc_urgent && !gc.is_empty() {
+    if view.gc_urgent && !gc.is_empty() && !view.reads_only {
         fifo::take_batch(gc, view, planes_per_die, batch);
     } else if !map_reads.is_empty() {
         fifo::take_batch(map_reads, view, planes_per_die, batch);
@@ -219,6 +222,7 @@ pub(super) mod testing {
             gc_pace: 0.0,
             multiplane: true,
             host_writes_blocked_since: None,
+            reads_only: false,
         };
         let mut batch = Vec::new();
         s.dispatch(die, &view, &mut batch);

@@ -186,7 +186,13 @@ impl Pools {
                 Some(f) => pool.queued_of(f)[0] > 0,
                 None => !pool.reads.is_empty(),
             };
-            if serve_reads {
+            if view.reads_only {
+                // A program or erase is suspended for reads: the favoured flow's reads, else anyone's.
+                if !pool.reads.is_empty() {
+                    let flow = flow.filter(|_| serve_reads);
+                    take_faro(&mut pool.reads, &mut pool.flow_queued, 0, flow, view, planes, batch);
+                }
+            } else if serve_reads {
                 take_faro(&mut pool.reads, &mut pool.flow_queued, 0, flow, view, planes, batch);
             } else if !pool.gc.is_empty() && (gc_first || pool.writes.is_empty()) {
                 take_batch(&mut pool.gc, view, planes, batch);
@@ -325,6 +331,7 @@ mod tests {
             gc_pace: 0.0,
             multiplane: true,
             host_writes_blocked_since: None,
+            reads_only: false,
         };
         let mut batch = Vec::new();
         s.dispatch(0, &urgent, &mut batch);
