@@ -114,6 +114,9 @@ enum Command {
         /// Multiply every app's request rate by this factor (default 1: the paper's Table 2 rates).
         #[arg(long)]
         load: Option<f64>,
+        /// Override a key of every run's scenario, e.g. --set device.flash.program_suspend=true
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
         #[command(flatten)]
         output: Output,
     },
@@ -148,7 +151,7 @@ fn main() -> ExitCode {
         Command::Compare { scenario, vary, set, seed, output } => {
             compare::main(scenario.as_deref(), &set, &vary, seed, &output)
         }
-        Command::Reproduce { name, all, mixes, duration, classify_duration, seed, load, output } => {
+        Command::Reproduce { name, all, mixes, duration, classify_duration, seed, load, set, output } => {
             reproduce::main(reproduce::Args {
                 name: &name,
                 all,
@@ -157,6 +160,7 @@ fn main() -> ExitCode {
                 classify_duration: classify_duration.as_deref(),
                 seed,
                 load,
+                set: &set,
                 output: &output,
             })
         }

@@ -17,6 +17,7 @@ pub struct Args<'a> {
     pub classify_duration: Option<&'a str>,
     pub seed: Option<u64>,
     pub load: Option<f64>,
+    pub set: &'a [String],
     pub output: &'a crate::Output,
 }
 
@@ -48,6 +49,7 @@ fn flin18_main(args: &Args) -> Result<()> {
         }
         options.load = load;
     }
+    options.overrides = args.set.to_vec();
     if let Some(d) = args.classify_duration {
         options.classify_duration_ns = duration_arg("--classify-duration", d)?;
     }
@@ -71,12 +73,13 @@ pub fn render_flin18(report: &flin18::Report) -> String {
     let _ = writeln!(
         out,
         "FLIN (ISCA'18) evaluation on flin-eval: {} mixes per category, {} ms each (classification {} ms), \
-         load x{}, seed {}\n",
+         load x{}, seed {}{}\n",
         o.mixes_per_category,
         o.duration_ns / 1_000_000,
         o.classify_duration_ns / 1_000_000,
         o.load,
-        o.seed
+        o.seed,
+        if o.overrides.is_empty() { String::new() } else { format!(", --set {}", o.overrides.join(" --set ")) }
     );
     let _ = writeln!(out, "app        chip busy alone  class");
     for c in &report.classes {

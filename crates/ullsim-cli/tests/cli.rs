@@ -688,3 +688,22 @@ fn reproduce_flin18_classifies_draws_mixes_and_compares_with_the_paper() {
     ullsim(["reproduce", "flin18", "--duration", "0s"]).fails_with(&["--duration"]);
     ullsim(["reproduce", "flin18", "--load", "0"]).fails_with(&["--load", "expected a rate multiplier > 0"]);
 }
+
+#[test]
+fn reproduce_flin18_applies_set_overrides_to_every_run() {
+    let args = ["reproduce", "flin18", "--mixes", "1", "--duration", "200ms", "--classify-duration", "500ms"];
+    let plain = ullsim(args.iter().copied().chain(["--json", "-"])).ok();
+    let set = ["--set", "device.flash.program_suspend=true", "--set", "device.flash.erase_suspend=true"];
+    let suspended = ullsim(args.iter().copied().chain(set).chain(["--json", "-"])).ok();
+    let (plain, suspended): (serde_json::Value, serde_json::Value) =
+        (serde_json::from_str(&plain.stdout).unwrap(), serde_json::from_str(&suspended.stdout).unwrap());
+    assert_eq!(
+        suspended["options"]["overrides"],
+        serde_json::json!(["device.flash.program_suspend=true", "device.flash.erase_suspend=true"])
+    );
+    assert_ne!(plain["runs"], suspended["runs"], "the overrides changed no run");
+    let text = ullsim(args.iter().copied().chain(set)).ok();
+    assert!(text.stdout.contains("--set device.flash.program_suspend=true"), "{}", text.stdout);
+    ullsim(args.iter().copied().chain(["--set", "device.flash.suspend_nope=1"]))
+        .fails_with(&["device.flash.suspend_nope", "unknown field"]);
+}

@@ -78,6 +78,9 @@ pub struct Options {
     pub seed: u64,
     /// Multiplies every app's request rate (its inter-arrival times are divided by it; 1 = FLIN's Table 2).
     pub load: f64,
+    /// `KEY=VALUE` overrides applied to every run's scenario (as `ullsim run --set`), e.g.
+    /// `device.flash.program_suspend=true`.
+    pub overrides: Vec<String>,
     /// The app models to draw from (names without the `flin.` prefix).
     pub apps: Vec<String>,
 }
@@ -91,6 +94,7 @@ impl Options {
             classify_duration_ns: 60_000_000_000,
             seed: 1,
             load: 1.0,
+            overrides: Vec::new(),
             apps,
         }
     }
@@ -198,9 +202,9 @@ pub fn scenario_text(apps: &[&str], variant: &Variant, duration_ns: u64, load: f
     text
 }
 
-fn run_text(text: &str, seed: u64) -> Result<RunResults, String> {
+fn run_text(text: &str, seed: u64, overrides: &[String]) -> Result<RunResults, String> {
     let mut scenario =
-        Scenario::from_toml_str(text, "flin18 mix", std::path::Path::new("."), &[]).map_err(|e| e.to_string())?;
+        Scenario::from_toml_str(text, "flin18 mix", std::path::Path::new("."), overrides).map_err(|e| e.to_string())?;
     scenario.seed = seed;
     run_scenario(&scenario).map_err(|e| e.to_string())
 }
@@ -257,7 +261,7 @@ pub fn run(options: &Options) -> Result<Report, String> {
                 Some(variant) => (variant, options.duration_ns),
                 None => (&VARIANTS[0], options.classify_duration_ns),
             };
-            run_text(&scenario_text(&[&apps[a]], variant, duration, options.load), options.seed)
+            run_text(&scenario_text(&[&apps[a]], variant, duration, options.load), options.seed, &options.overrides)
         })
         .collect::<Result<_, _>>()?;
     let alone_of = |app: &str, v: usize| -> &RunResults {
@@ -291,7 +295,7 @@ pub fn run(options: &Options) -> Result<Report, String> {
             let variant = &VARIANTS[v];
             let names: Vec<&str> = mix.iter().map(String::as_str).collect();
             let text = scenario_text(&names, variant, options.duration_ns, options.load);
-            let mut shared = run_text(&text, options.seed)?;
+            let mut shared = run_text(&text, options.seed, &options.overrides)?;
             let alone_flows: Vec<AloneRun> = mix
                 .iter()
                 .map(|app| {
