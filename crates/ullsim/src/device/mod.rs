@@ -28,7 +28,7 @@ use flash::{Backend, FlashOp, Geometry, Timing};
 use ftl::{Ftl, MappingCache};
 use gc_cost::GcCost;
 use hil::HostInterface;
-use suspend::{AfterDone, Suspension};
+use suspend::Suspension;
 use transaction::{Purpose, Transaction, TxArena, TxId, NONE};
 use tsu::{CompletionView, DispatchView, SchedulerSetup, TransactionScheduler};
 
@@ -124,6 +124,8 @@ pub struct Device {
     running: Vec<Vec<TxId>>,
     /// Programs and erases set aside for reads.
     suspension: Suspension,
+    /// Scratch: an empty batch vector for the reads a suspension starts with (reused, not allocated).
+    spare_batch: Vec<TxId>,
     commands: Vec<CommandState>,
     /// The controller finishes its current command's processing at this time.
     controller_free_at: Time,
@@ -192,6 +194,7 @@ impl Device {
             txs: TxArena::default(),
             running: (0..geometry.dies()).map(|_| Vec::with_capacity(geometry.planes_per_die as usize)).collect(),
             suspension: Suspension::new(&cfg.flash, geometry.dies()),
+            spare_batch: Vec::new(),
             commands: Vec::new(),
             controller_free_at: 0,
             controller_wake_pending: false,
@@ -296,12 +299,11 @@ impl Device {
                 }
                 batch.clear();
                 self.running[die as usize] = batch;
-                match self.suspension.after_done(die) {
-                    AfterDone::Release => {
-                        self.flash.release_die(die, now);
-                        self.dispatch(q, die);
-                    }
-                    AfterDone::SuspensionOpen => self.continue_suspension(q, die),
+                if self.suspension.is_open(die) {
+                    self.continue_suspension(q, die);
+                } else {
+                    self.flash.release_die(die, now);
+                    self.dispatch(q, die);
                 }
             }
             DeviceEvent::CompletionPosted { req } => {
@@ -597,9 +599,10 @@ impl Device {
         if !self.suspension.can_suspend(die, now) {
             return;
         }
-        let mut reads = Vec::new();
+        let mut reads = std::mem::take(&mut self.spare_batch);
         self.ask_scheduler(die, now, true, &mut reads);
         if reads.is_empty() {
+            self.spare_batch = reads;
             return;
         }
         let start = self.suspension.suspend(die, now, &mut self.running[die as usize]);
@@ -620,7 +623,8 @@ impl Device {
                 return;
             }
         }
-        let end = self.suspension.resume(die, now, &mut batch);
+        let (end, spare) = self.suspension.resume(die, now, &mut batch);
+        self.spare_batch = spare;
         let generation = self.suspension.generation(die);
         q.schedule_at(end, Event::Device(DeviceEvent::DieDone { die, generation }));
         self.running[die as usize] = batch;

@@ -46,14 +46,6 @@ struct DieState {
     suspended: Option<Suspended>,
 }
 
-/// What the device does next when a die's operation finishes.
-pub enum AfterDone {
-    /// No suspension: release the die and dispatch as usual.
-    Release,
-    /// A suspension is open: offer it more reads, else resume the operation.
-    SuspensionOpen,
-}
-
 pub struct Suspension {
     program: bool,
     erase: bool,
@@ -95,6 +87,9 @@ impl Suspension {
 
     /// A batch started on `die`: a new operation (not a read served inside a suspension).
     pub fn started(&mut self, die: u32, op: FlashOp, array_start: Time, end_at: Time) {
+        if !self.enabled() {
+            return; // nothing is ever suspended: the state would go unread
+        }
         let d = &mut self.dies[die as usize];
         d.op = matches!(op, FlashOp::Program | FlashOp::Erase).then_some(op);
         d.array_start = array_start;
@@ -134,13 +129,9 @@ impl Suspension {
         at + self.suspend_ns
     }
 
-    /// The batch running on `die` finished: is a suspension open?
-    pub fn after_done(&self, die: u32) -> AfterDone {
-        if self.dies[die as usize].suspended.is_some() {
-            AfterDone::SuspensionOpen
-        } else {
-            AfterDone::Release
-        }
+    /// Is an operation suspended on `die` (so the batch that just finished was a read inside it)?
+    pub fn is_open(&self, die: u32) -> bool {
+        self.dies[die as usize].suspended.is_some()
     }
 
     /// Inside an open suspension: may another read operation run? (Counts it if so.)
@@ -153,16 +144,18 @@ impl Suspension {
         true
     }
 
-    /// Close the suspension on `die`: its operation goes back into `running`; returns when it ends.
-    pub fn resume(&mut self, die: u32, now: Time, running: &mut Vec<TxId>) -> Time {
+    /// Close the suspension on `die`: its operation goes back into `running`, whose old (read) vector is
+    /// returned empty for reuse, with when the operation ends.
+    pub fn resume(&mut self, die: u32, now: Time, running: &mut Vec<TxId>) -> (Time, Vec<TxId>) {
         let resume_ns = self.resume_ns;
         let d = &mut self.dies[die as usize];
         let s = d.suspended.take().expect("an open suspension");
-        *running = s.batch;
+        let mut reads = std::mem::replace(running, s.batch);
+        reads.clear();
         d.paused_ns += now - s.since;
         d.array_start = now;
         d.end_at = now + resume_ns + s.remaining;
-        d.end_at
+        (d.end_at, reads)
     }
 
     /// Time the batch now finishing on `die` spent suspended.
@@ -200,24 +193,24 @@ mod tests {
         let generation = s.generation(0);
         assert_eq!(s.suspend(0, 400_000, &mut running), 420_000);
         assert!(running.is_empty() && s.generation(0) != generation, "the program's DieDone is stale");
-        assert!(matches!(s.after_done(0), AfterDone::SuspensionOpen));
+        assert!(s.is_open(0));
         assert!(s.take_read_turn(0), "a second read batch fits");
         assert!(!s.take_read_turn(0), "two read batches per suspension");
         // 601 us of program were left; it resumes at 600 us and ends 10 us (resume) + 601 us later.
-        assert_eq!(s.resume(0, 600_000, &mut running), 1_211_000);
+        assert_eq!(s.resume(0, 600_000, &mut running).0, 1_211_000);
         assert_eq!(running, vec![7, 8]);
         assert_eq!(s.paused_ns(0), 200_000);
-        assert!(matches!(s.after_done(0), AfterDone::Release));
+        assert!(!s.is_open(0));
         assert!(s.can_suspend(0, 700_000), "a second suspension is allowed");
         s.suspend(0, 700_000, &mut running);
-        assert_eq!(s.resume(0, 750_000, &mut running), 750_000 + 10_000 + 511_000);
+        assert_eq!(s.resume(0, 750_000, &mut running).0, 750_000 + 10_000 + 511_000);
         assert_eq!(s.paused_ns(0), 250_000);
         assert!(!s.can_suspend(0, 800_000), "suspended twice already, the maximum");
         s.started(0, FlashOp::Program, 2_000_000, 3_000_000);
         assert!(s.can_suspend(0, 2_100_000) && s.paused_ns(0) == 0, "a new operation starts afresh");
         // Suspended during its data-in: the read starts after the array phase starts and the suspend time.
         assert_eq!(s.suspend(0, 1_990_000, &mut running), 2_020_000);
-        assert_eq!(s.resume(0, 2_100_000, &mut running), 2_100_000 + 10_000 + 1_000_000);
+        assert_eq!(s.resume(0, 2_100_000, &mut running).0, 2_100_000 + 10_000 + 1_000_000);
     }
 
     #[test]

@@ -207,8 +207,7 @@ mod tests {
     use super::*;
     use crate::config::host::CpuConfig;
 
-    const US: Time = 1_000;
-    const MS: Time = 1_000_000;
+    use crate::engine::{MS, US};
 
     /// One core: latency 6 ms, min granularity 0.75 ms, wake-up granularity 1 ms, 4 ms ticks.
     fn one_core(critical_wakeup: bool) -> Cfs {

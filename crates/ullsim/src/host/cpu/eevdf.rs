@@ -178,8 +178,7 @@ mod tests {
     use super::*;
     use crate::config::host::CpuConfig;
 
-    const US: Time = 1_000;
-    const MS: Time = 1_000_000;
+    use crate::engine::{MS, US};
 
     fn one_core() -> Eevdf {
         // Base slice 0.75 ms on one CPU.
