@@ -92,7 +92,7 @@ pub struct Simulation {
 impl Simulation {
     /// Build every layer (including device preconditioning and opening traces).
     pub fn new(scenario: &Scenario) -> Result<Simulation, SimError> {
-        let mut device = Device::new(&scenario.device, scenario.seed).map_err(SimError::Setup)?;
+        let mut device = Device::new(&scenario.device, scenario.seed, scenario.flows.len()).map_err(SimError::Setup)?;
         let capacity = device.logical_capacity_bytes();
         let end_ns = scenario.run.duration.0;
         let workload = Workload::new(&scenario.flows, scenario.seed, capacity, end_ns, &scenario.base_dir)

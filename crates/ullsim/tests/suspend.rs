@@ -2,29 +2,19 @@
 
 mod common;
 
-use common::{run, scenario_with};
+use common::{run, scenario_with, ONE_DIE_HALF_WRITTEN};
 
 /// One die, one plane, no write buffer (a write completes when its program does), the lower half written
 /// once and the upper half free, so no garbage collection runs: a QD1 writer keeps the die programming back
 /// to back, and a 200 IOPS reader reads the written half at random.
-const READER_BESIDE_WRITER: &str = r#"
+fn reader_beside_writer() -> String {
+    format!(
+        r#"
 seed = 11
 [run]
 duration = "2s"
 warmup = "20ms"
-[device]
-preset = "mqsim-mlc"
-[device.flash]
-channels = 1
-chips_per_channel = 1
-dies_per_chip = 1
-planes_per_die = 1
-blocks_per_plane = 256
-pages_per_block = 64
-[device.ftl]
-ideal_map = true
-precondition = "sequential"
-precondition_fill = 0.5
+{ONE_DIE_HALF_WRITTEN}
 [device.cache]
 enabled = false
 [[flow]]
@@ -40,13 +30,15 @@ bs = "8k"
 size = "45%"
 rate_iops = 200
 rate_process = "poisson"
-"#;
+"#
+    )
+}
 
 #[test]
 fn a_read_suspends_the_program_instead_of_waiting_for_it() {
-    let off = run(&scenario_with(READER_BESIDE_WRITER, &[]));
-    let on = run(&scenario_with(READER_BESIDE_WRITER, &["device.flash.program_suspend=true"]));
-    let s = scenario_with(READER_BESIDE_WRITER, &[]);
+    let off = run(&scenario_with(&reader_beside_writer(), &[]));
+    let on = run(&scenario_with(&reader_beside_writer(), &["device.flash.program_suspend=true"]));
+    let s = scenario_with(&reader_beside_writer(), &[]);
     let flash = &s.device.flash;
     let (program, read) = (flash.program_ns.0 as f64, flash.read_ns.0 as f64);
     let (reader_off, reader_on) = (&off.flows[1], &on.flows[1]);
@@ -85,7 +77,7 @@ fn a_read_suspends_the_program_instead_of_waiting_for_it() {
 #[test]
 fn suspension_runs_are_deterministic() {
     let sets = ["device.flash.program_suspend=true", "device.flash.erase_suspend=true"];
-    let a = run(&scenario_with(READER_BESIDE_WRITER, &sets));
-    let b = run(&scenario_with(READER_BESIDE_WRITER, &sets));
+    let a = run(&scenario_with(&reader_beside_writer(), &sets));
+    let b = run(&scenario_with(&reader_beside_writer(), &sets));
     assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
 }

@@ -47,6 +47,19 @@ pub struct CacheConfig {
     pub capacity_bytes: Bytes,
     pub dram_access_ns: Nanos,
     pub cache_reads: bool,
+    /// Who may use the write buffer's space: every flow (`shared`) or each flow an equal part (`per-flow`).
+    pub write_buffer_sharing: BufferSharing,
+}
+
+/// How the write buffer's space is divided among flows (MQSim's `Data_Cache_Sharing_Mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BufferSharing {
+    /// One pool; writes that find it full wait in one arrival-order queue, whatever their flow.
+    Shared,
+    /// Each of the run's flows owns `capacity / flows` of it and waits only for its own programs
+    /// (MQSim's EQUAL_PARTITIONING).
+    PerFlow,
 }
 
 /// How logical pages find their physical home.

@@ -131,10 +131,11 @@ pub struct Device {
     controller_free_at: Time,
     /// A `ControllerFree` event is scheduled (commands are waiting for the controller).
     controller_wake_pending: bool,
-    /// Writes whose data arrived but found the write buffer full, in arrival order.
-    waiting_for_buffer: VecDeque<ReqId>,
-    /// Since when `waiting_for_buffer` has been non-empty: from then on background destages stall hosts.
-    buffer_full_since: Option<Time>,
+    /// Per write-buffer partition: writes whose data arrived but found the partition full, in arrival order.
+    waiting_for_buffer: Vec<VecDeque<ReqId>>,
+    /// Per partition: since when its `waiting_for_buffer` has been non-empty (from then on background
+    /// destages stall hosts).
+    buffer_full_since: Vec<Option<Time>>,
     /// Host writes with no free page yet (every plane at its GC reserve); retried after each erase.
     waiting_for_space: VecDeque<TxId>,
     /// Translation pages being read, and the mapping-read transaction reading each.
@@ -162,7 +163,8 @@ pub struct Device {
 
 impl Device {
     /// Build and precondition the device. Errors name the configuration key at fault.
-    pub fn new(cfg: &DeviceConfig, seed: u64) -> Result<Device, String> {
+    /// `flows` is the number of flows the run has (the write buffer may be split among them).
+    pub fn new(cfg: &DeviceConfig, seed: u64, flows: usize) -> Result<Device, String> {
         let geometry = Geometry::from_config(&cfg.flash);
         let tsu = tsu::make(&SchedulerSetup {
             dies: geometry.dies(),
@@ -174,6 +176,8 @@ impl Device {
         .ok_or_else(|| format!("device.tsu.scheduler: unknown scheduler \"{}\"", cfg.tsu.scheduler))?;
         let tsu_wants_completions = tsu.wants_completions();
         let ideal_map = cfg.ftl.ideal_map || cfg.ftl.mapping == MappingKind::InPlace;
+        let cache = DataCache::new(&cfg.cache, geometry.page_bytes, flows);
+        let partitions = cache.partitions();
         Ok(Device {
             preset: cfg.preset.clone(),
             page_bytes: geometry.page_bytes,
@@ -181,7 +185,7 @@ impl Device {
             dram_access_ns: cfg.cache.dram_access_ns.0,
             logical_capacity_bytes: cfg.logical_capacity_bytes(),
             hil: HostInterface::new(&cfg.host_interface)?,
-            cache: DataCache::new(&cfg.cache, geometry.page_bytes),
+            cache,
             ftl: Ftl::new(cfg, seed)?,
             cmt: MappingCache::new(
                 ideal_map,
@@ -198,8 +202,8 @@ impl Device {
             commands: Vec::new(),
             controller_free_at: 0,
             controller_wake_pending: false,
-            waiting_for_buffer: VecDeque::new(),
-            buffer_full_since: None,
+            waiting_for_buffer: vec![VecDeque::new(); partitions],
+            buffer_full_since: vec![None; partitions],
             waiting_for_space: VecDeque::new(),
             map_reads_in_flight: FxHashMap::default(),
             gc_moves: Vec::new(),
@@ -403,14 +407,15 @@ impl Device {
     fn accept_write(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, req: ReqId) {
         let (offset, len) = (requests[req].offset, requests[req].len);
         let pages = self.pages(offset, len).count();
-        if self.cache.buffers_writes() && pages <= self.cache.capacity_pages() {
-            if self.waiting_for_buffer.is_empty() && self.cache.can_buffer(pages) {
-                self.buffer_write(q, requests, req);
+        if self.cache.buffers_writes() && pages <= self.cache.partition_pages() {
+            let part = self.cache.partition(requests[req].flow);
+            if self.waiting_for_buffer[part].is_empty() && self.cache.can_buffer(part, pages) {
+                self.buffer_write(q, requests, req, part);
             } else {
-                if self.waiting_for_buffer.is_empty() {
-                    self.buffer_full_since = Some(q.now());
+                if self.waiting_for_buffer[part].is_empty() {
+                    self.buffer_full_since[part] = Some(q.now());
                 }
-                self.waiting_for_buffer.push_back(req);
+                self.waiting_for_buffer[part].push_back(req);
             }
             return;
         }
@@ -423,8 +428,8 @@ impl Device {
         }
     }
 
-    /// Put a write in the buffer, start destaging it, and complete it.
-    fn buffer_write(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, req: ReqId) {
+    /// Put a write in buffer partition `part`, start destaging it, and complete it.
+    fn buffer_write(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, req: ReqId, part: usize) {
         let now = q.now();
         let (offset, len, flow, priority) =
             (requests[req].offset, requests[req].len, requests[req].flow, requests[req].class.priority);
@@ -433,7 +438,7 @@ impl Device {
         let first = offset / self.page_bytes;
         let last = (offset + len as u64).div_ceil(self.page_bytes);
         for lpa in first..last {
-            self.cache.buffer_write(lpa);
+            self.cache.buffer_write(lpa, part);
             // Destages always program a whole page (the buffer holds the page image).
             self.write_page(q, lpa, self.page_bytes as u32, NONE, flow, priority);
         }
@@ -534,7 +539,7 @@ impl Device {
             gc_urgent: self.ftl.gc_urgent(die),
             gc_pace: self.ftl.gc_pace(die),
             multiplane: self.multiplane,
-            host_writes_blocked_since: self.buffer_full_since,
+            host_writes_blocked_since: self.buffer_full_since.iter().flatten().copied().min(),
             reads_only,
         };
         self.tsu.dispatch(die, &view, batch);
@@ -684,8 +689,9 @@ impl Device {
             }
             Purpose::UserWrite => {
                 self.host_pages_programmed += 1;
-                self.cache.destaged(t.lpa);
-                self.admit_waiting_writes(q, requests);
+                let part = self.cache.partition(t.flow);
+                self.cache.destaged(t.lpa, part);
+                self.admit_waiting_writes(q, requests, part);
             }
             Purpose::Gc => self.finish_gc_step(q, &t),
         }
@@ -705,17 +711,18 @@ impl Device {
         }
     }
 
-    fn admit_waiting_writes(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena) {
-        while let Some(&req) = self.waiting_for_buffer.front() {
+    /// Admit the writes waiting for partition `part`, in arrival order, while they fit.
+    fn admit_waiting_writes(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, part: usize) {
+        while let Some(&req) = self.waiting_for_buffer[part].front() {
             let (offset, len) = (requests[req].offset, requests[req].len);
-            if !self.cache.can_buffer(self.pages(offset, len).count()) {
+            if !self.cache.can_buffer(part, self.pages(offset, len).count()) {
                 break;
             }
-            self.waiting_for_buffer.pop_front();
-            self.buffer_write(q, requests, req);
+            self.waiting_for_buffer[part].pop_front();
+            self.buffer_write(q, requests, req, part);
         }
-        if self.waiting_for_buffer.is_empty() {
-            self.buffer_full_since = None;
+        if self.waiting_for_buffer[part].is_empty() {
+            self.buffer_full_since[part] = None;
         }
     }
 

@@ -39,6 +39,25 @@ overprovisioning = 0.15
 capacity_bytes = "1MiB"
 "#;
 
+/// One die with one plane of an `mqsim-mlc` drive (256 blocks x 64 pages), an ideal map, the lower half of
+/// the logical space written once and the upper half free: writes to the upper half (`offset = "55%"`) run
+/// no garbage collection, so only programs stand between the flows. Append `[device.cache]` and flows.
+pub const ONE_DIE_HALF_WRITTEN: &str = r#"
+[device]
+preset = "mqsim-mlc"
+[device.flash]
+channels = 1
+chips_per_channel = 1
+dies_per_chip = 1
+planes_per_die = 1
+blocks_per_plane = 256
+pages_per_block = 64
+[device.ftl]
+ideal_map = true
+precondition = "sequential"
+precondition_fill = 0.5
+"#;
+
 /// A `[host]` whose software costs nothing: every CPU, block-layer and driver cost is zero, so the host is a
 /// pure pass-through and device-level closed forms hold end to end.
 #[allow(dead_code)]
