@@ -130,6 +130,17 @@ pub fn render(scenario: &Scenario, r: &RunResults, wall_seconds: f64) -> String 
         d.queue_depth.mean,
         d.queue_depth.max
     );
+    let gc_total: u64 = r.flows.iter().map(|f| f.gc_busy_ns).sum();
+    if gc_total > 0 {
+        let shares: Vec<String> = r
+            .flows
+            .iter()
+            .map(|f| {
+                format!("{} {:.1} ms ({:.0}%)", f.name, ms(f.gc_busy_ns), 100.0 * f.gc_busy_ns as f64 / gc_total as f64)
+            })
+            .collect();
+        let _ = writeln!(out, "GC die time charged to the flows that caused it: {}", shares.join(", "));
+    }
     let h = &r.host;
     let _ = writeln!(
         out,

@@ -58,7 +58,11 @@ pub fn sequential(blocks: u32, pages_per_block: u32, valid_pages: u64) -> PlaneI
 #[derive(Debug, Clone)]
 pub struct SteadyState {
     full_block_valid: Vec<u16>,
-    free_fraction: f64,
+    /// Fraction of blocks free, or `None` when the sample ended at its GC threshold (GC kept it there): a
+    /// real plane then starts exactly at its own threshold, which the sample's fraction, rounded on 256
+    /// blocks, would miss by a few blocks (13/256 free for a 5% threshold is 208 of 4096 blocks, 3 above
+    /// the 205 GC keeps: ~900 pages per plane written before the first GC, seconds on a large drive).
+    free_fraction: Option<f64>,
 }
 
 /// Run the mean-field model: `fill` is the fraction of the plane's pages that hold valid data,
@@ -146,7 +150,8 @@ pub fn steady_state(
     }
     let full_block_valid: Vec<u16> =
         (0..blocks).filter(|&b| written[b] == ppb && Some(b) != open).map(|b| valid[b]).collect();
-    SteadyState { full_block_valid, free_fraction: free.len() as f64 / blocks as f64 }
+    let at_threshold = free.len() <= soft_free;
+    SteadyState { full_block_valid, free_fraction: (!at_threshold).then(|| free.len() as f64 / blocks as f64) }
 }
 
 impl SteadyState {
@@ -165,7 +170,11 @@ impl SteadyState {
         order.shuffle(rng);
         // Never fewer free blocks than GC keeps, and never so many that the data does not fit.
         let max_free = n - 1 - valid_pages.div_ceil(pages_per_block as u64) as usize;
-        let n_free = ((self.free_fraction * n as f64).round() as usize).max(min_free as usize).min(max_free);
+        let n_free = match self.free_fraction {
+            Some(fraction) => ((fraction * n as f64).round() as usize).max(min_free as usize),
+            None => min_free as usize,
+        }
+        .min(max_free);
         let free: Vec<u32> = order[..n_free].to_vec();
         let open = order[n_free];
         let full = &order[n_free + 1..];
