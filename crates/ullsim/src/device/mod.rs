@@ -4,6 +4,7 @@
 //! talks to the rest of the simulation through three calls: `create_queue`, `ring_doorbell` (a command is in
 //! a submission queue) and `handle` (its own events), which reports requests whose completion was posted.
 
+pub mod buffer_waiters;
 pub mod cache;
 pub mod flash;
 pub mod ftl;
@@ -23,6 +24,7 @@ use crate::engine::{EventQueue, Time};
 use crate::request::{NvmePriority, Op, ReqId, RequestArena};
 use crate::sim::Event;
 
+use buffer_waiters::BufferWaiters;
 use cache::DataCache;
 use flash::{Backend, FlashOp, Geometry, Timing};
 use ftl::{Ftl, MappingCache};
@@ -131,11 +133,8 @@ pub struct Device {
     controller_free_at: Time,
     /// A `ControllerFree` event is scheduled (commands are waiting for the controller).
     controller_wake_pending: bool,
-    /// Per write-buffer partition: writes whose data arrived but found the partition full, in arrival order.
-    waiting_for_buffer: Vec<VecDeque<ReqId>>,
-    /// Per partition: since when its `waiting_for_buffer` has been non-empty (from then on background
-    /// destages stall hosts).
-    buffer_full_since: Vec<Option<Time>>,
+    /// Writes whose data arrived but found their write-buffer partition full.
+    waiting_for_buffer: BufferWaiters,
     /// Host writes with no free page yet (every plane at its GC reserve); retried after each erase.
     waiting_for_space: VecDeque<TxId>,
     /// Translation pages being read, and the mapping-read transaction reading each.
@@ -177,7 +176,7 @@ impl Device {
         let tsu_wants_completions = tsu.wants_completions();
         let ideal_map = cfg.ftl.ideal_map || cfg.ftl.mapping == MappingKind::InPlace;
         let cache = DataCache::new(&cfg.cache, geometry.page_bytes, flows);
-        let partitions = cache.partitions();
+        let waiting_for_buffer = BufferWaiters::new(cache.partitions());
         Ok(Device {
             preset: cfg.preset.clone(),
             page_bytes: geometry.page_bytes,
@@ -202,8 +201,7 @@ impl Device {
             commands: Vec::new(),
             controller_free_at: 0,
             controller_wake_pending: false,
-            waiting_for_buffer: vec![VecDeque::new(); partitions],
-            buffer_full_since: vec![None; partitions],
+            waiting_for_buffer,
             waiting_for_space: VecDeque::new(),
             map_reads_in_flight: FxHashMap::default(),
             gc_moves: Vec::new(),
@@ -409,13 +407,10 @@ impl Device {
         let pages = self.pages(offset, len).count();
         if self.cache.buffers_writes() && pages <= self.cache.partition_pages() {
             let part = self.cache.partition(requests[req].flow);
-            if self.waiting_for_buffer[part].is_empty() && self.cache.can_buffer(part, pages) {
+            if !self.waiting_for_buffer.any(part) && self.cache.can_buffer(part, pages) {
                 self.buffer_write(q, requests, req, part);
             } else {
-                if self.waiting_for_buffer[part].is_empty() {
-                    self.buffer_full_since[part] = Some(q.now());
-                }
-                self.waiting_for_buffer[part].push_back(req);
+                self.waiting_for_buffer.push(part, req, q.now());
             }
             return;
         }
@@ -539,7 +534,7 @@ impl Device {
             gc_urgent: self.ftl.gc_urgent(die),
             gc_pace: self.ftl.gc_pace(die),
             multiplane: self.multiplane,
-            host_writes_blocked_since: self.buffer_full_since.iter().flatten().copied().min(),
+            host_writes_blocked_since: self.waiting_for_buffer.blocked_since(),
             reads_only,
         };
         self.tsu.dispatch(die, &view, batch);
@@ -713,16 +708,13 @@ impl Device {
 
     /// Admit the writes waiting for partition `part`, in arrival order, while they fit.
     fn admit_waiting_writes(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, part: usize) {
-        while let Some(&req) = self.waiting_for_buffer[part].front() {
+        while let Some(req) = self.waiting_for_buffer.front(part) {
             let (offset, len) = (requests[req].offset, requests[req].len);
             if !self.cache.can_buffer(part, self.pages(offset, len).count()) {
                 break;
             }
-            self.waiting_for_buffer[part].pop_front();
+            self.waiting_for_buffer.pop(part);
             self.buffer_write(q, requests, req, part);
-        }
-        if self.waiting_for_buffer[part].is_empty() {
-            self.buffer_full_since[part] = None;
         }
     }
 
