@@ -259,13 +259,7 @@ pub fn run_scenario_with_progress(
         },
     );
     let mut shared = shared?;
-    let alone: Vec<AloneRun> = alone?
-        .into_iter()
-        .map(|r| AloneRun {
-            die_busy: r.device.die_utilization.mean,
-            flow: r.flows.into_iter().next().expect("one flow"),
-        })
-        .collect();
+    let alone: Vec<AloneRun> = alone?.into_iter().map(|r| AloneRun::of(&r)).collect();
     shared.fairness = fairness::attach(&mut shared.flows, &alone);
     Ok(shared)
 }

@@ -39,14 +39,16 @@ fn alone_runs_report_die_busy_and_classify_flows_as_flins_table() {
         let alone = flow.alone.as_ref().expect("fairness is on");
         let row = table_row(&flow.name);
         println!(
-            "{:<6} alone: die busy {:.4} -> {}; FLIN's Table 2: {}",
+            "{:<6} alone: die busy {:.4}, all chips busy {:.4} -> {}; FLIN's Table 2: {}",
             flow.name,
             alone.die_busy,
+            alone.all_chips_busy,
             if alone.high_interference { "high" } else { "low" },
             if row.high_interference { "high" } else { "low" }
         );
         assert!((0.0..=1.0).contains(&alone.die_busy));
         assert_eq!(alone.high_interference, alone.die_busy > HIGH_INTERFERENCE_DIE_BUSY);
+        assert!((0.0..=alone.die_busy).contains(&alone.all_chips_busy), "all chips busy at once <= die busy");
         assert_eq!(alone.high_interference, row.high_interference, "{}: die busy {}", flow.name, alone.die_busy);
     }
     // die_busy is the alone run's own die utilization, and that run is the flow by itself.
@@ -120,4 +122,26 @@ fn stage3_does_not_make_reads_wait_for_destages_no_host_waits_for() {
     let (sprinkler, flin) = (read_mean_ns("sprinkler"), read_mean_ns("flin"));
     println!("tpcc read mean under GC load: sprinkler {sprinkler:.0} ns, flin {flin:.0} ns");
     assert!(flin < sprinkler * 1.05, "flin {flin:.0} ns against sprinkler {sprinkler:.0} ns");
+}
+
+/// exch's mean read latency and slowdown in scenarios/examples/flin-write-overload.toml (2 s) under `scheduler`
+/// with stage 3's wait counted from `wait`.
+fn overload_exch(scheduler: &str, wait: &str) -> (f64, f64) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/examples/flin-write-overload.toml");
+    let set = [format!("device.tsu.scheduler={scheduler}"), format!("device.tsu.flin_stage3_wait={wait}")];
+    let scenario = Scenario::load(&path, &set).unwrap_or_else(|e| panic!("{e}"));
+    let results = run(&scenario);
+    let exch = results.flows.iter().find(|f| f.name == "exch").unwrap();
+    (exch.read.as_ref().unwrap().latency_ns.mean, exch.slowdown.unwrap())
+}
+
+#[test]
+fn stage3_from_the_queue_makes_reads_wait_behind_an_overloaded_writers_backlog_and_from_the_slot_less() {
+    let (sprinkler, _) = overload_exch("sprinkler", "queue");
+    let (queue, queue_slowdown) = overload_exch("flin", "queue");
+    let (slot, slot_slowdown) = overload_exch("flin", "slot");
+    println!("exch reads: sprinkler {sprinkler:.0} ns, flin from the queue {queue:.0} ns, from the slot {slot:.0} ns");
+    // Reads first (Sprinkler) vs balancing proportional waits against a backlog hundreds of ms old.
+    assert!(queue > 4.0 * sprinkler, "flin (queue) {queue} vs sprinkler {sprinkler}");
+    assert!(slot < queue / 2.0 && slot_slowdown < queue_slowdown, "slot {slot} vs queue {queue}");
 }

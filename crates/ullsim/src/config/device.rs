@@ -62,6 +62,16 @@ pub enum BufferSharing {
     PerFlow,
 }
 
+/// FLIN stage 3: where a transaction's `T_wait` starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stage3Wait {
+    /// At its arrival in its stage-1 queue.
+    Queue,
+    /// When stage 2 moved it into the read or write slot.
+    Slot,
+}
+
 /// How logical pages find their physical home.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -131,6 +141,8 @@ pub struct TsuConfig {
     pub flin_stage2: bool,
     /// `flin`: stage 3, wait-balancing choice between the read and write slot (off: reads first).
     pub flin_stage3: bool,
+    /// `flin`: where stage 3's `T_wait` starts: at arrival in the queue or on entering the slot.
+    pub flin_stage3_wait: Stage3Wait,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -57,6 +57,10 @@ impl Geometry {
     pub fn channel_of_die(&self, die: u32) -> u32 {
         die % self.channels
     }
+    /// The chip of a die (a chip's dies share its channel).
+    pub fn chip_of_die(&self, die: u32) -> u32 {
+        die % self.chips()
+    }
     /// Global block index of a page. (Validation keeps page numbers below 2^32, so 32-bit division, which
     /// is several times cheaper on the hot path, is exact.)
     pub fn block_of(&self, ppa: u64) -> u64 {
@@ -121,6 +125,13 @@ pub struct Backend {
     die_busy: Vec<bool>,
     die_busy_since: Vec<Time>,
     die_busy_ns: Vec<Time>,
+    /// Busy dies per chip; chips with a busy die, and since when all of them have had one (valid while
+    /// `busy_chips` is every chip).
+    chip_busy_dies: Vec<u32>,
+    busy_chips: usize,
+    all_busy_since: Time,
+    /// Time every chip was busy at once, up to the last time one of them went idle.
+    all_busy_ns: Time,
 }
 
 impl Backend {
@@ -128,6 +139,7 @@ impl Backend {
         let dies = geometry.dies() as usize;
         let channels = geometry.channels as usize;
         Backend {
+            chip_busy_dies: vec![0; geometry.chips() as usize],
             geometry,
             timing,
             channel_free_at: vec![0; channels],
@@ -135,6 +147,9 @@ impl Backend {
             die_busy: vec![false; dies],
             die_busy_since: vec![0; dies],
             die_busy_ns: vec![0; dies],
+            busy_chips: 0,
+            all_busy_since: 0,
+            all_busy_ns: 0,
         }
     }
 
@@ -147,6 +162,14 @@ impl Backend {
         debug_assert!(!self.die_busy[die as usize], "die {die} started while busy");
         self.die_busy[die as usize] = true;
         self.die_busy_since[die as usize] = now;
+        let chip = self.geometry.chip_of_die(die) as usize;
+        self.chip_busy_dies[chip] += 1;
+        if self.chip_busy_dies[chip] == 1 {
+            self.busy_chips += 1;
+            if self.busy_chips == self.chip_busy_dies.len() {
+                self.all_busy_since = now;
+            }
+        }
     }
 
     /// Mark `die` idle at `now`.
@@ -154,6 +177,14 @@ impl Backend {
         debug_assert!(self.die_busy[die as usize]);
         self.die_busy[die as usize] = false;
         self.die_busy_ns[die as usize] += now - self.die_busy_since[die as usize];
+        let chip = self.geometry.chip_of_die(die) as usize;
+        self.chip_busy_dies[chip] -= 1;
+        if self.chip_busy_dies[chip] == 0 {
+            if self.busy_chips == self.chip_busy_dies.len() {
+                self.all_busy_ns += now - self.all_busy_since;
+            }
+            self.busy_chips -= 1;
+        }
     }
 
     /// Reserve `die`'s channel for `bytes` starting no earlier than `earliest`; returns the end time.
@@ -173,10 +204,59 @@ impl Backend {
             .collect()
     }
 
+    /// Time every chip had a busy die at once (including an ongoing stretch up to `now`): FLIN's "keeps all
+    /// of the flash chips busy".
+    pub fn all_chips_busy_ns(&self, now: Time) -> Time {
+        let all = self.busy_chips == self.chip_busy_dies.len();
+        self.all_busy_ns + if all { now - self.all_busy_since } else { 0 }
+    }
+
     /// Busy time per channel (transfers reserved up to `now`).
     pub fn channel_busy_ns(&self, now: Time) -> Vec<Time> {
         (0..self.channel_busy_ns.len())
             .map(|c| self.channel_busy_ns[c] - self.channel_free_at[c].saturating_sub(now).min(self.channel_busy_ns[c]))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_chips_busy_counts_only_the_stretches_when_every_chip_works() {
+        let geometry = Geometry {
+            channels: 1,
+            chips_per_channel: 2,
+            dies_per_chip: 1,
+            planes_per_die: 1,
+            blocks_per_plane: 4,
+            pages_per_block: 4,
+            page_bytes: 4096,
+        };
+        let timing = Timing { read_ns: 1, program_ns: 1, erase_ns: 1, command_ns: 0, channel_ns_per_byte: 1.0 };
+        let mut b = Backend::new(geometry, timing);
+        // Die 0 busy 0-100, die 1 busy 40-150, then both 200-260 and die 0 alone 300-.
+        b.occupy_die(0, 0);
+        b.occupy_die(1, 40);
+        b.release_die(0, 100);
+        b.release_die(1, 150);
+        assert_eq!(b.all_chips_busy_ns(150), 60);
+        b.occupy_die(0, 200);
+        b.occupy_die(1, 200);
+        assert_eq!(b.all_chips_busy_ns(230), 90, "an ongoing stretch counts up to now");
+        b.release_die(1, 260);
+        b.release_die(0, 280);
+        b.occupy_die(0, 300);
+        assert_eq!(b.all_chips_busy_ns(400), 120);
+        assert_eq!(b.die_busy_ns(400), vec![100 + 80 + 100, 110 + 60]);
+
+        // Two dies on one chip: the chip is busy while either is.
+        let mut b = Backend::new(Geometry { chips_per_channel: 1, dies_per_chip: 2, ..geometry }, timing);
+        b.occupy_die(0, 0);
+        b.occupy_die(1, 50);
+        b.release_die(0, 100);
+        b.release_die(1, 150);
+        assert_eq!(b.all_chips_busy_ns(200), 150);
     }
 }

@@ -82,6 +82,8 @@ pub struct DeviceResults {
     pub cmt_hit_rate: Option<f64>,
     /// Fraction of the run each die was busy: mean and max over dies ("chip utilization").
     pub die_utilization: Utilization,
+    /// Fraction of the run every chip had a busy die at once (FLIN's "keeps all of the flash chips busy").
+    pub all_chips_busy: f64,
     pub channel_utilization: Utilization,
     /// Commands inside the device (doorbell to completion), time-weighted mean and maximum.
     pub queue_depth: QueueDepth,
@@ -825,6 +827,7 @@ impl Device {
             },
             cmt_hit_rate: ratio(self.cmt.hits, self.cmt.hits + self.cmt.misses),
             die_utilization: utilization(self.flash.die_busy_ns(now)),
+            all_chips_busy: self.flash.all_chips_busy_ns(now) as f64 / now.max(1) as f64,
             channel_utilization: utilization(self.flash.channel_busy_ns(now)),
             queue_depth: QueueDepth { mean: area as f64 / now.max(1) as f64, max: self.max_outstanding },
             busy: busy as f64 / now.max(1) as f64,

@@ -111,6 +111,8 @@ pub struct AppClass {
     pub app: String,
     /// Mean die utilization of its classification run (alone, under the baseline scheduler).
     pub chip_busy: f64,
+    /// Share of that run with every chip busy at once (the literal reading of FLIN's rule).
+    pub all_chips_busy: f64,
     pub high_interference: bool,
 }
 
@@ -271,8 +273,13 @@ pub fn run(options: &Options) -> Result<Report, String> {
     let classes: Vec<AppClass> = apps
         .iter()
         .map(|app| {
-            let chip_busy = alone_of(app, VARIANTS.len()).device.die_utilization.mean;
-            AppClass { app: app.clone(), chip_busy, high_interference: chip_busy > HIGH_INTERFERENCE_DIE_BUSY }
+            let device = &alone_of(app, VARIANTS.len()).device;
+            AppClass {
+                app: app.clone(),
+                chip_busy: device.die_utilization.mean,
+                all_chips_busy: device.all_chips_busy,
+                high_interference: device.die_utilization.mean > HIGH_INTERFERENCE_DIE_BUSY,
+            }
         })
         .collect();
     let high: Vec<String> = classes.iter().filter(|c| c.high_interference).map(|c| c.app.clone()).collect();
@@ -296,13 +303,7 @@ pub fn run(options: &Options) -> Result<Report, String> {
             let names: Vec<&str> = mix.iter().map(String::as_str).collect();
             let text = scenario_text(&names, variant, options.duration_ns, options.load);
             let mut shared = run_text(&text, options.seed, &options.overrides)?;
-            let alone_flows: Vec<AloneRun> = mix
-                .iter()
-                .map(|app| {
-                    let run = alone_of(app, v);
-                    AloneRun { flow: run.flows[0].clone(), die_busy: run.device.die_utilization.mean }
-                })
-                .collect();
+            let alone_flows: Vec<AloneRun> = mix.iter().map(|app| AloneRun::of(alone_of(app, v))).collect();
             let f = fairness::attach(&mut shared.flows, &alone_flows)
                 .ok_or_else(|| format!("mix {mix:?} under {}: no flow completed anything", variant.label))?;
             Ok(MixRun {

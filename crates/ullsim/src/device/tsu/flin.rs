@@ -49,6 +49,7 @@ use std::collections::VecDeque;
 use super::fifo::{take_batch, MULTIPLANE_WINDOW};
 use super::{flow_slot, memory_ns, service_ns, take_before_host_work};
 use super::{CompletionView, DispatchView, GcCredit, SchedulerSetup, TransactionScheduler};
+use crate::config::device::Stage3Wait;
 use crate::device::flash::{FlashOp, Timing};
 use crate::device::transaction::{Purpose, Transaction, TxArena, TxId, NONE};
 use crate::engine::Time;
@@ -96,6 +97,8 @@ struct Entry {
     alone_finish: Time,
     /// Moved forward by stage 1: later high-intensity transactions do not pass it.
     barrier: bool,
+    /// When stage 2 moved it into its slot.
+    slotted_at: Time,
 }
 
 impl Entry {
@@ -283,6 +286,7 @@ pub struct Flin {
     stage1: bool,
     stage2: bool,
     stage3: bool,
+    stage3_wait: Stage3Wait,
     /// Per flow: GC die time charged to it and host pages it has written (for its GC time per page).
     gc_ns: Vec<Time>,
     pages_written: Vec<u64>,
@@ -304,6 +308,7 @@ impl Flin {
             stage1: cfg.flin_stage1,
             stage2: cfg.flin_stage2,
             stage3: cfg.flin_stage3,
+            stage3_wait: cfg.flin_stage3_wait,
             gc_ns: Vec::new(),
             pages_written: Vec::new(),
             estimates: Estimates::default(),
@@ -361,6 +366,7 @@ impl Flin {
             service,
             alone_finish,
             barrier: false,
+            slotted_at: 0,
         };
         let busy_ns = d.busy_until.saturating_sub(now);
         d.in_queues[kind] += 1;
@@ -373,7 +379,7 @@ impl Flin {
     }
 
     /// Stage 2: take the next class queue head for the read or write slot.
-    fn arbitrate(d: &mut FlinDie, kind: usize, weighted: bool) -> Option<(Entry, usize)> {
+    fn arbitrate(d: &mut FlinDie, kind: usize, weighted: bool, now: Time) -> Option<(Entry, usize)> {
         if d.in_queues[kind] == 0 {
             return None;
         }
@@ -385,7 +391,8 @@ impl Flin {
             if !d.queues[kind][class].entries.is_empty() {
                 d.turn[kind] = turn;
                 d.in_queues[kind] -= 1;
-                return Some((d.queues[kind][class].remove(0), class));
+                let entry = Entry { slotted_at: now, ..d.queues[kind][class].remove(0) };
+                return Some((entry, class));
             }
         }
         unreachable!("{} entries counted in empty class queues", d.in_queues[kind]);
@@ -395,13 +402,17 @@ impl Flin {
     /// already completed from the write buffer) stalls nobody until host writes wait for buffer space, so
     /// its wait counts from then: balancing reads against it would slow reads and speed up no one.
     fn proportional_wait(&self, e: &Entry, view: &DispatchView) -> f64 {
+        let start = match self.stage3_wait {
+            Stage3Wait::Queue => e.enqueued_at,
+            Stage3Wait::Slot => e.slotted_at,
+        };
         let waiting_since = if e.op == FlashOp::Program && view.txs[e.tx].req == NONE {
             match view.host_writes_blocked_since {
-                Some(blocked) => blocked.max(e.enqueued_at),
+                Some(blocked) => blocked.max(start),
                 None => return 0.0,
             }
         } else {
-            e.enqueued_at
+            start
         };
         let gc = if e.op == FlashOp::Program { self.gc_per_page(e.flow) } else { 0 };
         // T_memory + T_transfer: the service estimate without the command cycles.
@@ -543,7 +554,7 @@ impl TransactionScheduler for Flin {
             // A program or erase is suspended for reads: mapping reads, then the read slot, nothing else.
             if !take_before_host_work(&mut d.gc, &mut d.map_reads, view, planes, batch) {
                 if d.slots[READ].is_none() {
-                    d.slots[READ] = Self::arbitrate(d, READ, self.stage2);
+                    d.slots[READ] = Self::arbitrate(d, READ, self.stage2, now);
                 }
                 if d.slots[READ].is_some() {
                     self.take_slot(die, READ, view, batch);
@@ -552,7 +563,7 @@ impl TransactionScheduler for Flin {
         } else if !take_before_host_work(&mut d.gc, &mut d.map_reads, view, planes, batch) {
             for kind in [READ, WRITE] {
                 if d.slots[kind].is_none() {
-                    d.slots[kind] = Self::arbitrate(d, kind, self.stage2);
+                    d.slots[kind] = Self::arbitrate(d, kind, self.stage2, now);
                 }
             }
             let d = &self.dies[die];
@@ -717,6 +728,25 @@ mod tests {
     }
 
     #[test]
+    fn stage3_wait_counts_from_the_queue_or_from_the_slot() {
+        // A write and two reads queued at 0; the die dispatches at 10 ms and again at 12 ms.
+        let order = |wait: Stage3Wait| {
+            let mut txs = TxArena::default();
+            let mut s = flin(|c| c.flin_stage3_wait = wait);
+            add(s.as_mut(), &mut txs, tx(Purpose::UserWrite, 0, 0, 1, 0, 0));
+            add(s.as_mut(), &mut txs, tx(Purpose::UserRead, 0, 0, 2, 1, 0));
+            add(s.as_mut(), &mut txs, tx(Purpose::UserRead, 0, 0, 3, 1, 0));
+            [10 * MS, 12 * MS].map(|now| txs[next(s.as_mut(), &txs, 0, now)[0]].purpose)
+        };
+        // From the queue: at 10 ms the write has waited 10 ms (PW 7.6), the read 10 ms too (PW 100): the
+        // read; at 12 ms the second read has PW 120 against the write's 9.1: the read again.
+        assert_eq!(order(Stage3Wait::Queue), [Purpose::UserRead, Purpose::UserRead]);
+        // From the slot: both entered their slots at 10 ms (PW 0 each: the read); at 12 ms the write has
+        // sat 2 ms in its slot (PW 1.5) and the second read just entered it (PW 0): the write.
+        assert_eq!(order(Stage3Wait::Slot), [Purpose::UserRead, Purpose::UserWrite]);
+    }
+
+    #[test]
     fn stage3_a_background_destage_stalls_nobody_until_host_writes_wait_for_the_buffer() {
         // A destage (req NONE: its host write completed from the write buffer) queued at 0 and a read that
         // waited 1 us, dispatched at 10 ms.
@@ -800,6 +830,7 @@ mod tests {
             service: 100,
             alone_finish,
             barrier: false,
+            slotted_at: 0,
         };
         let mut q = ClassQueue::default();
         q.insert(0, entry(0, 900, 1000)); // T_shared = 100 + 50 + 100 = 250, T_alone = 100: S = 2.5
