@@ -56,6 +56,9 @@ pub enum RateProcess {
     Linear,
     /// Exponential inter-arrival times.
     Poisson,
+    /// Bursts: Poisson at `burst_factor` times the rate during ON periods, nothing during OFF periods (an
+    /// interrupted Poisson process; not in fio).
+    Onoff,
 }
 
 /// fio's `ioengine`: how a flow's tasks submit I/O and wait for it.
@@ -138,6 +141,8 @@ pub struct FlowSpec {
     pub iodepth_batch_submit: Option<u32>,
     pub rate_iops: Option<f64>,
     pub rate_process: Option<RateProcess>,
+    pub burst_factor: Option<f64>,
+    pub burst_on: Option<Seconds>,
     pub random_distribution: Option<RandomDistribution>,
     pub size: Option<SizeOrPercent>,
     pub offset: Option<SizeOrPercent>,
@@ -287,6 +292,8 @@ pub const FLOW_KEYS: &[&str] = &[
     "iodepth_batch_submit",
     "rate_iops",
     "rate_process",
+    "burst_factor",
+    "burst_on",
     "random_distribution",
     "size",
     "offset",

@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod distribution;
+pub mod onoff;
 pub mod trace;
 
 use std::collections::VecDeque;
@@ -17,6 +18,7 @@ use crate::engine::{stream_rng, stream_seed, EventQueue, SimRng, Time};
 use crate::request::{Class, Op};
 use crate::sim::Event;
 use distribution::{BlockPicker, RandomDistribution};
+use onoff::{gap_ns, OnOffClock};
 use trace::{TraceError, TraceReader, TraceRecord};
 
 /// Events the workload schedules for itself.
@@ -53,6 +55,9 @@ const MAX_IODEPTH: u32 = 65_536;
 /// Sector size: offsets and sizes are multiples of it.
 const SECTOR: u64 = 512;
 
+/// Default `burst_on`: mean length of an ON period of an on/off flow.
+const DEFAULT_BURST_ON_NS: Time = 100_000_000;
+
 /// Most jobs (tasks) one flow may have.
 const MAX_NUMJOBS: u32 = 4096;
 
@@ -83,6 +88,8 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
             ("thinktime", spec.thinktime.is_some()),
             ("rwmixread", spec.rwmixread.is_some()),
             ("rate_process", spec.rate_process.is_some()),
+            ("burst_factor", spec.burst_factor.is_some()),
+            ("burst_on", spec.burst_on.is_some()),
             ("random_distribution", spec.random_distribution.is_some()),
             ("size", spec.size.is_some()),
             ("offset", spec.offset.is_some()),
@@ -172,8 +179,14 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
                 );
             }
         }
-        if spec.rate_process.is_some() {
-            return err("rate_process", "does not apply to a trace flow (arrivals come from the trace's time stamps)");
+        for (key, set) in [
+            ("rate_process", spec.rate_process.is_some()),
+            ("burst_factor", spec.burst_factor.is_some()),
+            ("burst_on", spec.burst_on.is_some()),
+        ] {
+            if set {
+                return err(key, "does not apply to a trace flow (arrivals come from the trace's time stamps)");
+            }
         }
         if spec.thinktime.is_some() && spec.iodepth.is_none() {
             return err(
@@ -231,6 +244,7 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
         } else if spec.rate_process.is_some() {
             return err("rate_process", "applies only with rate_iops");
         }
+        check_burst(spec)?;
         if spec.random_distribution.is_some() && !spec.rw.is_some_and(RwMode::is_random) {
             return err("random_distribution", "applies only to random I/O (rw = randread, randwrite or randrw)");
         }
@@ -240,6 +254,36 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
     }
     if spec.number_ios == Some(0) {
         return err("number_ios", "expected a whole number >= 1");
+    }
+    Ok(())
+}
+
+/// `burst_factor` and `burst_on`: only, and `burst_factor` always, with `rate_process = "onoff"`.
+fn check_burst(spec: &FlowSpec) -> Result<(), (String, String)> {
+    let err = |key: &str, what: &str| Err((key.to_string(), what.to_string()));
+    if spec.rate_process != Some(RateProcess::Onoff) {
+        for (key, set) in [("burst_factor", spec.burst_factor.is_some()), ("burst_on", spec.burst_on.is_some())] {
+            if set {
+                return err(key, "applies only with rate_process = \"onoff\"");
+            }
+        }
+        return Ok(());
+    }
+    match spec.burst_factor {
+        None => {
+            return err(
+                "burst_factor",
+                "missing: rate_process = \"onoff\" needs burst_factor, a number >= 1 (the rate during bursts over \
+                 rate_iops)",
+            )
+        }
+        Some(f) if !(f >= 1.0 && f.is_finite()) => {
+            return err("burst_factor", "expected a number >= 1 (the rate during bursts over rate_iops)")
+        }
+        Some(_) => {}
+    }
+    if spec.burst_on.is_some_and(|d| d.0 == 0) {
+        return err("burst_on", "expected a duration > 0 (the mean length of a burst)");
     }
     Ok(())
 }
@@ -413,12 +457,24 @@ enum Source {
     None,
 }
 
+/// How an open-loop flow spaces its arrivals (`rate_process`).
+enum Spacing {
+    Linear,
+    /// Exponential gaps drawn from the flow's stream.
+    Poisson,
+    /// Bursts, drawn from a stream of their own (`flow:NAME:arrivals`): the flow's stream also serves
+    /// issues, which a backlog delays to completions, so sharing it would make the arrival times depend on
+    /// completions (which differ between the flow's alone and shared runs).
+    OnOff(OnOffClock, SimRng),
+}
+
 /// How a flow decides when to issue.
 enum Pacing {
     /// Keep `depth` I/Os outstanding per job (fio's iodepth), with a think time after each completion.
     Closed { depth: u32, think_ns: Time },
-    /// Arrivals on a clock; optionally at most `cap` outstanding (arrivals beyond it wait).
-    Open { interval_ns: f64, poisson: bool, cap: Option<u32> },
+    /// Arrivals on a clock, `interval_ns` apart on average; optionally at most `cap` outstanding (arrivals
+    /// beyond it wait).
+    Open { interval_ns: f64, spacing: Spacing, cap: Option<u32> },
     /// Arrivals at the trace's time stamps.
     TraceTimed,
 }
@@ -539,11 +595,22 @@ impl Workload {
                     cursor: 0,
                 };
                 let pacing = match spec.rate_iops {
-                    Some(rate) => Pacing::Open {
-                        interval_ns: 1e9 / rate,
-                        poisson: spec.rate_process.unwrap_or_default() == RateProcess::Poisson,
-                        cap: spec.iodepth,
-                    },
+                    Some(rate) => {
+                        let interval_ns = 1e9 / rate;
+                        let spacing = match spec.rate_process.unwrap_or_default() {
+                            RateProcess::Linear => Spacing::Linear,
+                            RateProcess::Poisson => Spacing::Poisson,
+                            RateProcess::Onoff => {
+                                let on_ns = spec.burst_on.map_or(DEFAULT_BURST_ON_NS, |d| d.0) as f64;
+                                let clock = spec
+                                    .burst_factor
+                                    .and_then(|factor| OnOffClock::new(interval_ns, factor, on_ns))
+                                    .ok_or_else(|| format!("flow \"{}\": bad burst_factor or burst_on", spec.name))?;
+                                Spacing::OnOff(clock, stream_rng(seed, &format!("{stream}:arrivals")))
+                            }
+                        };
+                        Pacing::Open { interval_ns, spacing, cap: spec.iodepth }
+                    }
                     None => {
                         Pacing::Closed { depth: spec.iodepth.unwrap_or(1), think_ns: spec.thinktime.map_or(0, |t| t.0) }
                     }
@@ -640,13 +707,14 @@ impl Workload {
 
     fn schedule_arrival(&mut self, q: &mut EventQueue<Event>, flow: u32, now: Time) {
         let f = &mut self.flows[flow as usize];
-        let Pacing::Open { interval_ns, poisson, .. } = f.pacing else { return };
-        let gap = if poisson {
-            Exp::new(1.0 / interval_ns).map_or(interval_ns, |e| e.sample(&mut f.rng))
-        } else {
-            interval_ns
+        let Pacing::Open { interval_ns, spacing, .. } = &mut f.pacing else { return };
+        let interval_ns = *interval_ns;
+        let gap = match spacing {
+            Spacing::Linear => gap_ns(interval_ns),
+            Spacing::Poisson => gap_ns(Exp::new(1.0 / interval_ns).map_or(interval_ns, |e| e.sample(&mut f.rng))),
+            Spacing::OnOff(clock, rng) => clock.next_gap(rng, f.stop_ns.saturating_sub(now)),
         };
-        let at = now.saturating_add(gap.round().max(1.0) as Time);
+        let at = now.saturating_add(gap);
         if at < f.stop_ns {
             q.schedule_at(at, Event::Workload(WorkloadEvent::Arrival { flow }));
         }
@@ -774,5 +842,102 @@ mod tests {
                 crate::Scenario::from_toml_str(&text, "t", std::path::Path::new("."), &[]).unwrap_err().to_string();
             assert!(message.contains("flow[0].bssplit") && message.contains(expected), "{split}: {message}");
         }
+    }
+
+    /// A flin-eval scenario whose one flow, "f", has `flow_keys` (TOML lines).
+    fn load(flow_keys: &str) -> Result<crate::Scenario, String> {
+        let text = format!("[device]\npreset = \"flin-eval\"\n[[flow]]\nname = \"f\"\n{flow_keys}\n");
+        crate::Scenario::from_toml_str(&text, "t", std::path::Path::new("."), &[]).map_err(|e| e.to_string())
+    }
+
+    fn load_error(flow_keys: &str) -> String {
+        load(flow_keys).err().unwrap_or_else(|| panic!("loads: {flow_keys}"))
+    }
+
+    #[test]
+    fn burst_keys_out_of_place_or_out_of_range_are_errors_naming_them() {
+        const OPEN: &str = "rw = \"randread\"\nrate_iops = 1000";
+        const ONOFF: &str = "rw = \"randread\"\nrate_iops = 1000\nrate_process = \"onoff\"";
+        const TRACE: &str = "trace = \"t.trace\"\nformat = \"msr\"";
+        for (keys, key, expected) in [
+            (format!("{OPEN}\nburst_factor = 2"), "burst_factor", "applies only with rate_process = \"onoff\""),
+            (format!("{OPEN}\nburst_on = \"10ms\""), "burst_on", "applies only with rate_process = \"onoff\""),
+            (format!("{OPEN}\nrate_process = \"poisson\"\nburst_factor = 2"), "burst_factor", "onoff"),
+            ("rw = \"randread\"\nburst_on = 1".into(), "burst_on", "applies only with rate_process = \"onoff\""),
+            (ONOFF.into(), "burst_factor", "missing"),
+            (format!("{ONOFF}\nburst_on = \"10ms\""), "burst_factor", "missing"),
+            (format!("{ONOFF}\nburst_factor = 0.5"), "burst_factor", ">= 1"),
+            (format!("{ONOFF}\nburst_factor = 0"), "burst_factor", ">= 1"),
+            (format!("{ONOFF}\nburst_factor = -3.0"), "burst_factor", ">= 1"),
+            (format!("{ONOFF}\nburst_factor = nan"), "burst_factor", ">= 1"),
+            (format!("{ONOFF}\nburst_factor = inf"), "burst_factor", ">= 1"),
+            (format!("{ONOFF}\nburst_factor = 2\nburst_on = 0"), "burst_on", "> 0"),
+            (format!("{ONOFF}\nburst_factor = 2\nburst_on = \"0ms\""), "burst_on", "> 0"),
+            ("rw = \"randread\"\nrate_process = \"onoff\"\nburst_factor = 2".into(), "rate_process", "rate_iops"),
+            (format!("{TRACE}\nburst_factor = 2"), "burst_factor", "trace flow"),
+            (format!("{TRACE}\nburst_on = 1"), "burst_on", "trace flow"),
+            (format!("{TRACE}\nrate_process = \"onoff\"\nburst_factor = 2"), "rate_process", "trace flow"),
+            ("ioengine = \"cpuio\"\nburst_factor = 2".into(), "burst_factor", "cpuio"),
+            ("ioengine = \"cpuio\"\nburst_on = 1".into(), "burst_on", "cpuio"),
+        ] {
+            let message = load_error(&keys);
+            assert!(message.contains(&format!("flow[0].{key}`")) && message.contains(expected), "{keys}: {message}");
+        }
+        // A bad duration is the loader's error, under the key.
+        let message = load_error(&format!("{ONOFF}\nburst_factor = 2\nburst_on = -1"));
+        assert!(message.contains("burst_on") && message.contains("non-negative"), "{message}");
+    }
+
+    /// Arrival times of the single flow of `flow_keys` over `end_ns`. With `drain_every` = n, the I/Os
+    /// outstanding complete only at every n-th workload event (all of them, and the backlogged arrivals
+    /// they let in), and at the end.
+    fn arrival_times(flow_keys: &str, end_ns: Time, drain_every: usize) -> (Vec<Time>, usize) {
+        let scenario = load(flow_keys).unwrap();
+        let capacity = scenario.device.logical_capacity_bytes();
+        let mut workload =
+            Workload::new(&scenario.flows, scenario.seed, capacity, end_ns, std::path::Path::new(".")).unwrap();
+        let mut q = EventQueue::new();
+        workload.start(&mut q);
+        let (mut times, mut backlogged, mut outstanding, mut out) = (Vec::new(), 0, Vec::new(), Vec::new());
+        let mut events: usize = 0;
+        loop {
+            let more = q.pop();
+            if let Some((_, event)) = more {
+                let Event::Workload(e) = event else { unreachable!("only the workload schedules events") };
+                workload.handle(e, &mut q, &mut out);
+                events += 1;
+            }
+            loop {
+                for io in out.drain(..) {
+                    times.push(io.arrived_at);
+                    backlogged += usize::from(io.was_backlogged);
+                    outstanding.push(io.job);
+                }
+                if more.is_some() && !events.is_multiple_of(drain_every) {
+                    break;
+                }
+                let Some(job) = outstanding.pop() else { break };
+                workload.on_complete(0, job, &mut q, &mut out);
+            }
+            if more.is_none() {
+                break;
+            }
+        }
+        times.sort_unstable();
+        (times, backlogged)
+    }
+
+    #[test]
+    fn onoff_arrival_times_do_not_depend_on_completions() {
+        // Draws for issues move to completions when arrivals wait in the backlog: the burst clock's own
+        // stream keeps the arrival times the same whenever the I/Os complete (alone or beside other flows).
+        let keys = "rw = \"randrw\"\nbssplit = \"4k/50:8k/50\"\nrate_iops = 20000\nrate_process = \"onoff\"\n\
+                    burst_factor = 4\nburst_on = \"2ms\"\niodepth = 1";
+        let (at_once, none) = arrival_times(keys, 200_000_000, 1);
+        let (late, backlogged) = arrival_times(keys, 200_000_000, 7);
+        assert_eq!(none, 0);
+        assert!(backlogged > at_once.len() / 2, "{backlogged} of {} arrivals waited", at_once.len());
+        assert!(at_once.len() > 1_000, "{} arrivals in 200 ms (4,000 on average)", at_once.len());
+        assert_eq!(at_once, late);
     }
 }

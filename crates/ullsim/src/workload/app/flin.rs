@@ -90,6 +90,7 @@ impl TraceCharacteristics {
             bssplit: format!("{},{}", size_split(self.read_kib), size_split(self.write_kib)),
             rate_iops: self.rate_iops(),
             rate_process: RateProcess::Poisson,
+            burst: None,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! App models: named stand-ins for real workloads, chosen with `app = "FAMILY.NAME"` in a flow. An app model
-//! is a set of synthetic-flow keys (`rw`, `rwmixread`, `bssplit`, `rate_iops`, `rate_process`) derived from
-//! published characteristics of the workload; the flow's other keys (`size`, `offset`, `iodepth`, `runtime`,
+//! is a set of synthetic-flow keys (`rw`, `rwmixread`, `bssplit`, `rate_iops`, `rate_process`, and with bursts
+//! `burst_factor` and `burst_on`) derived from published characteristics of the workload; the flow's other keys (`size`, `offset`, `iodepth`, `runtime`,
 //! `random_distribution`, ...) apply as to any synthetic flow. One file per family, listed in [`FAMILIES`].
 
 pub mod flin;
@@ -9,6 +9,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use crate::config::scenario::{FlowSpec, RateProcess, RwMode};
+use crate::config::units::Seconds;
 
 /// The synthetic-flow keys an app model stands for.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,18 +19,44 @@ pub struct AppModel {
     pub bssplit: String,
     pub rate_iops: f64,
     pub rate_process: RateProcess,
+    /// Bursty arrivals: `Some` makes the flow `rate_process = "onoff"` with these keys.
+    pub burst: Option<Burst>,
+}
+
+/// The bursts of an app model's arrivals (`rate_process = "onoff"`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Burst {
+    /// `burst_factor`: the rate during an ON period over the mean rate.
+    pub factor: f64,
+    /// `burst_on`: the mean length of an ON period.
+    pub on: Seconds,
+}
+
+impl AppModel {
+    /// The `rate_process` the flow runs with: `onoff` when the model has bursts.
+    pub fn process(&self) -> RateProcess {
+        if self.burst.is_some() {
+            RateProcess::Onoff
+        } else {
+            self.rate_process
+        }
+    }
 }
 
 impl fmt::Display for AppModel {
     /// The model as the flow keys it replaces, ready to paste into a `[[flow]]`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let rw = serde_json::to_string(&self.rw).map_err(|_| fmt::Error)?;
-        let process = serde_json::to_string(&self.rate_process).map_err(|_| fmt::Error)?;
+        let process = serde_json::to_string(&self.process()).map_err(|_| fmt::Error)?;
         write!(
             f,
             "rw = {rw}, rwmixread = {}, bssplit = \"{}\", rate_iops = {}, rate_process = {process}",
             self.rwmixread, self.bssplit, self.rate_iops
-        )
+        )?;
+        if let Some(burst) = self.burst {
+            write!(f, ", burst_factor = {}, burst_on = \"{}ms\"", burst.factor, burst.on.0 as f64 / 1e6)?;
+        }
+        Ok(())
     }
 }
 
@@ -57,13 +84,18 @@ pub fn find(name: &str) -> Option<AppModel> {
 }
 
 /// The spec the flow runs: `spec` itself, or, with `app`, a synthetic flow with the model's keys and its
-/// rate divided by `time_scale`. Errors are `(key, what was expected)`.
+/// rate divided by `time_scale` (`burst_on` is left as it is). Errors are `(key, what was expected)`.
 pub fn resolve(spec: &FlowSpec) -> Result<Cow<'_, FlowSpec>, (String, String)> {
     let Some(name) = &spec.app else { return Ok(Cow::Borrowed(spec)) };
-    let err = |key: &str, what: String| Err((key.to_string(), what));
     let Some(model) = find(name) else {
-        return err("app", format!("unknown app \"{name}\"; expected one of {:?}", names()));
+        return Err(("app".into(), format!("unknown app \"{name}\"; expected one of {:?}", names())));
     };
+    apply(spec, name, model).map(Cow::Owned)
+}
+
+/// `spec` with the keys of `model` (called `name`).
+fn apply(spec: &FlowSpec, name: &str, model: AppModel) -> Result<FlowSpec, (String, String)> {
+    let err = |key: &str, what: String| Err((key.to_string(), what));
     // An app model is one calibrated workload, and a mixture of it and other values would be neither: the
     // keys it sets are errors (copy its keys into a plain flow to vary them; time_scale scales its rate).
     let set_by_app = [
@@ -73,6 +105,8 @@ pub fn resolve(spec: &FlowSpec) -> Result<Cow<'_, FlowSpec>, (String, String)> {
         ("bssplit", spec.bssplit.is_some()),
         ("rate_iops", spec.rate_iops.is_some()),
         ("rate_process", spec.rate_process.is_some()),
+        ("burst_factor", spec.burst_factor.is_some()),
+        ("burst_on", spec.burst_on.is_some()),
     ];
     if let Some((key, _)) = set_by_app.iter().find(|(_, set)| *set) {
         return err(
@@ -96,13 +130,15 @@ pub fn resolve(spec: &FlowSpec) -> Result<Cow<'_, FlowSpec>, (String, String)> {
         return err("time_scale", "expected a number > 0 (2.0 makes the app's gaps twice as long)".into());
     }
     let mut resolved = spec.clone();
+    resolved.rate_process = Some(model.process());
+    resolved.burst_factor = model.burst.map(|b| b.factor);
+    resolved.burst_on = model.burst.map(|b| b.on);
     resolved.rw = Some(model.rw);
     resolved.rwmixread = Some(model.rwmixread);
     resolved.bssplit = Some(model.bssplit);
     resolved.rate_iops = Some(model.rate_iops / time_scale);
-    resolved.rate_process = Some(model.rate_process);
     resolved.time_scale = None;
-    Ok(Cow::Owned(resolved))
+    Ok(resolved)
 }
 
 #[cfg(test)]
@@ -202,6 +238,8 @@ mod tests {
             ("bssplit", "\"4k/100\""),
             ("rate_iops", "100"),
             ("rate_process", "\"linear\""),
+            ("burst_factor", "2"),
+            ("burst_on", "\"10ms\""),
         ] {
             let message = load(&format!("app = \"flin.fin1\"\n{key} = {value}")).unwrap_err();
             assert!(
@@ -227,5 +265,35 @@ mod tests {
         }
         let cpu = load("app = \"flin.fin1\"\nioengine = \"cpuio\"").unwrap_err();
         assert!(cpu.contains("flow[0].app`") && cpu.contains("cpuio"), "{cpu}");
+    }
+
+    #[test]
+    fn a_model_with_bursts_makes_an_onoff_flow_and_lists_its_burst_keys() {
+        let model = AppModel {
+            burst: Some(Burst { factor: 4.0, on: Seconds::from_ns(2_500_000) }),
+            ..find("flin.fin1").unwrap()
+        };
+        assert!(model.to_string().ends_with(", rate_process = \"onoff\", burst_factor = 4, burst_on = \"2.5ms\""));
+        assert!(!find("flin.fin1").unwrap().to_string().contains("burst"));
+        // time_scale divides the rate and leaves the ON periods alone.
+        let spec = load("app = \"flin.fin1\"\ntime_scale = 2.0").unwrap().flows[0].clone();
+        let resolved = apply(&spec, "test.bursty", model.clone()).unwrap();
+        assert_eq!(resolved.rate_process, Some(RateProcess::Onoff));
+        assert_eq!((resolved.burst_factor, resolved.burst_on), (Some(4.0), Some(Seconds::from_ns(2_500_000))));
+        assert_eq!(resolved.rate_iops, Some(model.rate_iops / 2.0));
+        // The model's keys, pasted into a plain flow, load as the same flow.
+        let plain = load(&model.to_string().replace(", rw", "\nrw").replace(", ", "\n")).unwrap().flows[0].clone();
+        assert_eq!(
+            (plain.rate_process, plain.burst_factor, plain.burst_on, plain.rate_iops),
+            (Some(RateProcess::Onoff), Some(4.0), Some(Seconds::from_ns(2_500_000)), Some(model.rate_iops))
+        );
+        // Setting a key the model sets is an error that gives the model's burst keys.
+        for set in [
+            FlowSpec { burst_factor: Some(2.0), ..spec.clone() },
+            FlowSpec { burst_on: Some(Seconds::from_ns(1)), ..spec.clone() },
+        ] {
+            let (key, what) = apply(&set, "test.bursty", model.clone()).unwrap_err();
+            assert!(key.starts_with("burst_") && what.contains("burst_factor = 4, burst_on = \"2.5ms\""), "{what}");
+        }
     }
 }
