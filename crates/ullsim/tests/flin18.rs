@@ -76,3 +76,23 @@ fn the_real_tpcc_and_wsrch_traces_classify_as_flins_table_and_tpcc_slows_the_oth
         }
     }
 }
+
+/// The 100% category's mix with on/off arrivals (scenarios/flin18/bursty-mix.toml): bursts at five times
+/// the mean rate a fifth of the time leave the victims less slowed than Poisson arrivals at the same mean
+/// (most of their requests arrive while tpcc is off), and FLIN stays within 2% of Sprinkler either way.
+#[test]
+fn bursty_arrivals_lower_the_victims_slowdowns_and_flin_still_ties_sprinkler() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/flin18/bursty-mix.toml");
+    let fairness = |scheduler: &str, burst_factor: u32| {
+        let mut set = vec![format!("device.tsu.scheduler={scheduler}")];
+        set.extend(["tpcc", "tpce", "exch", "msnfs"].map(|f| format!("flow.{f}.burst_factor={burst_factor}")));
+        let results = common::run(&Scenario::load(&path, &set).unwrap_or_else(|e| panic!("{e}")));
+        results.fairness.expect("fairness is on")
+    };
+    let (bursty, poisson) = (fairness("sprinkler", 5), fairness("sprinkler", 1));
+    println!("sprinkler: bursty {bursty:?}, poisson {poisson:?}");
+    assert!(bursty.max_slowdown < poisson.max_slowdown / 1.5, "{bursty:?} vs {poisson:?}");
+    assert!(bursty.fairness > poisson.fairness, "{bursty:?} vs {poisson:?}");
+    let flin = fairness("flin", 5);
+    assert!((flin.fairness / bursty.fairness - 1.0).abs() < 0.02, "flin {flin:?} vs sprinkler {bursty:?}");
+}
