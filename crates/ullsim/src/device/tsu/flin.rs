@@ -97,8 +97,6 @@ struct Entry {
     alone_finish: Time,
     /// Moved forward by stage 1: later high-intensity transactions do not pass it.
     barrier: bool,
-    /// When stage 2 moved it into its slot.
-    slotted_at: Time,
 }
 
 impl Entry {
@@ -175,6 +173,16 @@ impl Default for FlowOnDie {
     }
 }
 
+/// A transaction stage 2 took from a class queue for stage 3.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    entry: Entry,
+    /// The class queue it came from (a multi-plane batch joins it from there).
+    class: usize,
+    /// When it entered the slot.
+    since: Time,
+}
+
 #[derive(Debug, Default)]
 struct FlinDie {
     map_reads: VecDeque<TxId>,
@@ -183,8 +191,8 @@ struct FlinDie {
     queues: [[ClassQueue; CLASSES]; 2],
     /// Entries in the class queues of reads / writes (slots not included).
     in_queues: [usize; 2],
-    /// Stage 3's read and write slots: an entry taken from a class queue by stage 2, and its class.
-    slots: [Option<(Entry, usize)>; 2],
+    /// Stage 3's read and write slots.
+    slots: [Option<Slot>; 2],
     /// Next weighted-round-robin turn for reads / writes.
     turn: [usize; 2],
     gc_credit: GcCredit,
@@ -366,7 +374,6 @@ impl Flin {
             service,
             alone_finish,
             barrier: false,
-            slotted_at: 0,
         };
         let busy_ns = d.busy_until.saturating_sub(now);
         d.in_queues[kind] += 1;
@@ -379,7 +386,7 @@ impl Flin {
     }
 
     /// Stage 2: take the next class queue head for the read or write slot.
-    fn arbitrate(d: &mut FlinDie, kind: usize, weighted: bool, now: Time) -> Option<(Entry, usize)> {
+    fn arbitrate(d: &mut FlinDie, kind: usize, weighted: bool, now: Time) -> Option<Slot> {
         if d.in_queues[kind] == 0 {
             return None;
         }
@@ -391,8 +398,7 @@ impl Flin {
             if !d.queues[kind][class].entries.is_empty() {
                 d.turn[kind] = turn;
                 d.in_queues[kind] -= 1;
-                let entry = Entry { slotted_at: now, ..d.queues[kind][class].remove(0) };
-                return Some((entry, class));
+                return Some(Slot { entry: d.queues[kind][class].remove(0), class, since: now });
             }
         }
         unreachable!("{} entries counted in empty class queues", d.in_queues[kind]);
@@ -401,10 +407,11 @@ impl Flin {
     /// Stage 3's proportional wait of a slot's transaction. A background destage (a program whose host write
     /// already completed from the write buffer) stalls nobody until host writes wait for buffer space, so
     /// its wait counts from then: balancing reads against it would slow reads and speed up no one.
-    fn proportional_wait(&self, e: &Entry, view: &DispatchView) -> f64 {
+    fn proportional_wait(&self, slot: &Slot, view: &DispatchView) -> f64 {
+        let e = &slot.entry;
         let start = match self.stage3_wait {
             Stage3Wait::Queue => e.enqueued_at,
-            Stage3Wait::Slot => e.slotted_at,
+            Stage3Wait::Slot => slot.since,
         };
         let waiting_since = if e.op == FlashOp::Program && view.txs[e.tx].req == NONE {
             match view.host_writes_blocked_since {
@@ -423,7 +430,7 @@ impl Flin {
     /// Serve slot `kind`: its transaction plus, for a multi-plane command, others of its class queue.
     fn take_slot(&mut self, die: usize, kind: usize, view: &DispatchView, batch: &mut Vec<TxId>) {
         let d = &mut self.dies[die];
-        let (head, class) = d.slots[kind].take().expect("slot is filled");
+        let Slot { entry: head, class, .. } = d.slots[kind].take().expect("slot is filled");
         batch.push(head.tx);
         if !view.multiplane || self.planes_per_die == 1 {
             return;
@@ -570,9 +577,7 @@ impl TransactionScheduler for Flin {
             let serve_write = match (&d.slots[READ], &d.slots[WRITE]) {
                 (_, None) => false,
                 (None, Some(_)) => true,
-                (Some((r, _)), Some((w, _))) => {
-                    self.stage3 && self.proportional_wait(w, view) > self.proportional_wait(r, view)
-                }
+                (Some(r), Some(w)) => self.stage3 && self.proportional_wait(w, view) > self.proportional_wait(r, view),
             };
             let d = &mut self.dies[die];
             let no_host_work = d.slots[READ].is_none() && d.slots[WRITE].is_none();
@@ -830,7 +835,6 @@ mod tests {
             service: 100,
             alone_finish,
             barrier: false,
-            slotted_at: 0,
         };
         let mut q = ClassQueue::default();
         q.insert(0, entry(0, 900, 1000)); // T_shared = 100 + 50 + 100 = 250, T_alone = 100: S = 2.5
