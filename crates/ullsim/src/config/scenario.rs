@@ -143,6 +143,7 @@ pub struct FlowSpec {
     pub rate_process: Option<RateProcess>,
     pub burst_factor: Option<f64>,
     pub burst_on: Option<Seconds>,
+    pub burst_group: Option<String>,
     pub random_distribution: Option<RandomDistribution>,
     pub size: Option<SizeOrPercent>,
     pub offset: Option<SizeOrPercent>,
@@ -294,6 +295,7 @@ pub const FLOW_KEYS: &[&str] = &[
     "rate_process",
     "burst_factor",
     "burst_on",
+    "burst_group",
     "random_distribution",
     "size",
     "offset",
@@ -417,6 +419,38 @@ impl Scenario {
             crate::workload::check_flow_spec(flow, &self.device, self.host.cores).map_err(|(key, what)| {
                 ConfigError::new(&self.source_name, format!("key `flow[{i}].{key}` (flow \"{}\"): {what}", flow.name))
             })?;
+        }
+        self.check_burst_groups()
+    }
+
+    /// The flows of a `burst_group` share their ON and OFF periods, so they must agree on how long those are.
+    fn check_burst_groups(&self) -> Result<(), ConfigError> {
+        let mut first_of_group: std::collections::BTreeMap<String, (usize, crate::workload::BurstShape)> =
+            Default::default();
+        for (i, flow) in self.flows.iter().enumerate() {
+            let Some((group, shape)) = crate::workload::burst_shape(flow) else { continue };
+            match first_of_group.get(&group) {
+                None => {
+                    first_of_group.insert(group, (i, shape));
+                }
+                Some(&(j, first)) if first != shape => {
+                    return Err(ConfigError::new(
+                        &self.source_name,
+                        format!(
+                            "key `flow[{i}].burst_group` (flow \"{}\"): burst group \"{group}\" has burst_factor = \
+                             {} and burst_on = {} ms from flow \"{}\", but this flow has {} and {} ms; the flows of \
+                             a group share their ON and OFF periods, so both must match",
+                            flow.name,
+                            first.factor,
+                            first.on_ns as f64 / 1e6,
+                            self.flows[j].name,
+                            shape.factor,
+                            shape.on_ns as f64 / 1e6,
+                        ),
+                    ));
+                }
+                Some(_) => {}
+            }
         }
         Ok(())
     }

@@ -90,6 +90,7 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
             ("rate_process", spec.rate_process.is_some()),
             ("burst_factor", spec.burst_factor.is_some()),
             ("burst_on", spec.burst_on.is_some()),
+            ("burst_group", spec.burst_group.is_some()),
             ("random_distribution", spec.random_distribution.is_some()),
             ("size", spec.size.is_some()),
             ("offset", spec.offset.is_some()),
@@ -183,6 +184,7 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
             ("rate_process", spec.rate_process.is_some()),
             ("burst_factor", spec.burst_factor.is_some()),
             ("burst_on", spec.burst_on.is_some()),
+            ("burst_group", spec.burst_group.is_some()),
         ] {
             if set {
                 return err(key, "does not apply to a trace flow (arrivals come from the trace's time stamps)");
@@ -258,11 +260,38 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
     Ok(())
 }
 
-/// `burst_factor` and `burst_on`: only, and `burst_factor` always, with `rate_process = "onoff"`.
+/// How long the ON and OFF periods of an on/off flow are: what the flows of a `burst_group` must agree on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BurstShape {
+    pub factor: f64,
+    pub on_ns: Time,
+}
+
+/// The `burst_group` of a checked flow spec (its app model resolved) and its burst shape; `None` when the
+/// flow is in no group.
+pub fn burst_shape(spec: &FlowSpec) -> Option<(String, BurstShape)> {
+    let resolved = app::resolve(spec).ok()?;
+    let spec = resolved.as_ref();
+    let group = spec.burst_group.clone()?;
+    let on_ns = spec.burst_on.map_or(DEFAULT_BURST_ON_NS, |d| d.0);
+    Some((group, BurstShape { factor: spec.burst_factor?, on_ns }))
+}
+
+/// The random stream a burst group's ON and OFF periods are drawn from: every member walks it identically.
+fn burst_group_stream(group: &str) -> String {
+    format!("burst-group:{group}")
+}
+
+/// `burst_factor`, `burst_on` and `burst_group`: only, and `burst_factor` always, with
+/// `rate_process = "onoff"`.
 fn check_burst(spec: &FlowSpec) -> Result<(), (String, String)> {
     let err = |key: &str, what: &str| Err((key.to_string(), what.to_string()));
     if spec.rate_process != Some(RateProcess::Onoff) {
-        for (key, set) in [("burst_factor", spec.burst_factor.is_some()), ("burst_on", spec.burst_on.is_some())] {
+        for (key, set) in [
+            ("burst_factor", spec.burst_factor.is_some()),
+            ("burst_on", spec.burst_on.is_some()),
+            ("burst_group", spec.burst_group.is_some()),
+        ] {
             if set {
                 return err(key, "applies only with rate_process = \"onoff\"");
             }
@@ -284,6 +313,9 @@ fn check_burst(spec: &FlowSpec) -> Result<(), (String, String)> {
     }
     if spec.burst_on.is_some_and(|d| d.0 == 0) {
         return err("burst_on", "expected a duration > 0 (the mean length of a burst)");
+    }
+    if spec.burst_group.as_ref().is_some_and(|g| g.trim().is_empty()) {
+        return err("burst_group", "expected a non-empty name (flows with the same name burst together)");
     }
     Ok(())
 }
@@ -606,6 +638,10 @@ impl Workload {
                                     .burst_factor
                                     .and_then(|factor| OnOffClock::new(interval_ns, factor, on_ns))
                                     .ok_or_else(|| format!("flow \"{}\": bad burst_factor or burst_on", spec.name))?;
+                                let clock = match &spec.burst_group {
+                                    Some(group) => clock.with_schedule(stream_rng(seed, &burst_group_stream(group))),
+                                    None => clock,
+                                };
                                 Spacing::OnOff(clock, stream_rng(seed, &format!("{stream}:arrivals")))
                             }
                         };
@@ -879,6 +915,11 @@ mod tests {
             (format!("{TRACE}\nrate_process = \"onoff\"\nburst_factor = 2"), "rate_process", "trace flow"),
             ("ioengine = \"cpuio\"\nburst_factor = 2".into(), "burst_factor", "cpuio"),
             ("ioengine = \"cpuio\"\nburst_on = 1".into(), "burst_on", "cpuio"),
+            (format!("{OPEN}\nburst_group = \"g\""), "burst_group", "applies only with rate_process = \"onoff\""),
+            (format!("{ONOFF}\nburst_factor = 2\nburst_group = \" \""), "burst_group", "non-empty"),
+            (format!("{TRACE}\nburst_group = \"g\""), "burst_group", "trace flow"),
+            ("ioengine = \"cpuio\"\nburst_group = \"g\"".into(), "burst_group", "cpuio"),
+            ("app = \"flin.tpcc\"\nburst_group = \"g\"".into(), "burst_group", "onoff"),
         ] {
             let message = load_error(&keys);
             assert!(message.contains(&format!("flow[0].{key}`")) && message.contains(expected), "{keys}: {message}");
@@ -888,17 +929,25 @@ mod tests {
         assert!(message.contains("burst_on") && message.contains("non-negative"), "{message}");
     }
 
-    /// Arrival times of the single flow of `flow_keys` over `end_ns`. With `drain_every` = n, the I/Os
-    /// outstanding complete only at every n-th workload event (all of them, and the backlogged arrivals
-    /// they let in), and at the end.
+    /// Arrival times of the single flow of `flow_keys` over `end_ns`, and how many arrivals waited in the
+    /// backlog. With `drain_every` = n, the I/Os outstanding complete only at every n-th workload event (all
+    /// of them, and the backlogged arrivals they let in), and at the end.
     fn arrival_times(flow_keys: &str, end_ns: Time, drain_every: usize) -> (Vec<Time>, usize) {
-        let scenario = load(flow_keys).unwrap();
+        let arrivals = arrivals(&load(flow_keys).unwrap(), end_ns, drain_every);
+        let backlogged = arrivals.iter().filter(|io| io.was_backlogged).count();
+        let mut times: Vec<Time> = arrivals.iter().map(|io| io.arrived_at).collect();
+        times.sort_unstable();
+        (times, backlogged)
+    }
+
+    /// Every I/O `scenario`'s workload issues over `end_ns` (completions as in [`arrival_times`]).
+    fn arrivals(scenario: &crate::Scenario, end_ns: Time, drain_every: usize) -> Vec<NewIo> {
         let capacity = scenario.device.logical_capacity_bytes();
         let mut workload =
             Workload::new(&scenario.flows, scenario.seed, capacity, end_ns, std::path::Path::new(".")).unwrap();
         let mut q = EventQueue::new();
         workload.start(&mut q);
-        let (mut times, mut backlogged, mut outstanding, mut out) = (Vec::new(), 0, Vec::new(), Vec::new());
+        let (mut issued, mut outstanding, mut out) = (Vec::new(), Vec::new(), Vec::new());
         let mut events: usize = 0;
         loop {
             let more = q.pop();
@@ -909,22 +958,46 @@ mod tests {
             }
             loop {
                 for io in out.drain(..) {
-                    times.push(io.arrived_at);
-                    backlogged += usize::from(io.was_backlogged);
-                    outstanding.push(io.job);
+                    outstanding.push((io.flow, io.job));
+                    issued.push(io);
                 }
                 if more.is_some() && !events.is_multiple_of(drain_every) {
                     break;
                 }
-                let Some(job) = outstanding.pop() else { break };
-                workload.on_complete(0, job, &mut q, &mut out);
+                let Some((flow, job)) = outstanding.pop() else { break };
+                workload.on_complete(flow, job, &mut q, &mut out);
             }
             if more.is_none() {
-                break;
+                return issued;
             }
         }
-        times.sort_unstable();
-        (times, backlogged)
+    }
+
+    #[test]
+    fn flows_of_a_burst_group_arrive_in_the_same_bursts() {
+        // Two flows ON 10% of the time in 5 ms periods: in one group nearly every ms in which the slower one
+        // has an arrival also holds one of the faster one's; in separate groups about 10% do.
+        let text = |group_b: &str| {
+            format!(
+                "seed = 3\n[device]\npreset = \"flin-eval\"\n[[flow]]\nname = \"a\"\nrw = \"randread\"\n\
+                 rate_iops = 10000\nrate_process = \"onoff\"\nburst_factor = 10\nburst_on = \"5ms\"\n\
+                 burst_group = \"peak\"\n[[flow]]\nname = \"b\"\nrw = \"randwrite\"\nrate_iops = 1000\n\
+                 rate_process = \"onoff\"\nburst_factor = 10\nburst_on = \"5ms\"\nburst_group = \"{group_b}\"\n"
+            )
+        };
+        let overlap = |group_b: &str| {
+            let scenario = crate::Scenario::from_toml_str(&text(group_b), "t", std::path::Path::new("."), &[]).unwrap();
+            let ios = arrivals(&scenario, 5_000_000_000, 1);
+            let bins = |flow: u32| -> std::collections::BTreeSet<Time> {
+                ios.iter().filter(|io| io.flow == flow).map(|io| io.arrived_at / 1_000_000).collect()
+            };
+            let (a, b) = (bins(0), bins(1));
+            assert!(b.len() > 250, "{} busy ms of b", b.len());
+            b.intersection(&a).count() as f64 / b.len() as f64
+        };
+        let (together, apart) = (overlap("peak"), overlap("off-peak"));
+        println!("b's busy ms that are a's: {together:.3} in one group, {apart:.3} apart");
+        assert!(together > 0.95 && apart < 0.3, "{together} {apart}");
     }
 
     #[test]
@@ -939,5 +1012,34 @@ mod tests {
         assert!(backlogged > at_once.len() / 2, "{backlogged} of {} arrivals waited", at_once.len());
         assert!(at_once.len() > 1_000, "{} arrivals in 200 ms (4,000 on average)", at_once.len());
         assert_eq!(at_once, late);
+    }
+
+    #[test]
+    fn a_burst_group_must_agree_on_the_burst_shape() {
+        let flows_in = |second: &str, group: &str| {
+            format!(
+                "[device]\npreset = \"flin-eval\"\n[[flow]]\nname = \"a\"\nrw = \"randread\"\nrate_iops = 1000\n\
+                 rate_process = \"onoff\"\nburst_factor = 4\nburst_group = \"peak\"\n[[flow]]\nname = \"b\"\n\
+                 rw = \"randwrite\"\nrate_iops = 50\nrate_process = \"onoff\"\nburst_group = \"{group}\"\n{second}\n"
+            )
+        };
+        let flows = |second: &str| flows_in(second, "peak");
+        let load = |text: &str| crate::Scenario::from_toml_str(text, "s.toml", std::path::Path::new("."), &[]);
+        // Same factor and the default ON mean (100 ms) spelled out: one group.
+        load(&flows("burst_factor = 4\nburst_on = \"100ms\"")).unwrap();
+        for (second, this) in
+            [("burst_factor = 2", "has 2 and 100 ms"), ("burst_factor = 4\nburst_on = 1", "4 and 1000 ms")]
+        {
+            let message = load(&flows(second)).unwrap_err().to_string();
+            assert!(
+                message.contains("s.toml")
+                    && message.contains("flow[1].burst_group")
+                    && message.contains("burst_factor = 4 and burst_on = 100 ms from flow \"a\"")
+                    && message.contains(this),
+                "{message}"
+            );
+        }
+        // Another group name is another schedule: no constraint.
+        load(&flows_in("burst_factor = 2", "other")).unwrap();
     }
 }

@@ -32,6 +32,10 @@ pub struct OnOffClock {
     p_on: f64,
     /// `None` until the first gap (the start state is drawn then).
     phase: Option<Phase>,
+    /// Where the start state and period lengths come from when they are shared with other flows (a
+    /// `burst_group`): a stream every member walks identically, so their ON periods coincide. `None`: the
+    /// flow's own arrivals stream.
+    schedule: Option<SimRng>,
 }
 
 impl OnOffClock {
@@ -51,7 +55,14 @@ impl OnOffClock {
             let off = mean_on_ns * (burst_factor - 1.0);
             Some((Exp::new(1.0 / mean_on_ns).ok()?, Exp::new(1.0 / off).ok()?))
         };
-        Some(OnOffClock { on_gap, periods, p_on: 1.0 / burst_factor, phase: None })
+        Some(OnOffClock { on_gap, periods, p_on: 1.0 / burst_factor, phase: None, schedule: None })
+    }
+
+    /// Draw the start state and the period lengths from `schedule` instead of the arrivals stream: clocks
+    /// given the same schedule stream (and the same factor and ON mean) have the same ON periods.
+    pub fn with_schedule(mut self, schedule: SimRng) -> OnOffClock {
+        self.schedule = Some(schedule);
+        self
     }
 
     /// The gap from the previous arrival (or the flow's start, on the first call) to the next arrival. The
@@ -61,18 +72,14 @@ impl OnOffClock {
     /// clock jumps to the period's end, draws an OFF period and a new ON period, and redraws `g`. Past
     /// `horizon` ns (when the flow stops) it walks no further periods and returns `Time::MAX`.
     pub fn next_gap(&mut self, rng: &mut SimRng, horizon: Time) -> Time {
-        let Some((on_len, off_len)) = &self.periods else {
+        if self.periods.is_none() {
             return gap_ns(self.on_gap.sample(rng));
-        };
-        let period = |on: bool, rng: &mut SimRng| {
-            let length = if on { on_len.sample(rng) } else { off_len.sample(rng) };
-            Phase { on, left_ns: length.round() as Time }
-        };
+        }
         let mut phase = match self.phase {
             Some(phase) => phase,
             None => {
-                let on = rng.random::<f64>() < self.p_on;
-                period(on, rng)
+                let on = self.schedule.as_mut().unwrap_or(rng).random::<f64>() < self.p_on;
+                self.period(on, rng)
             }
         };
         let mut waited: Time = 0;
@@ -88,8 +95,16 @@ impl OnOffClock {
             if waited >= horizon {
                 return Time::MAX;
             }
-            phase = period(!phase.on, rng);
+            phase = self.period(!phase.on, rng);
         }
+    }
+
+    /// A fresh ON or OFF period, its length drawn from the shared schedule if there is one, else from `rng`.
+    fn period(&mut self, on: bool, rng: &mut SimRng) -> Phase {
+        let (on_len, off_len) = self.periods.expect("periods exist when the factor is above 1");
+        let rng = self.schedule.as_mut().unwrap_or(rng);
+        let length = if on { on_len.sample(rng) } else { off_len.sample(rng) };
+        Phase { on, left_ns: length.round() as Time }
     }
 }
 
@@ -167,5 +182,42 @@ mod tests {
         // the end of time), without a panic.
         let mut clock = OnOffClock::new(1e9, 1e308, 1e308).unwrap();
         assert_eq!(clock.next_gap(&mut stream_rng(1, "t"), Time::MAX), Time::MAX);
+    }
+
+    /// The 1 ms bins of the first 10 s in which `clock` has an arrival.
+    fn busy_bins(mut clock: OnOffClock, mut arrivals: SimRng) -> std::collections::BTreeSet<Time> {
+        let (mut at, mut bins) = (0, std::collections::BTreeSet::new());
+        loop {
+            at += clock.next_gap(&mut arrivals, Time::MAX);
+            if at >= 10_000_000_000 {
+                return bins;
+            }
+            bins.insert(at / 1_000_000);
+        }
+    }
+
+    #[test]
+    fn clocks_with_one_schedule_are_on_together() {
+        // Factor 10, 5 ms ON periods: each clock is ON 10% of the time. A (10,000/s) fires ~100 times in an
+        // ON ms, B (1,000/s) ~10. Given the same schedule stream, B's busy bins are A's (but for bins where
+        // an ON period starts or ends, a few percent at 5 ms periods); each with its own schedule, B's bins
+        // meet A's about as often as A is ON (10%, plus the edges).
+        let clock = |rate: f64| OnOffClock::new(1e9 / rate, 10.0, 5e6).unwrap();
+        let shared = |seed| clock(10_000.0).with_schedule(stream_rng(seed, "burst-group:g"));
+        let overlap = |a: &std::collections::BTreeSet<Time>, b: &std::collections::BTreeSet<Time>| {
+            b.intersection(a).count() as f64 / b.len() as f64
+        };
+        let a = busy_bins(shared(1), stream_rng(1, "flow:a:arrivals"));
+        let b =
+            busy_bins(clock(1_000.0).with_schedule(stream_rng(1, "burst-group:g")), stream_rng(1, "flow:b:arrivals"));
+        let b_alone = busy_bins(clock(1_000.0), stream_rng(1, "flow:b:arrivals"));
+        let (together, apart) = (overlap(&a, &b), overlap(&a, &b_alone));
+        println!("B's busy ms that are A's: {together:.3} in one group, {apart:.3} apart ({} of 10,000 A)", a.len());
+        assert!(b.len() > 500 && b_alone.len() > 500, "{} {}", b.len(), b_alone.len());
+        assert!(together > 0.95, "{together}");
+        assert!(apart < 0.3, "{apart}");
+        // The schedule is a function of its stream alone: another seed's group is ON at other times.
+        let other = busy_bins(shared(2), stream_rng(1, "flow:a:arrivals"));
+        assert!(overlap(&other, &b) < 0.3);
     }
 }
