@@ -492,8 +492,9 @@ enum Source {
 /// How an open-loop flow spaces its arrivals (`rate_process`).
 enum Spacing {
     Linear,
-    /// Exponential gaps drawn from the flow's stream.
-    Poisson,
+    /// Exponential gaps: from the flow's stream, or with an `iodepth` cap from a stream of their own
+    /// (`flow:NAME:arrivals`, see `OnOff`).
+    Poisson(Option<SimRng>),
     /// Bursts, drawn from a stream of their own (`flow:NAME:arrivals`): the flow's stream also serves
     /// issues, which a backlog delays to completions, so sharing it would make the arrival times depend on
     /// completions (which differ between the flow's alone and shared runs).
@@ -631,7 +632,11 @@ impl Workload {
                         let interval_ns = 1e9 / rate;
                         let spacing = match spec.rate_process.unwrap_or_default() {
                             RateProcess::Linear => Spacing::Linear,
-                            RateProcess::Poisson => Spacing::Poisson,
+                            // Without a cap every arrival issues at once, so gap and issue draws interleave
+                            // the same way whatever the completions, and share the flow's stream (as always).
+                            RateProcess::Poisson => {
+                                Spacing::Poisson(spec.iodepth.map(|_| stream_rng(seed, &format!("{stream}:arrivals"))))
+                            }
                             RateProcess::Onoff => {
                                 let on_ns = spec.burst_on.map_or(DEFAULT_BURST_ON_NS, |d| d.0) as f64;
                                 let clock = spec
@@ -747,7 +752,10 @@ impl Workload {
         let interval_ns = *interval_ns;
         let gap = match spacing {
             Spacing::Linear => gap_ns(interval_ns),
-            Spacing::Poisson => gap_ns(Exp::new(1.0 / interval_ns).map_or(interval_ns, |e| e.sample(&mut f.rng))),
+            Spacing::Poisson(own) => {
+                let rng = own.as_mut().unwrap_or(&mut f.rng);
+                gap_ns(Exp::new(1.0 / interval_ns).map_or(interval_ns, |e| e.sample(rng)))
+            }
             Spacing::OnOff(clock, rng) => clock.next_gap(rng, f.stop_ns.saturating_sub(now)),
         };
         let at = now.saturating_add(gap);
@@ -929,18 +937,9 @@ mod tests {
         assert!(message.contains("burst_on") && message.contains("non-negative"), "{message}");
     }
 
-    /// Arrival times of the single flow of `flow_keys` over `end_ns`, and how many arrivals waited in the
-    /// backlog. With `drain_every` = n, the I/Os outstanding complete only at every n-th workload event (all
-    /// of them, and the backlogged arrivals they let in), and at the end.
-    fn arrival_times(flow_keys: &str, end_ns: Time, drain_every: usize) -> (Vec<Time>, usize) {
-        let arrivals = arrivals(&load(flow_keys).unwrap(), end_ns, drain_every);
-        let backlogged = arrivals.iter().filter(|io| io.was_backlogged).count();
-        let mut times: Vec<Time> = arrivals.iter().map(|io| io.arrived_at).collect();
-        times.sort_unstable();
-        (times, backlogged)
-    }
-
-    /// Every I/O `scenario`'s workload issues over `end_ns` (completions as in [`arrival_times`]).
+    /// Every I/O `scenario`'s workload issues over `end_ns`. With `drain_every` = n, the I/Os outstanding
+    /// complete only at every n-th workload event (all of them, and the backlogged arrivals they let in), and
+    /// at the end.
     fn arrivals(scenario: &crate::Scenario, end_ns: Time, drain_every: usize) -> Vec<NewIo> {
         let capacity = scenario.device.logical_capacity_bytes();
         let mut workload =
@@ -1001,17 +1000,29 @@ mod tests {
     }
 
     #[test]
-    fn onoff_arrival_times_do_not_depend_on_completions() {
-        // Draws for issues move to completions when arrivals wait in the backlog: the burst clock's own
-        // stream keeps the arrival times the same whenever the I/Os complete (alone or beside other flows).
-        let keys = "rw = \"randrw\"\nbssplit = \"4k/50:8k/50\"\nrate_iops = 20000\nrate_process = \"onoff\"\n\
-                    burst_factor = 4\nburst_on = \"2ms\"\niodepth = 1";
-        let (at_once, none) = arrival_times(keys, 200_000_000, 1);
-        let (late, backlogged) = arrival_times(keys, 200_000_000, 7);
-        assert_eq!(none, 0);
-        assert!(backlogged > at_once.len() / 2, "{backlogged} of {} arrivals waited", at_once.len());
-        assert!(at_once.len() > 1_000, "{} arrivals in 200 ms (4,000 on average)", at_once.len());
-        assert_eq!(at_once, late);
+    fn capped_open_loop_arrivals_and_ios_do_not_depend_on_completions() {
+        // Draws for issues move to completions when arrivals wait in the backlog: the arrival clock's own
+        // stream keeps the arrival times, and so the order of the issue draws, the same whenever the I/Os
+        // complete (alone or beside other flows), for bursts and for Poisson arrivals.
+        for process in ["\"onoff\"\nburst_factor = 4\nburst_on = \"2ms\"", "\"poisson\""] {
+            let keys = format!(
+                "rw = \"randrw\"\nbssplit = \"4k/50:8k/50\"\nrate_iops = 20000\niodepth = 1\nrate_process = {process}"
+            );
+            let scenario = load(&keys).unwrap();
+            let run = |drain_every| {
+                let ios = arrivals(&scenario, 200_000_000, drain_every);
+                let backlogged = ios.iter().filter(|io| io.was_backlogged).count();
+                let mut by_arrival: Vec<(Time, Op, u64, u32)> =
+                    ios.iter().map(|io| (io.arrived_at, io.op, io.offset, io.len)).collect();
+                by_arrival.sort_unstable_by_key(|io| io.0);
+                (by_arrival, backlogged)
+            };
+            let ((at_once, none), (late, backlogged)) = (run(1), run(7));
+            assert_eq!(none, 0, "{process}");
+            assert!(backlogged > at_once.len() / 2, "{process}: {backlogged} of {} arrivals waited", at_once.len());
+            assert!(at_once.len() > 1_000, "{process}: {} arrivals in 200 ms (4,000 on average)", at_once.len());
+            assert!(at_once == late, "{process}: the arrivals or their I/Os differ");
+        }
     }
 
     #[test]
