@@ -114,6 +114,10 @@ enum Command {
         /// Multiply every app's request rate by this factor (default 1: the paper's Table 2 rates).
         #[arg(long)]
         load: Option<f64>,
+        /// How apps are classified into high- and low-interference: "measured" (FLIN's 8% die-busy rule on
+        /// each app's alone run, the default) or "table2" (the classes printed in FLIN's Table 2).
+        #[arg(long, value_name = "RULE")]
+        classes: Option<String>,
         /// Override a key of every run's scenario, e.g. --set device.flash.program_suspend=true
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
@@ -151,7 +155,7 @@ fn main() -> ExitCode {
         Command::Compare { scenario, vary, set, seed, output } => {
             compare::main(scenario.as_deref(), &set, &vary, seed, &output)
         }
-        Command::Reproduce { name, all, mixes, duration, classify_duration, seed, load, set, output } => {
+        Command::Reproduce { name, all, mixes, duration, classify_duration, seed, load, classes, set, output } => {
             reproduce::main(reproduce::Args {
                 name: &name,
                 all,
@@ -160,6 +164,7 @@ fn main() -> ExitCode {
                 classify_duration: classify_duration.as_deref(),
                 seed,
                 load,
+                classes: classes.as_deref(),
                 set: &set,
                 output: &output,
             })

@@ -17,6 +17,7 @@ pub struct Args<'a> {
     pub classify_duration: Option<&'a str>,
     pub seed: Option<u64>,
     pub load: Option<f64>,
+    pub classes: Option<&'a str>,
     pub set: &'a [String],
     pub output: &'a crate::Output,
 }
@@ -49,6 +50,11 @@ fn flin18_main(args: &Args) -> Result<()> {
         }
         options.load = load;
     }
+    if let Some(name) = args.classes {
+        options.classes = flin18::Classes::from_name(name).ok_or_else(|| {
+            anyhow::anyhow!("--classes: unknown rule \"{name}\"; expected one of {:?}", flin18::Classes::NAMES)
+        })?;
+    }
     options.overrides = args.set.to_vec();
     if let Some(d) = args.classify_duration {
         options.classify_duration_ns = duration_arg("--classify-duration", d)?;
@@ -73,18 +79,20 @@ pub fn render_flin18(report: &flin18::Report) -> String {
     let _ = writeln!(
         out,
         "FLIN (ISCA'18) evaluation on flin-eval: {} mixes per category, {} ms each (classification {} ms), \
-         load x{}, seed {}{}\n",
+         load x{}, seed {}, classes {}{}\n",
         o.mixes_per_category,
         o.duration_ns / 1_000_000,
         o.classify_duration_ns / 1_000_000,
         o.load,
         o.seed,
+        if o.classes == flin18::Classes::Table2 { "from Table 2" } else { "measured" },
         if o.overrides.is_empty() { String::new() } else { format!(", --set {}", o.overrides.join(" --set ")) }
     );
-    let _ = writeln!(out, "app        chip busy alone  class");
+    let _ = writeln!(out, "app        chip busy alone  class  Table 2");
+    let class = |high: bool| if high { "high" } else { "low" };
     for c in &report.classes {
-        let class = if c.high_interference { "high" } else { "low" };
-        let _ = writeln!(out, "{:<10} {:>15.3}  {class}", c.app, c.chip_busy);
+        let table2 = c.table2_high.map_or("-", class);
+        let _ = writeln!(out, "{:<10} {:>15.3}  {:<5}  {table2}", c.app, c.chip_busy, class(c.high_interference));
     }
     for why in &report.skipped {
         let _ = writeln!(out, "skipped: {why}");

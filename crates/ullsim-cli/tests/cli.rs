@@ -690,6 +690,37 @@ fn reproduce_flin18_classifies_draws_mixes_and_compares_with_the_paper() {
 }
 
 #[test]
+fn reproduce_flin18_with_table2_classes_forms_every_category_from_the_papers_classes() {
+    // FLIN's Table 2 marks six traces high-interference, so all four categories form whatever the stand-ins
+    // do alone, and every mix has the category's share of those six.
+    let args = ["reproduce", "flin18", "--mixes", "1", "--duration", "100ms", "--classify-duration", "200ms"];
+    let out = ullsim(args.iter().copied().chain(["--classes", "table2", "--json", "-"])).ok();
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(report["options"]["classes"], "table2");
+    let high: Vec<&str> = (report["classes"].as_array().unwrap().iter())
+        .filter(|c| c["high_interference"] == true)
+        .map(|c| c["app"].as_str().unwrap())
+        .collect();
+    assert_eq!(high, ["exch", "msnfs", "src1-0", "src1-1", "tpcc", "tpce"]);
+    for c in report["classes"].as_array().unwrap() {
+        assert_eq!(c["table2_high"], c["high_interference"], "{c}");
+    }
+    assert!(report["skipped"].as_array().unwrap().is_empty(), "{}", report["skipped"]);
+    for run in report["runs"].as_array().unwrap() {
+        let in_table2_high = run["apps"].as_array().unwrap().iter().filter(|a| high.contains(&a.as_str().unwrap()));
+        assert_eq!(in_table2_high.count() * 25, run["category"].as_u64().unwrap() as usize, "{run}");
+    }
+    let text = ullsim(args.iter().copied().chain(["--classes", "table2"])).ok();
+    assert!(text.stdout.contains("classes from Table 2") && text.stdout.contains("Table 2"), "{}", text.stdout);
+    ullsim(args.iter().copied().chain(["--classes", "paper"])).fails_with(&[
+        "--classes",
+        "unknown rule \"paper\"",
+        "measured",
+        "table2",
+    ]);
+}
+
+#[test]
 fn reproduce_flin18_applies_set_overrides_to_every_run() {
     let args = ["reproduce", "flin18", "--mixes", "1", "--duration", "200ms", "--classify-duration", "500ms"];
     let plain = ullsim(args.iter().copied().chain(["--json", "-"])).ok();

@@ -15,6 +15,7 @@ use serde::Serialize;
 use crate::engine::stream_rng;
 use crate::metrics::fairness::{self, AloneRun, HIGH_INTERFERENCE_DIE_BUSY};
 use crate::sim::{run_scenario, RunResults};
+use crate::workload::app::flin::TABLE2;
 use crate::Scenario;
 
 /// A transaction scheduler as the evaluation runs it: a `device.tsu.scheduler` name and, for FLIN, which
@@ -64,6 +65,30 @@ pub const PAPER_WS_GAIN_OVER_SPRINKLER_FAIRNESS: [f64; 4] = [0.21, 0.32, 0.41, 0
 /// No flow above this slowdown under FLIN (slides); several baseline flows exceeded 500x.
 pub const PAPER_FLIN_MAX_SLOWDOWN: f64 = 80.0;
 
+/// Which rule puts an app in the high-interference class, from which the categories' mixes are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Classes {
+    /// FLIN's rule applied to the app's alone run here: mean die busy above 8%.
+    #[default]
+    Measured,
+    /// The Interference column of FLIN's Table 2 (exch, msnfs, src1-0, src1-1, tpcc, tpce are high): the
+    /// paper's mixes, whatever the stand-ins do alone.
+    Table2,
+}
+
+impl Classes {
+    pub const NAMES: [&'static str; 2] = ["measured", "table2"];
+
+    pub fn from_name(name: &str) -> Option<Classes> {
+        match name {
+            "measured" => Some(Classes::Measured),
+            "table2" => Some(Classes::Table2),
+            _ => None,
+        }
+    }
+}
+
 /// What to run.
 #[derive(Debug, Clone, Serialize)]
 pub struct Options {
@@ -83,6 +108,8 @@ pub struct Options {
     pub overrides: Vec<String>,
     /// The app models to draw from (names without the `flin.` prefix).
     pub apps: Vec<String>,
+    /// How apps are classified.
+    pub classes: Classes,
 }
 
 impl Options {
@@ -96,6 +123,7 @@ impl Options {
             load: 1.0,
             overrides: Vec::new(),
             apps,
+            classes: Classes::Measured,
         }
     }
 
@@ -113,6 +141,9 @@ pub struct AppClass {
     pub chip_busy: f64,
     /// Share of that run with every chip busy at once (the literal reading of FLIN's rule).
     pub all_chips_busy: f64,
+    /// Its class in FLIN's Table 2 (`None`: not one of its traces).
+    pub table2_high: Option<bool>,
+    /// The class mixes are drawn by (`Options::classes`): measured, or Table 2's.
     pub high_interference: bool,
 }
 
@@ -225,7 +256,7 @@ pub fn draw_mixes(
     if high.len() < n_high || low.len() < n_low {
         return Err(format!(
             "category {percent}% needs {n_high} high- and {n_low} low-interference apps; the classification found {} \
-             and {}",
+             and {} (--classes table2 has six high)",
             high.len(),
             low.len()
         ));
@@ -274,14 +305,23 @@ pub fn run(options: &Options) -> Result<Report, String> {
         .iter()
         .map(|app| {
             let device = &alone_of(app, VARIANTS.len()).device;
-            AppClass {
+            let table2_high = TABLE2.iter().find(|t| t.name == app).map(|t| t.high_interference);
+            let measured_high = device.die_utilization.mean > HIGH_INTERFERENCE_DIE_BUSY;
+            let high_interference = match options.classes {
+                Classes::Measured => Ok(measured_high),
+                Classes::Table2 => {
+                    table2_high.ok_or_else(|| format!("--classes table2: app \"{app}\" is not in FLIN's Table 2"))
+                }
+            }?;
+            Ok(AppClass {
                 app: app.clone(),
                 chip_busy: device.die_utilization.mean,
                 all_chips_busy: device.all_chips_busy,
-                high_interference: device.die_utilization.mean > HIGH_INTERFERENCE_DIE_BUSY,
-            }
+                table2_high,
+                high_interference,
+            })
         })
-        .collect();
+        .collect::<Result<_, String>>()?;
     let high: Vec<String> = classes.iter().filter(|c| c.high_interference).map(|c| c.app.clone()).collect();
     let low: Vec<String> = classes.iter().filter(|c| !c.high_interference).map(|c| c.app.clone()).collect();
     // 2. The mixes, each under every variant, in parallel.
