@@ -429,27 +429,22 @@ impl Scenario {
             Default::default();
         for (i, flow) in self.flows.iter().enumerate() {
             let Some((group, shape)) = crate::workload::burst_shape(flow) else { continue };
-            match first_of_group.get(&group) {
-                None => {
-                    first_of_group.insert(group, (i, shape));
-                }
-                Some(&(j, first)) if first != shape => {
-                    return Err(ConfigError::new(
-                        &self.source_name,
-                        format!(
-                            "key `flow[{i}].burst_group` (flow \"{}\"): burst group \"{group}\" has burst_factor = \
-                             {} and burst_on = {} ms from flow \"{}\", but this flow has {} and {} ms; the flows of \
-                             a group share their ON and OFF periods, so both must match",
-                            flow.name,
-                            first.factor,
-                            first.on_ns as f64 / 1e6,
-                            self.flows[j].name,
-                            shape.factor,
-                            shape.on_ns as f64 / 1e6,
-                        ),
-                    ));
-                }
-                Some(_) => {}
+            let (j, first) = *first_of_group.entry(group.clone()).or_insert((i, shape));
+            if first != shape {
+                return Err(ConfigError::new(
+                    &self.source_name,
+                    format!(
+                        "key `flow[{i}].burst_group` (flow \"{}\"): burst group \"{group}\" has burst_factor = {} \
+                         and burst_on = {} ms from flow \"{}\", but this flow has {} and {} ms; the flows of a group \
+                         share their ON and OFF periods, so both must match",
+                        flow.name,
+                        first.factor,
+                        first.on_ns as f64 / 1e6,
+                        self.flows[j].name,
+                        shape.factor,
+                        shape.on_ns as f64 / 1e6,
+                    ),
+                ));
             }
         }
         Ok(())

@@ -615,7 +615,7 @@ impl TransactionScheduler for Flin {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{add, build, config, next, tx};
+    use super::super::testing::{add, build, config, dispatch, next, tx, view};
     use super::*;
     use crate::config::device::TsuConfig;
     use crate::config::units::Bytes;
@@ -760,18 +760,8 @@ mod tests {
             let mut s = flin(|_| {});
             add(s.as_mut(), &mut txs, tx(Purpose::UserWrite, 0, 0, NONE, 0, 0));
             add(s.as_mut(), &mut txs, tx(Purpose::UserRead, 0, 0, 2, 1, 10 * MS - US));
-            let view = DispatchView {
-                txs: &txs,
-                now: 10 * MS,
-                gc_urgent: false,
-                gc_pace: 0.0,
-                multiplane: true,
-                host_writes_blocked_since: blocked_since,
-                reads_only: false,
-            };
-            let mut batch = Vec::new();
-            s.dispatch(0, &view, &mut batch);
-            txs[batch[0]].purpose
+            let view = DispatchView { host_writes_blocked_since: blocked_since, ..view(&txs, 10 * MS) };
+            txs[dispatch(s.as_mut(), 0, &view)[0]].purpose
         };
         // Buffer has room: the destage's 10 ms wait delays no one, the read goes first.
         assert_eq!(first(None), Purpose::UserRead);
@@ -783,19 +773,8 @@ mod tests {
 
     #[test]
     fn stage3_a_winning_write_slot_triggers_due_gc_and_a_flows_gc_share_lowers_its_writes_pw() {
-        let dispatch = |s: &mut dyn TransactionScheduler, txs: &TxArena, now: Time| {
-            let view = DispatchView {
-                txs,
-                now,
-                gc_urgent: false,
-                gc_pace: 1.0,
-                multiplane: true,
-                host_writes_blocked_since: None,
-                reads_only: false,
-            };
-            let mut batch = Vec::new();
-            s.dispatch(0, &view, &mut batch);
-            txs[batch[0]].purpose
+        let purpose_at = |s: &mut dyn TransactionScheduler, txs: &TxArena, now: Time| {
+            txs[dispatch(s, 0, &DispatchView { gc_pace: 1.0, ..view(txs, now) })[0]].purpose
         };
         let mut txs = TxArena::default();
         let mut s = flin(|_| {});
@@ -804,9 +783,9 @@ mod tests {
         add(s.as_mut(), &mut txs, tx(Purpose::Gc, 0, 0, NONE, 0, 0));
         // No credit yet: the write goes; it earns GC one transaction (gc_pace 1), so the next time the
         // write slot wins, GC runs instead and the write keeps its slot.
-        assert_eq!(dispatch(s.as_mut(), &txs, 10), Purpose::UserWrite);
-        assert_eq!(dispatch(s.as_mut(), &txs, 20), Purpose::Gc);
-        assert_eq!(dispatch(s.as_mut(), &txs, 30), Purpose::UserWrite);
+        assert_eq!(purpose_at(s.as_mut(), &txs, 10), Purpose::UserWrite);
+        assert_eq!(purpose_at(s.as_mut(), &txs, 20), Purpose::Gc);
+        assert_eq!(purpose_at(s.as_mut(), &txs, 30), Purpose::UserWrite);
 
         // A write that waited 2 ms (PW 1.5) beats a read that waited 120 us (PW 1.2)...
         let write_vs_read = |gc_ns: Time| {

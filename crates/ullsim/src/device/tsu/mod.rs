@@ -213,9 +213,10 @@ pub(super) mod testing {
         id
     }
 
-    /// Dispatch die `die` at `now` (no GC pressure, multi-plane on) and return the batch.
-    pub fn next(s: &mut dyn TransactionScheduler, txs: &TxArena, die: u32, now: Time) -> Vec<TxId> {
-        let view = DispatchView {
+    /// The view of a die at `now` with no GC pressure, multi-plane on, host writes not blocked: tests
+    /// change what they need with `DispatchView { field, ..view(txs, now) }`.
+    pub fn view(txs: &TxArena, now: Time) -> DispatchView<'_> {
+        DispatchView {
             txs,
             now,
             gc_urgent: false,
@@ -223,9 +224,18 @@ pub(super) mod testing {
             multiplane: true,
             host_writes_blocked_since: None,
             reads_only: false,
-        };
+        }
+    }
+
+    /// Dispatch die `die` seeing `view` and return the batch.
+    pub fn dispatch(s: &mut dyn TransactionScheduler, die: u32, view: &DispatchView) -> Vec<TxId> {
         let mut batch = Vec::new();
-        s.dispatch(die, &view, &mut batch);
+        s.dispatch(die, view, &mut batch);
         batch
+    }
+
+    /// Dispatch die `die` at `now` with the default [`view`] and return the batch.
+    pub fn next(s: &mut dyn TransactionScheduler, txs: &TxArena, die: u32, now: Time) -> Vec<TxId> {
+        dispatch(s, die, &view(txs, now))
     }
 }

@@ -275,7 +275,7 @@ impl TransactionScheduler for Sprinkler {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{add, build, config, next, tx};
+    use super::super::testing::{add, build, config, dispatch, next, tx, view};
     use super::*;
 
     #[test]
@@ -324,18 +324,7 @@ mod tests {
         let gc = add(s.as_mut(), &mut txs, tx(Purpose::Gc, 0, 0, NONE, 0, 0));
         let read = add(s.as_mut(), &mut txs, tx(Purpose::UserRead, 0, 0, 2, 0, 0));
         let map = add(s.as_mut(), &mut txs, tx(Purpose::MapRead, 0, 0, NONE, 0, 0));
-        let urgent = DispatchView {
-            txs: &txs,
-            now: 1,
-            gc_urgent: true,
-            gc_pace: 0.0,
-            multiplane: true,
-            host_writes_blocked_since: None,
-            reads_only: false,
-        };
-        let mut batch = Vec::new();
-        s.dispatch(0, &urgent, &mut batch);
-        assert_eq!(batch, vec![gc]);
+        assert_eq!(dispatch(s.as_mut(), 0, &DispatchView { gc_urgent: true, ..view(&txs, 1) }), vec![gc]);
         assert_eq!(next(s.as_mut(), &txs, 0, 2), vec![map]);
         assert_eq!(next(s.as_mut(), &txs, 0, 3), vec![read]);
         assert_eq!(next(s.as_mut(), &txs, 0, 4), vec![write]);
