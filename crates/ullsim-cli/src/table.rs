@@ -59,7 +59,7 @@ pub fn render(scenario: &Scenario, r: &RunResults, wall_seconds: f64) -> String 
         "\n{:<14} {:>8} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
         "flow", "class", "IOPS", "MB/s", "mean us", "p50", "p99", "p99.9", "max", "slowdown"
     );
-    for f in &r.flows {
+    for (f, spec) in r.flows.iter().zip(&scenario.flows) {
         let _ = writeln!(
             out,
             "{:<14} {:>8} {:>10.0} {:>9.1} {} {:>9}",
@@ -71,16 +71,30 @@ pub fn render(scenario: &Scenario, r: &RunResults, wall_seconds: f64) -> String 
             f.slowdown.map_or("-".to_string(), |s| format!("{s:.2}x")),
         );
         if let Some(a) = &f.alone {
+            // FLIN's classes are about the dies a flow keeps busy: a CPU-only flow has none.
+            let class = match (spec.is_cpu_only(), a.high_interference) {
+                (true, _) => "no I/O",
+                (false, true) => "high-interference",
+                (false, false) => "low-interference",
+            };
             let _ = writeln!(
                 out,
-                "{:<14} {:>8} {:>10.0} {:>9} {}  die busy {}, {}",
+                "{:<14} {:>8} {:>10.0} {:>9} {}  die busy {}, {class}",
                 "  (alone)",
                 "",
                 a.iops,
                 "",
                 latency_cells(&a.latency_ns),
                 percent(a.die_busy),
-                if a.high_interference { "high-interference" } else { "low-interference" }
+            );
+        }
+        if f.window != r.window && !spec.is_cpu_only() {
+            let _ = writeln!(
+                out,
+                "  ({} was active from {:.1} to {:.1} ms: its rates are over that time)",
+                f.name,
+                ms(f.window.start_ns),
+                ms(f.window.end_ns)
             );
         }
     }
@@ -135,11 +149,15 @@ pub fn render(scenario: &Scenario, r: &RunResults, wall_seconds: f64) -> String 
         let shares: Vec<String> = r
             .flows
             .iter()
-            .map(|f| {
-                format!("{} {:.1} ms ({:.0}%)", f.name, ms(f.gc_busy_ns), 100.0 * f.gc_busy_ns as f64 / gc_total as f64)
-            })
+            .map(|f| format!("{} {:.0}%", f.name, 100.0 * f.gc_busy_ns as f64 / gc_total as f64))
             .collect();
-        let _ = writeln!(out, "GC die time charged to the flows that caused it: {}", shares.join(", "));
+        // Summed over dies, so it can exceed the window: say die-ms.
+        let _ = writeln!(
+            out,
+            "GC die time {:.1} die-ms, charged to the flows that caused it: {}",
+            ms(gc_total),
+            shares.join(", ")
+        );
     }
     let h = &r.host;
     let _ = writeln!(
@@ -163,6 +181,9 @@ pub fn render(scenario: &Scenario, r: &RunResults, wall_seconds: f64) -> String 
             "fairness {:.3} (min/max slowdown), weighted speedup {:.2}, max slowdown {:.2}x",
             f.fairness, f.weighted_speedup, f.max_slowdown
         );
+    }
+    for warning in &r.warnings {
+        let _ = writeln!(out, "warning: {warning}");
     }
     out
 }

@@ -142,15 +142,15 @@ fn flow<'a>(results: &'a Value, name: &str) -> &'a Value {
 }
 
 /// Checks what every result must satisfy: the documented fields exist with the right types, percentiles are
-/// ordered, IOPS agree with completions over the window, and the per-layer breakdown adds up to the latency.
+/// ordered, IOPS agree with completions over each flow's window (inside the run's), and the per-layer
+/// breakdown adds up to the latency.
 fn check_results(results: &Value, preset: &str, flow_names: &[&str]) {
-    assert_eq!(uint(results, "schema_version"), 2);
+    assert_eq!(uint(results, "schema_version"), 3);
     assert!(!text(results, "scenario.name").is_empty());
     uint(results, "scenario.seed");
     assert_eq!(text(results, "scenario.preset"), preset);
     let (start, end) = (uint(results, "window.start_ns"), uint(results, "window.end_ns"));
     assert!(start < end, "empty measurement window {start}..{end}");
-    let window_s = (end - start) as f64 / 1e9;
 
     let flows = results["flows"].as_array().expect("`flows` is an array");
     let names: Vec<&str> = flows.iter().map(|f| f["name"].as_str().expect("flows[].name is a string")).collect();
@@ -163,6 +163,9 @@ fn check_results(results: &Value, preset: &str, flow_names: &[&str]) {
         completed_in_window += completed;
         let iops = num(f, "iops");
         assert!(iops > 0.0 && iops.is_finite(), "flow {name}: iops {iops}");
+        let (flow_start, flow_end) = (uint(f, "window.start_ns"), uint(f, "window.end_ns"));
+        assert!(start <= flow_start && flow_start < flow_end && flow_end <= end, "flow {name}: window {}", f["window"]);
+        let window_s = (flow_end - flow_start) as f64 / 1e9;
         let expected_iops = completed as f64 / window_s;
         assert!(
             (iops - expected_iops).abs() <= 1e-6 * expected_iops,

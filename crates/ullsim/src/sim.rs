@@ -4,11 +4,12 @@
 use serde::Serialize;
 
 use crate::config::Scenario;
-use crate::device::{Device, DeviceEvent, DeviceResults};
+use crate::device::{Device, DeviceCounters, DeviceEvent, DeviceResults};
 use crate::engine::{EventQueue, Time};
-use crate::host::{Host, HostEvent, HostResults};
+use crate::host::{Host, HostCounters, HostEvent, HostResults};
 use crate::metrics::energy::{self, Energy};
 use crate::metrics::fairness::{self, AloneRun, Fairness};
+pub use crate::metrics::Window;
 use crate::metrics::{FlowResult, Metrics};
 use crate::request::{Request, RequestArena, Stamps};
 use crate::workload::trace::TraceError;
@@ -31,10 +32,18 @@ pub enum SimError {
     Trace(#[from] TraceError),
     #[error("model invariant violated: {0}")]
     Invariant(String),
+    /// More requests waited than [`MAX_IN_FLIGHT`]: the offered load outruns the system without bound.
+    #[error("{0}")]
+    Overload(String),
 }
 
+/// Most requests (of all flows) that may have arrived and not completed at once. Each costs ~150 B, so this
+/// bounds a run's memory to a few hundred MB whatever the offered load; no real host keeps this many I/Os
+/// waiting (an NVMe drive holds at most 64K commands per queue).
+pub const MAX_IN_FLIGHT: u64 = 1 << 21;
+
 /// Version of the JSON result layout (docs/output.md); bumped on incompatible changes.
-pub const RESULTS_SCHEMA_VERSION: u32 = 2;
+pub const RESULTS_SCHEMA_VERSION: u32 = 3;
 
 /// What ran.
 #[derive(Debug, Clone, Serialize)]
@@ -44,28 +53,26 @@ pub struct ScenarioInfo {
     pub preset: String,
 }
 
-/// The measurement window in simulated ns.
-#[derive(Debug, Clone, Serialize)]
-pub struct Window {
-    pub start_ns: Time,
-    pub end_ns: Time,
-}
-
 /// Everything a run reports. Serialized as the JSON result (same scenario and seed: same bytes).
 #[derive(Debug, Clone, Serialize)]
 pub struct RunResults {
     pub schema_version: u32,
     pub scenario: ScenarioInfo,
+    /// The measurement window: from `run.warmup` to `run.duration`, or to when every flow finished (ran out
+    /// of I/O or of runtime, and its last I/O completed) if that is earlier. Device, host and energy results
+    /// cover it; each flow's rates cover its own active part of it (`flows[].window`).
     pub window: Window,
     pub flows: Vec<FlowResult>,
     pub host: HostResults,
     pub device: DeviceResults,
-    /// System energy from the power model (`[host.power]`), over the whole run.
+    /// System energy from the power model (`[host.power]`), over the window.
     pub energy: Energy,
     /// Events the engine handled.
     pub events: u64,
     /// Requests completed in the whole run (including warm-up).
     pub requests_completed: u64,
+    /// Warnings a reader of the results must see (e.g. an overloaded flow); also printed under the table.
+    pub warnings: Vec<String>,
     /// Slowdown-based metrics (only with `[metrics] fairness = true`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fairness: Option<Fairness>,
@@ -129,10 +136,15 @@ impl Simulation {
         let mut delivered = Vec::with_capacity(64);
         self.workload.start(&mut self.q);
         self.host.start(&mut self.q);
-        let mut end = self.end_ns;
+        let mut window_opened: Option<(DeviceCounters, HostCounters)> = None;
+        // The run stops at run.duration unless every flow finishes first (or nothing is left to happen).
+        let mut reached_duration = true;
         while let Some(next) = self.q.peek_time() {
             if next > self.end_ns {
                 break;
+            }
+            if window_opened.is_none() && next >= self.warmup_ns {
+                window_opened = Some(self.snapshot(self.warmup_ns));
             }
             let (now, event) = self.q.pop().expect("peeked");
             match event {
@@ -145,49 +157,9 @@ impl Simulation {
                 }
                 Event::Host(e) => self.host.handle(e, &mut self.q, &mut self.requests, &mut self.device),
             }
-            // Hand new I/O to the host, let its tasks run, and give what they completed to the application,
-            // until nothing changes at this instant.
-            loop {
-                if let Some(e) = self.workload.take_error() {
-                    return Err(e.into());
-                }
-                for (flow, delta) in self.workload.take_backlog_changes() {
-                    self.metrics.change_in_flight(flow, now, delta);
-                }
-                for io in new_ios.drain(..) {
-                    let request = Request {
-                        flow: io.flow,
-                        op: io.op,
-                        offset: io.offset,
-                        len: io.len,
-                        class: self.workload.class(io.flow),
-                        stamps: Stamps { issued: io.arrived_at, ..Stamps::default() },
-                    };
-                    let req = self.requests.insert(request);
-                    if !io.was_backlogged {
-                        self.metrics.change_in_flight(io.flow, now, 1);
-                    }
-                    self.host.submit(&mut self.q, io.flow, io.job, req);
-                }
-                self.host.run_ready(&mut self.q, &mut self.requests, &mut self.device, &mut delivered);
-                if delivered.is_empty() {
-                    break;
-                }
-                for (req, flow, job) in delivered.drain(..) {
-                    if self.check_invariants && crate::metrics::layer_times(&self.requests[req].stamps).is_none() {
-                        return Err(SimError::Invariant(format!(
-                            "request of flow {flow} has stamps out of order: {:?}",
-                            self.requests[req].stamps
-                        )));
-                    }
-                    self.metrics.on_complete(&self.requests[req], now);
-                    self.requests.remove(req);
-                    self.completed_total += 1;
-                    self.workload.on_complete(flow, job, &mut self.q, &mut new_ios);
-                }
-            }
+            self.deliver(now, &mut new_ios, &mut delivered)?;
             if self.requests.live() == 0 && self.workload.finished(now) && !matches!(event, Event::Workload(_)) {
-                end = now;
+                reached_duration = false;
                 break;
             }
             if self.q.events_popped().is_multiple_of(PROGRESS_EVERY) {
@@ -195,42 +167,136 @@ impl Simulation {
             }
         }
         if self.q.is_empty() && self.requests.live() == 0 {
-            end = end.min(self.q.now());
+            reached_duration = false;
         }
-        // Flows that all finished during warm-up leave an empty window, never a negative one.
+        // The window closes at run.duration, or when the last flow stopped being active (with an empty
+        // queue that can be later than the last event: an open-loop flow is active until its runtime ends
+        // even when its next arrival would have come after it). A window that closes inside the warm-up is
+        // empty, never negative.
+        let end = if reached_duration {
+            self.end_ns
+        } else {
+            self.workload.all_active_until(self.end_ns).max(self.q.now()).min(self.end_ns)
+        };
         let end = end.max(self.warmup_ns);
+        let (device_start, host_start) = window_opened.unwrap_or_else(|| self.snapshot(self.warmup_ns));
+        let (device_end, host_end) = self.snapshot(end);
         if self.check_invariants {
             self.device.check_invariants().map_err(SimError::Invariant)?;
             self.host.check_invariants().map_err(SimError::Invariant)?;
         }
         progress(end, self.end_ns);
-        let mut flows = self.metrics.results(end);
-        let (host, flow_cpu) = self.host.results(end);
+        let window = Window { start_ns: self.warmup_ns, end_ns: end };
+        let flow_windows: Vec<Window> = (0..self.metrics.flows() as u32)
+            .map(|f| {
+                let start_ns = self.workload.starts_at(f).clamp(self.warmup_ns, end);
+                Window { start_ns, end_ns: self.workload.active_until(f, end).max(start_ns) }
+            })
+            .collect();
+        let open_loop: Vec<bool> = (0..flow_windows.len() as u32).map(|f| self.workload.is_open_loop(f)).collect();
+        let mut flows = self.metrics.results(&flow_windows, &open_loop);
+        let (host, flow_cpu) = self.host.results(&host_start, &host_end);
         for (flow, cores) in flows.iter_mut().zip(flow_cpu) {
             flow.cpu_cores = cores;
         }
-        let device = self.device.results(end);
-        let gc_busy = self.device.gc_busy_by_flow(flows.len());
-        for (flow, gc_ns) in flows.iter_mut().zip(gc_busy) {
+        let device = self.device.results(&device_start, &device_end);
+        for (flow, gc_ns) in flows.iter_mut().zip(device_end.gc_busy_by_flow_since(&device_start)) {
             flow.gc_busy_ns = gc_ns;
         }
-        let energy = energy::estimate(&self.power, &host.cores, device.busy, end as f64 / 1e9, self.completed_total);
+        let window_completed = flows.iter().map(|f| f.completed).sum();
+        let energy = energy::estimate(&self.power, &host.cores, device.busy, window.seconds(), window_completed);
         for r in self.requests.iter_live() {
             let oldest = &mut flows[r.flow as usize].oldest_in_flight_ns;
             *oldest = (*oldest).max(end.saturating_sub(r.stamps.issued));
         }
+        let issues_io: Vec<bool> = (0..flows.len() as u32).map(|f| self.workload.issues_io(f)).collect();
+        let warnings = crate::metrics::warnings(&flows, &issues_io);
         Ok(RunResults {
             schema_version: RESULTS_SCHEMA_VERSION,
             scenario: self.info,
-            window: Window { start_ns: self.warmup_ns, end_ns: end },
+            window,
             flows,
             host,
             device,
             energy,
             events: self.q.events_popped(),
             requests_completed: self.completed_total,
+            warnings,
             fairness: None,
         })
+    }
+
+    /// Stop a run whose backlog passed [`MAX_IN_FLIGHT`], naming the flow that holds the most of it.
+    fn check_backlog(&self, now: Time) -> Result<(), SimError> {
+        if self.metrics.total_in_flight() <= MAX_IN_FLIGHT {
+            return Ok(());
+        }
+        let (name, arrived, completed) = self.metrics.most_backlogged();
+        let seconds = now.max(1) as f64 / 1e9;
+        Err(SimError::Overload(format!(
+            "flow \"{name}\": {} requests waiting at {:.3} ms simulated (offered {:.0} IOPS, served {:.0} IOPS so \
+             far): the system cannot keep up and the backlog would grow without bound (the limit is {MAX_IN_FLIGHT} \
+             requests in flight); lower its rate_iops, cap it with iodepth, or shorten run.duration",
+            self.metrics.total_in_flight(),
+            now as f64 / 1e6,
+            arrived as f64 / seconds,
+            completed as f64 / seconds,
+        )))
+    }
+
+    /// The device's and the host's cumulative counters at `at`.
+    fn snapshot(&mut self, at: Time) -> (DeviceCounters, HostCounters) {
+        (self.device.counters(at, self.metrics.flows()), self.host.counters(at))
+    }
+
+    /// Hand new I/O to the host, let its tasks run, and give what they completed to the application, until
+    /// nothing changes at this instant.
+    fn deliver(
+        &mut self,
+        now: Time,
+        new_ios: &mut Vec<NewIo>,
+        delivered: &mut Vec<(crate::request::ReqId, u32, u32)>,
+    ) -> Result<(), SimError> {
+        loop {
+            if let Some(e) = self.workload.take_error() {
+                return Err(e.into());
+            }
+            for (flow, delta) in self.workload.take_backlog_changes() {
+                self.metrics.change_in_flight(flow, now, delta);
+            }
+            for io in new_ios.drain(..) {
+                let request = Request {
+                    flow: io.flow,
+                    op: io.op,
+                    offset: io.offset,
+                    len: io.len,
+                    class: self.workload.class(io.flow),
+                    stamps: Stamps { issued: io.arrived_at, ..Stamps::default() },
+                };
+                let req = self.requests.insert(request);
+                if !io.was_backlogged {
+                    self.metrics.change_in_flight(io.flow, now, 1);
+                }
+                self.host.submit(&mut self.q, io.flow, io.job, req);
+            }
+            self.check_backlog(now)?;
+            self.host.run_ready(&mut self.q, &mut self.requests, &mut self.device, delivered);
+            if delivered.is_empty() {
+                return Ok(());
+            }
+            for (req, flow, job) in delivered.drain(..) {
+                if self.check_invariants && crate::metrics::layer_times(&self.requests[req].stamps).is_none() {
+                    return Err(SimError::Invariant(format!(
+                        "request of flow {flow} has stamps out of order: {:?}",
+                        self.requests[req].stamps
+                    )));
+                }
+                self.metrics.on_complete(&self.requests[req], now);
+                self.requests.remove(req);
+                self.completed_total += 1;
+                self.workload.on_complete(flow, job, &mut self.q, new_ios);
+            }
+        }
     }
 }
 

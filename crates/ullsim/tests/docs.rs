@@ -1,6 +1,6 @@
 //! Keeps docs/scenarios.md honest: every device key of every preset, every flow key and every other scenario
 //! key must be documented; the preset columns of the device tables must hold the presets' actual values; and
-//! the worked example must load.
+//! the worked example and every scenario in scenarios/ must load from files inside the repository.
 
 use std::path::Path;
 
@@ -181,4 +181,40 @@ fn every_app_model_is_documented_with_its_keys() {
         }
     }
     assert!(problems.is_empty(), "docs/scenarios.md's app table is out of date:\n{}", problems.join("\n"));
+}
+
+/// Every scenario file under `dir`, recursively, sorted.
+fn scenario_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.expect("directory entry").path();
+        if path.is_dir() {
+            files.extend(scenario_files(&path));
+        } else if path.extension().is_some_and(|e| e == "toml") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files
+}
+
+/// A fresh clone holds everything its scenarios need: each one loads (which opens its traces) and names no
+/// file outside the repository.
+#[test]
+fn every_scenario_loads_from_files_inside_the_repository() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repository root");
+    let files = scenario_files(&root.join("scenarios"));
+    assert!(files.len() >= 15, "found only {} scenarios", files.len());
+    for path in files {
+        let scenario = Scenario::load(&path, &[]).unwrap_or_else(|e| panic!("{e}"));
+        for flow in scenario.flows.iter().filter_map(|f| f.trace.as_ref()) {
+            let trace = scenario.base_dir.join(flow).canonicalize().unwrap_or_else(|e| panic!("{e}"));
+            assert!(
+                trace.starts_with(&root),
+                "{}: trace {} is outside the repository",
+                path.display(),
+                trace.display()
+            );
+        }
+    }
 }

@@ -54,14 +54,9 @@ fn flin_relieves_intensity_and_read_write_interference_that_sprinkler_leaves() {
 
 /// FLIN's two real traces in one mix (scenarios/flin18/real-traces.toml): the TPC-C head is
 /// high-interference and WebSearch low, as in FLIN's Table 2, and every low-interference flow is slowed by
-/// TPC-C's burst while TPC-C is not. Skipped when the shared traces are not beside the repository.
+/// TPC-C's burst while TPC-C is not (the traces are vendored in the repository's traces/ folder).
 #[test]
 fn the_real_tpcc_and_wsrch_traces_classify_as_flins_table_and_tpcc_slows_the_others() {
-    let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
-    if !traces.join("tpcc-small.trace").exists() || !traces.join("wsrch-small.trace").exists() {
-        eprintln!("note: the shared traces are missing; skipping");
-        return;
-    }
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/flin18/real-traces.toml");
     let results = common::run(&Scenario::load(&path, &[]).unwrap_or_else(|e| panic!("{e}")));
     for flow in &results.flows {

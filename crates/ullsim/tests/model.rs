@@ -142,10 +142,12 @@ number_ios = 1000
     assert_eq!(r.requests_completed, 21_000);
     // The run ends when the last request completes, before the 10 s limit.
     assert!(r.window.end_ns < 10_000_000_000);
-    let seconds = (r.window.end_ns - r.window.start_ns) as f64 / 1e9;
-    let read_bytes = (reads.bandwidth_bytes_per_s * seconds).round() as u64;
+    // Each flow's rates are over its own active time (the writer finishes long before the reader).
+    assert_eq!(r.window.end_ns, reads.window.end_ns.max(writes.window.end_ns));
+    let seconds = |w: &ullsim::metrics::Window| (w.end_ns - w.start_ns) as f64 / 1e9;
+    let read_bytes = (reads.bandwidth_bytes_per_s * seconds(&reads.window)).round() as u64;
     assert_eq!(read_bytes, 20_000 * 8192, "bytes read");
-    let write_bytes = (writes.bandwidth_bytes_per_s * seconds).round() as u64;
+    let write_bytes = (writes.bandwidth_bytes_per_s * seconds(&writes.window)).round() as u64;
     assert!(write_bytes > 1_000 * 4096 && write_bytes < 1_000 * 65536);
     assert_eq!(write_bytes % 4096, 0);
 }

@@ -10,19 +10,18 @@ pub mod flash;
 pub mod ftl;
 pub mod gc_cost;
 pub mod hil;
+mod results;
 pub mod suspend;
 pub mod transaction;
 pub mod tsu;
 
 use std::collections::VecDeque;
 
-use rustc_hash::FxHashMap;
-use serde::Serialize;
-
 use crate::config::device::{DeviceConfig, MappingKind};
 use crate::engine::{EventQueue, Time};
 use crate::request::{NvmePriority, Op, ReqId, RequestArena};
 use crate::sim::Event;
+use rustc_hash::FxHashMap;
 
 use buffer_waiters::BufferWaiters;
 use cache::DataCache;
@@ -30,6 +29,7 @@ use flash::{Backend, FlashOp, Geometry, Timing};
 use ftl::{Ftl, MappingCache};
 use gc_cost::GcCost;
 use hil::HostInterface;
+pub use results::{DeviceCounters, DeviceResults, QueueDepth, Utilization};
 use suspend::Suspension;
 use transaction::{Purpose, Transaction, TxArena, TxId, NONE};
 use tsu::{CompletionView, DispatchView, SchedulerSetup, TransactionScheduler};
@@ -62,53 +62,6 @@ struct CommandState {
     internal_wait: Time,
     /// When the write's data arrived (start of a wait for buffer space).
     data_arrived: Time,
-}
-
-/// Device-level results.
-#[derive(Debug, Clone, Serialize)]
-pub struct DeviceResults {
-    pub preset: String,
-    pub logical_capacity_bytes: u64,
-    /// Victim blocks erased by garbage collection.
-    pub gc_count: u64,
-    /// (host pages + GC pages programmed) / host pages programmed, counting finished programs; null when
-    /// no host page was programmed.
-    pub write_amplification: Option<f64>,
-    pub host_pages_programmed: u64,
-    pub gc_pages_programmed: u64,
-    /// Share of host read pages found in the DRAM cache; null without reads or without a cache.
-    pub cache_hit_rate: Option<f64>,
-    /// Share of mapping lookups that hit the cached mapping table; null without lookups.
-    pub cmt_hit_rate: Option<f64>,
-    /// Fraction of the run each die was busy: mean and max over dies ("chip utilization").
-    pub die_utilization: Utilization,
-    /// Fraction of the run every chip had a busy die at once (FLIN's "keeps all of the flash chips busy").
-    pub all_chips_busy: f64,
-    pub channel_utilization: Utilization,
-    /// Commands inside the device (doorbell to completion), time-weighted mean and maximum.
-    pub queue_depth: QueueDepth,
-    /// Fraction of the run with at least one command inside the device.
-    pub busy: f64,
-    /// Page-level flash operations executed, by kind.
-    pub flash_reads: u64,
-    pub flash_programs: u64,
-    pub flash_erases: u64,
-    /// Die time of garbage collection (dispatch to end of each GC operation, finished operations only).
-    pub gc_busy_ns: u64,
-    /// Programs and erases suspended for reads (`device.flash.program_suspend`, `erase_suspend`).
-    pub suspensions: u64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Utilization {
-    pub mean: f64,
-    pub max: f64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct QueueDepth {
-    pub mean: f64,
-    pub max: u64,
 }
 
 pub struct Device {
@@ -656,12 +609,6 @@ impl Device {
         }
     }
 
-    /// GC die time charged to each of the first `flows` flows so far.
-    pub fn gc_busy_by_flow(&mut self, flows: usize) -> Vec<Time> {
-        self.gc_cost.settle();
-        (0..flows as u32).map(|f| self.gc_cost.charged_ns(f)).collect()
-    }
-
     fn finish_transaction(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, tx: TxId) {
         let t = self.txs[tx].clone();
         match t.purpose {
@@ -795,48 +742,6 @@ impl Device {
     pub fn check_invariants(&self) -> Result<(), String> {
         self.ftl.check_invariants()?;
         self.gc_cost.check_invariants()
-    }
-
-    /// Results over `[0, now]`.
-    pub fn results(&self, now: Time) -> DeviceResults {
-        let ratio = |num: u64, den: u64| if den == 0 { None } else { Some(num as f64 / den as f64) };
-        let utilization = |busy: Vec<Time>| {
-            let span = now.max(1) as f64;
-            let n = busy.len().max(1) as f64;
-            Utilization {
-                mean: busy.iter().map(|&b| b as f64 / span).sum::<f64>() / n,
-                max: busy.iter().map(|&b| b as f64 / span).fold(0.0, f64::max),
-            }
-        };
-        let area = self.outstanding_area + self.outstanding as u128 * (now - self.outstanding_since) as u128;
-        let busy = self.busy_ns + if self.outstanding > 0 { now - self.outstanding_since } else { 0 };
-        DeviceResults {
-            preset: self.preset.clone(),
-            logical_capacity_bytes: self.logical_capacity_bytes,
-            gc_count: self.ftl.stats.blocks_erased,
-            write_amplification: ratio(
-                self.host_pages_programmed + self.gc_pages_programmed,
-                self.host_pages_programmed,
-            ),
-            host_pages_programmed: self.host_pages_programmed,
-            gc_pages_programmed: self.gc_pages_programmed,
-            cache_hit_rate: if self.cache.buffers_writes() {
-                ratio(self.cache.read_page_hits, self.cache.read_page_lookups)
-            } else {
-                None
-            },
-            cmt_hit_rate: ratio(self.cmt.hits, self.cmt.hits + self.cmt.misses),
-            die_utilization: utilization(self.flash.die_busy_ns(now)),
-            all_chips_busy: self.flash.all_chips_busy_ns(now) as f64 / now.max(1) as f64,
-            channel_utilization: utilization(self.flash.channel_busy_ns(now)),
-            queue_depth: QueueDepth { mean: area as f64 / now.max(1) as f64, max: self.max_outstanding },
-            busy: busy as f64 / now.max(1) as f64,
-            flash_reads: self.flash_ops[0],
-            flash_programs: self.flash_ops[1],
-            flash_erases: self.flash_ops[2],
-            gc_busy_ns: self.gc_cost.total_ns(),
-            suspensions: self.suspension.count,
-        }
     }
 }
 

@@ -14,10 +14,9 @@ pub mod block;
 pub mod completion;
 pub mod cpu;
 pub mod nvme;
+mod results;
 
 use std::collections::VecDeque;
-
-use serde::Serialize;
 
 use crate::config::scenario::{parse_cpu_list, CpusAllowedPolicy, FlowSpec, IoEngine};
 use crate::config::HostConfig;
@@ -26,10 +25,11 @@ use crate::engine::{EventQueue, Time};
 use crate::request::{Class, Criticality, NvmePriority, Op, ReqId, Request, RequestArena, Stamps};
 use crate::sim::Event;
 use block::sched::SchedRequest;
-use block::{BlockLayer, BlockResults, Dispatched, Plug, PlugOutcome};
+use block::{BlockLayer, Dispatched, Plug, PlugOutcome};
 use completion::{CompletionPolicy, WaitMode};
-use cpu::{Activity, CoreUsage, Cpu, CpuEvent, TaskId};
+use cpu::{Activity, Cpu, CpuEvent, TaskId};
 use nvme::{IrqAction, NvmeDriver};
+pub use results::{FlowCpu, HostCounters, HostResults};
 
 /// Events the host schedules for itself.
 #[derive(Debug, Clone, Copy)]
@@ -178,22 +178,6 @@ enum Role {
     SqPoll(u32),
     Burner(u32),
 }
-
-/// Host-level results.
-#[derive(Debug, Clone, Serialize)]
-pub struct HostResults {
-    pub cpu_scheduler: String,
-    pub completion: String,
-    /// Per core, over the whole run: fractions of time in user code, kernel, polling and idle.
-    pub cores: Vec<CoreUsage>,
-    /// Mean busy cores (user + kernel + polling) over the whole run.
-    pub busy_cores: f64,
-    pub interrupts: u64,
-    pub block: BlockResults,
-}
-
-/// CPU time per flow, in cores (CPU time of its tasks and their sqpoll threads / run length).
-pub type FlowCpu = Vec<f64>;
 
 struct Costs {
     syscall_entry_ns: Time,
@@ -1048,29 +1032,6 @@ impl Host {
     /// Model invariants: tags conserved.
     pub fn check_invariants(&self) -> Result<(), String> {
         self.block.check_tags()
-    }
-
-    /// Host results over `[0, end]`, and the CPU each flow used (in cores).
-    pub fn results(&mut self, end: Time) -> (HostResults, FlowCpu) {
-        let cores = self.cpu.usage(end);
-        let busy_cores = cores.iter().map(|c| 1.0 - c.idle).sum();
-        let run = end.max(1) as f64;
-        let flow_cpu = self
-            .flow_tasks
-            .iter()
-            .map(|ts| ts.iter().map(|&t| self.cpu.task_cpu_ns(t) as f64).sum::<f64>() / run)
-            .collect();
-        (
-            HostResults {
-                cpu_scheduler: self.cpu.scheduler_name().to_string(),
-                completion: self.completion.name().to_string(),
-                cores,
-                busy_cores,
-                interrupts: self.nvme.interrupts(),
-                block: self.block.results(),
-            },
-            flow_cpu,
-        )
     }
 }
 

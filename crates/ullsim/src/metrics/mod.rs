@@ -146,15 +146,44 @@ pub fn layer_times(s: &Stamps) -> Option<[Time; 7]> {
     ])
 }
 
-/// Results of one flow over the measurement window.
+/// A stretch of simulated time, ns.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct Window {
+    pub start_ns: Time,
+    pub end_ns: Time,
+}
+
+impl Window {
+    /// Its length in seconds (at least 1 ns, so that rates over an empty window stay finite).
+    pub fn seconds(&self) -> f64 {
+        self.end_ns.saturating_sub(self.start_ns).max(1) as f64 / 1e9
+    }
+}
+
+/// Results of one flow over its part of the measurement window.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct FlowResult {
     pub name: String,
     pub class: Criticality,
     pub priority: NvmePriority,
+    /// The time the flow's rates are over: the run's window, cut to when the flow was active (from its
+    /// `startdelay` to when it could issue no more and its last I/O completed), as fio reports each job
+    /// over its own runtime.
+    pub window: Window,
     pub completed: u64,
+    /// Completions per second of the flow's `window` (its served rate).
     pub iops: f64,
     pub bandwidth_bytes_per_s: f64,
+    /// Open-loop flows (`rate_iops`, timed traces): arrivals per second of the flow's `window`; null for
+    /// closed-loop flows, which issue only as fast as they are served.
+    pub offered_iops: Option<f64>,
+    /// Open-loop flows: arrivals of the window not completed at its end (waiting for the `iodepth` cap, in
+    /// the host or in the device); null for closed-loop flows.
+    pub backlog_at_end: Option<u64>,
+    /// The flow offered more than the system served: its backlog grew by more than
+    /// [`OVERLOAD_BACKLOG_SHARE`] of its arrivals (and at least [`OVERLOAD_MIN_BACKLOG`] requests), so its
+    /// latencies are those of a queue that grows for as long as the run lasts.
+    pub overloaded: bool,
     pub latency_ns: LatencySummary,
     /// Reads only; null when the flow completed none.
     pub read: Option<OpResult>,
@@ -182,6 +211,43 @@ pub struct FlowResult {
     pub slowdown: Option<f64>,
 }
 
+/// What a reader of a run's results must not miss: overloaded flows, flows that completed nothing.
+/// `issues_io` says which flows issue I/O at all (a CPU-only flow completes none by design).
+pub fn warnings(flows: &[FlowResult], issues_io: &[bool]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (f, _) in flows.iter().zip(issues_io).filter(|(_, &io)| io) {
+        if let (true, Some(offered), Some(backlog)) = (f.overloaded, f.offered_iops, f.backlog_at_end) {
+            out.push(format!(
+                "flow \"{}\" is overloaded: it offered {offered:.0} IOPS but was served {:.0}, and {backlog} of its \
+                 requests were still waiting at the end; its latencies grow with the run's length (lower rate_iops, \
+                 or cap it with iodepth)",
+                f.name, f.iops
+            ));
+        }
+        if f.completed == 0 {
+            out.push(format!(
+                "flow \"{}\" completed no I/O in the measurement window{}",
+                f.name,
+                if f.in_flight_at_end > 0 {
+                    format!(
+                        " ({} requests still in flight: a stall, or a window too short for them)",
+                        f.in_flight_at_end
+                    )
+                } else {
+                    String::new()
+                }
+            ));
+        }
+    }
+    out
+}
+
+/// An open-loop flow is overloaded when the arrivals of the window it has not completed exceed this share of
+/// them: a stable queue holds about rate x latency requests, a small share of a run's arrivals.
+pub const OVERLOAD_BACKLOG_SHARE: f64 = 0.05;
+/// ... and at least this many (short runs of fast flows hold a few dozen requests in flight legitimately).
+pub const OVERLOAD_MIN_BACKLOG: u64 = 64;
+
 struct FlowMetrics {
     name: String,
     class: Criticality,
@@ -194,12 +260,21 @@ struct FlowMetrics {
     in_flight: u64,
     in_flight_area: u128,
     in_flight_since: Time,
+    /// Arrivals in the window (open-loop flows: the offered load).
+    arrivals: u64,
+    /// Arrivals in the window that completed.
+    arrivals_completed: u64,
+    /// Arrivals and completions since the start, warm-up included (for overload errors).
+    arrived_all: u64,
+    completed_all: u64,
 }
 
 /// Collects measurements for all flows between `warmup` and the end of the run.
 pub struct Metrics {
     flows: Vec<FlowMetrics>,
     warmup: Time,
+    /// Requests of all flows arrived and not completed.
+    in_flight: u64,
 }
 
 impl Metrics {
@@ -218,10 +293,31 @@ impl Metrics {
                     in_flight: 0,
                     in_flight_area: 0,
                     in_flight_since: 0,
+                    arrivals: 0,
+                    arrivals_completed: 0,
+                    arrived_all: 0,
+                    completed_all: 0,
                 })
                 .collect(),
             warmup,
+            in_flight: 0,
         }
+    }
+
+    /// Number of flows.
+    pub fn flows(&self) -> usize {
+        self.flows.len()
+    }
+
+    /// Requests of all flows arrived and not completed.
+    pub fn total_in_flight(&self) -> u64 {
+        self.in_flight
+    }
+
+    /// The flow with the most requests in flight: its name, arrivals and completions since the start.
+    pub fn most_backlogged(&self) -> (&str, u64, u64) {
+        let f = self.flows.iter().max_by_key(|f| f.in_flight).expect("a run has flows");
+        (&f.name, f.arrived_all, f.completed_all)
     }
 
     fn integrate(&mut self, flow: usize, now: Time) {
@@ -238,6 +334,20 @@ impl Metrics {
         self.integrate(flow as usize, now);
         let f = &mut self.flows[flow as usize];
         f.in_flight = (f.in_flight as i64 + delta) as u64;
+        self.in_flight = (self.in_flight as i64 + delta) as u64;
+        if delta > 0 {
+            f.arrived_all += delta as u64;
+        }
+        if delta > 0 && now >= self.warmup {
+            f.arrivals += delta as u64;
+        } else if delta < 0 && now >= self.warmup {
+            f.arrivals = f.arrivals.saturating_sub(delta.unsigned_abs());
+        }
+    }
+
+    /// Requests of `flow` arrived and not completed.
+    pub fn in_flight(&self, flow: u32) -> u64 {
+        self.flows[flow as usize].in_flight
     }
 
     /// `req` completed at `now` (its stamps are final).
@@ -245,11 +355,14 @@ impl Metrics {
         let flow = req.flow as usize;
         self.integrate(flow, now);
         self.flows[flow].in_flight -= 1;
+        self.flows[flow].completed_all += 1;
+        self.in_flight -= 1;
         let s = &req.stamps;
         if s.issued < self.warmup {
             return;
         }
         let f = &mut self.flows[flow];
+        f.arrivals_completed += 1;
         let latency = s.completed - s.issued;
         let bytes = req.len as u64;
         f.all.record(latency, bytes);
@@ -263,24 +376,34 @@ impl Metrics {
         }
     }
 
-    /// Per-flow results for the window `[warmup, end]`.
-    pub fn results(&mut self, end: Time) -> Vec<FlowResult> {
-        let seconds = (end.saturating_sub(self.warmup)).max(1) as f64 / 1e9;
-        let window = end.saturating_sub(self.warmup).max(1) as f64;
-        for flow in 0..self.flows.len() {
-            self.integrate(flow, end);
+    /// Per-flow results, each over its own window (`windows`, in flow order); `open_loop` says which flows
+    /// arrive on a clock.
+    pub fn results(&mut self, windows: &[Window], open_loop: &[bool]) -> Vec<FlowResult> {
+        for (flow, window) in windows.iter().enumerate() {
+            self.integrate(flow, window.end_ns);
         }
         self.flows
             .iter()
-            .map(|f| {
+            .zip(windows)
+            .zip(open_loop)
+            .map(|((f, &window), &open_loop)| {
+                let seconds = window.seconds();
                 let all = f.all.op_result(seconds);
+                let backlog = f.arrivals - f.arrivals_completed;
+                let overloaded = open_loop
+                    && backlog > OVERLOAD_MIN_BACKLOG
+                    && backlog as f64 > OVERLOAD_BACKLOG_SHARE * f.arrivals as f64;
                 FlowResult {
                     name: f.name.clone(),
                     class: f.class,
                     priority: f.priority,
+                    window,
                     completed: all.completed,
                     iops: all.iops,
                     bandwidth_bytes_per_s: all.bandwidth_bytes_per_s,
+                    offered_iops: open_loop.then(|| f.arrivals as f64 / seconds),
+                    backlog_at_end: open_loop.then_some(backlog),
+                    overloaded,
                     latency_ns: all.latency_ns,
                     read: (f.read.count > 0).then(|| f.read.op_result(seconds)),
                     write: (f.write.count > 0).then(|| f.write.op_result(seconds)),
@@ -294,7 +417,7 @@ impl Metrics {
                         cpu_wait: f.layers[6].layer(),
                     },
                     cpu_cores: 0.0,
-                    mean_in_flight: f.in_flight_area as f64 / window,
+                    mean_in_flight: f.in_flight_area as f64 / (seconds * 1e9),
                     in_flight_at_end: f.in_flight,
                     oldest_in_flight_ns: 0,
                     gc_busy_ns: 0,

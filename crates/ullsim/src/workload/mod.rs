@@ -4,21 +4,22 @@
 pub mod app;
 pub mod distribution;
 pub mod onoff;
+mod synthetic;
 pub mod trace;
 
 use std::collections::VecDeque;
 
-use rand::RngExt;
 use rand_distr::{Distribution, Exp};
 
 use crate::config::device::DeviceConfig;
 use crate::config::scenario::{parse_cpu_list, FlowSpec, IoEngine, RateProcess, RwMode};
-use crate::config::units::{parse_size, SizeOrPercent};
+use crate::config::units::SizeOrPercent;
 use crate::engine::{stream_rng, stream_seed, EventQueue, SimRng, Time};
 use crate::request::{Class, Op};
 use crate::sim::Event;
 use distribution::{BlockPicker, RandomDistribution};
 use onoff::{gap_ns, OnOffClock};
+use synthetic::{block_sizes, Synthetic};
 use trace::{TraceError, TraceReader, TraceRecord};
 
 /// Events the workload schedules for itself.
@@ -57,6 +58,9 @@ const SECTOR: u64 = 512;
 
 /// Default `burst_on`: mean length of an ON period of an on/off flow.
 const DEFAULT_BURST_ON_NS: Time = 100_000_000;
+
+/// Highest open-loop rate accepted: one arrival per ns, the simulator's time resolution.
+pub const MAX_RATE_IOPS: f64 = 1e9;
 
 /// Most jobs (tasks) one flow may have.
 const MAX_NUMJOBS: u32 = 4096;
@@ -240,6 +244,17 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
             if !(rate > 0.0 && rate.is_finite()) {
                 return err("rate_iops", "expected a rate > 0 I/Os per second");
             }
+            if rate > MAX_RATE_IOPS {
+                return err(
+                    "rate_iops",
+                    &format!(
+                        "{rate} I/Os per second is above {MAX_RATE_IOPS:e}: arrivals would come less than 1 ns apart, \
+                         the simulator's time resolution, and no device approaches such a rate (the fastest NVMe \
+                         drives serve a few million IOPS){}",
+                        if spec.app.is_some() { " (the app's rate over its time_scale)" } else { "" }
+                    ),
+                );
+            }
             if spec.thinktime.is_some() {
                 return err("thinktime", "applies only to closed-loop flows (no rate_iops)");
             }
@@ -318,131 +333,6 @@ fn check_burst(spec: &FlowSpec) -> Result<(), (String, String)> {
         return err("burst_group", "expected a non-empty name (flows with the same name burst together)");
     }
     Ok(())
-}
-
-/// A flow's block sizes with their percentages, for reads and for writes.
-#[derive(Debug, Clone, PartialEq)]
-struct BlockSizes {
-    read: Vec<(u64, u32)>,
-    write: Vec<(u64, u32)>,
-}
-
-impl BlockSizes {
-    fn sizes(&self) -> impl Iterator<Item = u64> + '_ {
-        self.read.iter().chain(&self.write).map(|&(size, _)| size)
-    }
-    fn largest(&self) -> u64 {
-        self.sizes().max().unwrap_or(DEFAULT_BS)
-    }
-    fn smallest(&self) -> u64 {
-        self.sizes().min().unwrap_or(DEFAULT_BS)
-    }
-    /// Draw the size of an I/O in direction `op`.
-    fn draw(&self, op: Op, rng: &mut SimRng) -> u64 {
-        let sizes = match op {
-            Op::Read => &self.read,
-            Op::Write => &self.write,
-        };
-        if sizes.len() == 1 {
-            return sizes[0].0;
-        }
-        let mut pick = rng.random_range(0..100);
-        for &(size, weight) in sizes {
-            if pick < weight {
-                return size;
-            }
-            pick -= weight;
-        }
-        sizes[0].0
-    }
-}
-
-/// Block sizes and weights from `bs` / `bssplit` (fio syntax `4k/50:128k/50`, or `READS,WRITES` with a
-/// list for each direction: `4k/100,4k/50:64k/50`).
-fn block_sizes(spec: &FlowSpec) -> Result<BlockSizes, String> {
-    let Some(split) = &spec.bssplit else {
-        let only = vec![(spec.bs.map_or(DEFAULT_BS, |b| b.0), 100)];
-        return Ok(BlockSizes { read: only.clone(), write: only });
-    };
-    if spec.bs.is_some() {
-        return Err("give bs or bssplit, not both".into());
-    }
-    match split.split(',').collect::<Vec<_>>().as_slice() {
-        [both] => {
-            let sizes = parse_split(both)?;
-            Ok(BlockSizes { read: sizes.clone(), write: sizes })
-        }
-        [read, write] => Ok(BlockSizes { read: parse_split(read)?, write: parse_split(write)? }),
-        _ => Err(format!(
-            "expected one SIZE/PERCENT list for all I/O, or two separated by ',' (reads, then writes); fio's \
-             third list (trims) is not supported, found \"{split}\""
-        )),
-    }
-}
-
-/// One bssplit list, `SIZE/PERCENT:SIZE/PERCENT...`, percentages adding up to 100.
-fn parse_split(list: &str) -> Result<Vec<(u64, u32)>, String> {
-    let mut out = Vec::new();
-    for part in list.split(':') {
-        let (size, weight) = part.split_once('/').ok_or_else(|| {
-            format!("expected SIZE/PERCENT entries separated by ':', e.g. \"4k/50:128k/50\", found \"{part}\"")
-        })?;
-        let size = parse_size(size)?;
-        let weight: u32 =
-            weight.trim().parse().map_err(|_| format!("expected a whole percentage after '/', found \"{weight}\""))?;
-        out.push((size, weight));
-    }
-    let total: u32 = out.iter().map(|&(_, w)| w).sum();
-    if total != 100 {
-        return Err(format!("bssplit percentages must add up to 100, they add up to {total}"));
-    }
-    Ok(out)
-}
-
-/// Where a synthetic flow's addresses and sizes come from.
-struct Synthetic {
-    rw: RwMode,
-    read_percent: u32,
-    sizes: BlockSizes,
-    region_start: u64,
-    region_len: u64,
-    align: u64,
-    picker: Option<BlockPicker>,
-    cursor: u64,
-}
-
-impl Synthetic {
-    fn next(&mut self, rng: &mut SimRng) -> (Op, u64, u32) {
-        let op = match self.rw {
-            RwMode::Read | RwMode::Randread => Op::Read,
-            RwMode::Write | RwMode::Randwrite => Op::Write,
-            RwMode::Rw | RwMode::Randrw => {
-                if rng.random_range(0..100) < self.read_percent {
-                    Op::Read
-                } else {
-                    Op::Write
-                }
-            }
-        };
-        let len = self.sizes.draw(op, rng);
-        let offset = match &mut self.picker {
-            Some(picker) => {
-                // Random: an aligned block whose I/O fits in the region.
-                let slots = (self.region_len - len) / self.align + 1;
-                let block = picker.next_block(rng) % slots;
-                self.region_start + block * self.align
-            }
-            None => {
-                if self.cursor + len > self.region_len {
-                    self.cursor = 0;
-                }
-                let offset = self.region_start + self.cursor;
-                self.cursor += len;
-                offset
-            }
-        };
-        (op, offset, len as u32)
-    }
 }
 
 /// A trace being replayed.
@@ -527,9 +417,18 @@ struct Flow {
     /// Jobs (tasks) of the flow; open-loop arrivals and trace records go to them in turn.
     jobs: u32,
     next_job: u32,
+    /// When the flow ran out of I/O to issue (end of trace or `number_ios` reached), if it did.
+    ran_out_at: Option<Time>,
+    /// When its last I/O completed.
+    last_completion_at: Time,
 }
 
 impl Flow {
+    /// Whether the flow issues on a clock (rate or trace time stamps) rather than on completions.
+    fn is_open_loop(&self) -> bool {
+        matches!(self.pacing, Pacing::Open { .. } | Pacing::TraceTimed) && !matches!(self.source, Source::None)
+    }
+
     fn can_issue_more(&self, now: Time) -> bool {
         !self.exhausted && now < self.stop_ns && self.max_ios.is_none_or(|m| self.issued < m)
     }
@@ -580,6 +479,8 @@ impl Workload {
                     exhausted: true,
                     jobs,
                     next_job: 0,
+                    ran_out_at: Some(0),
+                    last_completion_at: 0,
                 });
                 classes.push(Class { criticality: spec.class, priority: spec.prio });
                 continue;
@@ -671,6 +572,8 @@ impl Workload {
                 exhausted: false,
                 jobs,
                 next_job: 0,
+                ran_out_at: None,
+                last_completion_at: 0,
             });
             classes.push(Class { criticality: spec.class, priority: spec.prio });
         }
@@ -699,6 +602,44 @@ impl Workload {
     pub fn finished(&self, now: Time) -> bool {
         self.flows.iter().any(|f| !matches!(f.source, Source::None))
             && self.flows.iter().all(|f| f.outstanding == 0 && f.backlog.is_empty() && !f.can_issue_more(now))
+    }
+
+    /// When `flow` stops being active in a run that ends at `run_end` (fio's per-job runtime): once it can
+    /// issue no more (its runtime is over, its trace or `number_ios` ran out) and its last I/O completed; a
+    /// flow still active, or a CPU-only one, is active to `run_end`.
+    pub fn active_until(&self, flow: u32, run_end: Time) -> Time {
+        let f = &self.flows[flow as usize];
+        if matches!(f.source, Source::None) || f.outstanding > 0 || !f.backlog.is_empty() {
+            return run_end;
+        }
+        let stopped = f.ran_out_at.unwrap_or(f.stop_ns);
+        stopped.max(f.last_completion_at).min(run_end)
+    }
+
+    /// When the last flow that issues I/O stops being active (see [`Workload::active_until`]); `run_end`
+    /// when no flow issues I/O.
+    pub fn all_active_until(&self, run_end: Time) -> Time {
+        (0..self.flows.len() as u32)
+            .filter(|&f| self.issues_io(f))
+            .map(|f| self.active_until(f, run_end))
+            .max()
+            .unwrap_or(run_end)
+    }
+
+    /// Whether `flow` issues I/O (a CPU-only flow does not).
+    pub fn issues_io(&self, flow: u32) -> bool {
+        !matches!(self.flows[flow as usize].source, Source::None)
+    }
+
+    /// When `flow` starts issuing (its `startdelay`).
+    pub fn starts_at(&self, flow: u32) -> Time {
+        self.flows[flow as usize].start_ns
+    }
+
+    /// Whether `flow` arrives on a clock (`rate_iops` or a timed trace), so that it can offer more than the
+    /// system serves.
+    pub fn is_open_loop(&self, flow: u32) -> bool {
+        self.flows[flow as usize].is_open_loop()
     }
 
     /// Handle a workload event; I/Os to issue now are appended to `out`.
@@ -774,7 +715,10 @@ impl Workload {
                     q.schedule_at(at, Event::Workload(WorkloadEvent::Arrival { flow }));
                 }
             }
-            None => f.exhausted = true,
+            None => {
+                f.exhausted = true;
+                f.ran_out_at.get_or_insert(q.now());
+            }
         }
     }
 
@@ -813,10 +757,14 @@ impl Workload {
         };
         let Some((op, offset, len)) = next else {
             f.exhausted = true;
+            f.ran_out_at.get_or_insert(now);
             return;
         };
         f.issued += 1;
         f.outstanding += 1;
+        if f.exhausted || f.max_ios.is_some_and(|m| f.issued >= m) {
+            f.ran_out_at.get_or_insert(now);
+        }
         out.push(NewIo { flow, job, op, offset, len, arrived_at, was_backlogged: arrived_at < now });
     }
 
@@ -825,6 +773,7 @@ impl Workload {
         let now = q.now();
         let f = &mut self.flows[flow as usize];
         f.outstanding -= 1;
+        f.last_completion_at = now;
         match f.pacing {
             Pacing::Closed { think_ns: 0, .. } => self.issue(flow, Some(job), now, now, out),
             Pacing::Closed { think_ns, .. } => {

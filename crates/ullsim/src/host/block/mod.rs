@@ -83,12 +83,26 @@ pub struct BlockResults {
     pub tag_waits: u64,
     /// Time callers spent waiting for the scheduler's queue-wide lock, ns.
     pub lock_wait_ns: u64,
-    /// Most requests queued in the scheduler at once.
+    /// Most requests queued in the scheduler at once (over the whole run, warm-up included).
     pub max_sched_queued: u64,
     /// Plugs flushed with at least one request in them.
     pub plug_flushes: u64,
     /// Bios merged into a plugged request instead of becoming requests of their own.
     pub merges: u64,
+}
+
+impl BlockResults {
+    /// The counts since the snapshot `before` (the maximum stays the whole run's).
+    pub fn since(&self, before: &BlockResults) -> BlockResults {
+        BlockResults {
+            io_scheduler: self.io_scheduler.clone(),
+            tag_waits: self.tag_waits - before.tag_waits,
+            lock_wait_ns: self.lock_wait_ns - before.lock_wait_ns,
+            max_sched_queued: self.max_sched_queued,
+            plug_flushes: self.plug_flushes - before.plug_flushes,
+            merges: self.merges - before.merges,
+        }
+    }
 }
 
 pub struct BlockLayer {

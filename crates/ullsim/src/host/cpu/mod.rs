@@ -144,15 +144,43 @@ struct Core {
     context_switches: u64,
 }
 
-/// Per-core time over a run.
+/// A core's cumulative time up to an instant, ns.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CoreTime {
+    pub user_ns: Time,
+    /// The I/O path and interrupt handlers.
+    pub kernel_ns: Time,
+    pub poll_ns: Time,
+    pub context_switches: u64,
+}
+
+/// Per-core time over the measurement window.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct CoreUsage {
-    /// Fractions of the run: user code, kernel (I/O path and interrupt handlers), polling, idle.
+    /// Fractions of the window: user code, kernel (I/O path and interrupt handlers), polling, idle.
     pub user: f64,
     pub kernel: f64,
     pub poll: f64,
     pub idle: f64,
     pub context_switches: u64,
+}
+
+impl CoreUsage {
+    /// Usage between two snapshots `span_ns` apart.
+    pub fn between(before: &CoreTime, after: &CoreTime, span_ns: Time) -> CoreUsage {
+        let share = |a: Time, b: Time| a.saturating_sub(b) as f64 / span_ns.max(1) as f64;
+        let user = share(after.user_ns, before.user_ns);
+        let kernel = share(after.kernel_ns, before.kernel_ns);
+        let poll = share(after.poll_ns, before.poll_ns);
+        let busy = (user + kernel + poll).min(1.0);
+        CoreUsage {
+            user,
+            kernel,
+            poll,
+            idle: 1.0 - busy,
+            context_switches: after.context_switches - before.context_switches,
+        }
+    }
 }
 
 pub struct Cpu {
@@ -501,31 +529,36 @@ impl Cpu {
         self.tasks[task as usize].cpu_ns
     }
 
-    /// Per-core usage over `[0, end]`.
-    pub fn usage(&mut self, end: Time) -> Vec<CoreUsage> {
+    /// Each core's cumulative time up to `at` (open segments and spins are closed at `at` and reopened).
+    pub fn core_times(&mut self, at: Time) -> Vec<CoreTime> {
         for c in 0..self.cores.len() as u32 {
-            // Close open segments and spins at the end of the run.
+            // Close the open spin or segment at `at` (crediting the core and its task as if it ended
+            // there) and reopen it, so that time before and after `at` is counted once each.
             if self.cores[c as usize].spin_since.is_some() {
-                self.end_spin_accounting(c, end);
-                self.cores[c as usize].spin_since = Some(end);
-            }
-            if let Some((start, e, a)) = self.cores[c as usize].seg {
+                self.end_spin_accounting(c, at);
                 let core = &mut self.cores[c as usize];
-                let ran = end.saturating_sub(start).saturating_sub(core.stolen_in_segment);
-                core.busy_ns[a as usize] += ran;
-                core.seg = Some((end, e, a));
+                core.spin_since = Some(at);
+                core.stolen_in_segment = 0;
+            }
+            if let Some((start, end, activity)) = self.cores[c as usize].seg {
+                let core = &mut self.cores[c as usize];
+                let own = at.saturating_sub(start).saturating_sub(core.stolen_in_segment);
+                core.busy_ns[activity as usize] += own;
+                if let Some(t) = core.current {
+                    self.tasks[t as usize].cpu_ns += own;
+                }
+                let core = &mut self.cores[c as usize];
+                core.seg = Some((at, end, activity));
                 core.stolen_in_segment = 0;
             }
         }
-        let total = end.max(1) as f64;
         self.cores
             .iter()
-            .map(|c| {
-                let user = c.busy_ns[Activity::User as usize] as f64 / total;
-                let kernel = (c.busy_ns[Activity::Kernel as usize] + c.irq_ns.min(end)) as f64 / total;
-                let poll = c.busy_ns[Activity::Poll as usize] as f64 / total;
-                let busy = (user + kernel + poll).min(1.0);
-                CoreUsage { user, kernel, poll, idle: 1.0 - busy, context_switches: c.context_switches }
+            .map(|c| CoreTime {
+                user_ns: c.busy_ns[Activity::User as usize],
+                kernel_ns: c.busy_ns[Activity::Kernel as usize] + c.irq_ns.min(at),
+                poll_ns: c.busy_ns[Activity::Poll as usize],
+                context_switches: c.context_switches,
             })
             .collect()
     }

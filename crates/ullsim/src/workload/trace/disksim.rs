@@ -60,22 +60,16 @@ mod tests {
         }
     }
 
-    /// The two real MQSim traces in shared/traces; skipped with a note where shared/ is not beside the workspace.
-    fn read_real_trace(name: &str) -> Option<Vec<TraceRecord>> {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces").join(name);
-        if !path.exists() {
-            eprintln!("note: {} is missing; skipping the real-trace test", path.display());
-            return None;
-        }
-        let reader = TraceReader::open(&path, TraceFormat::Disksim).expect("opens");
-        Some(reader.collect::<Result<_, _>>().expect("parses"))
+    /// The two real MQSim traces vendored in the repository's traces/ folder.
+    fn read_real_trace(name: &str) -> Vec<TraceRecord> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../traces").join(name);
+        let reader = TraceReader::open(&path, TraceFormat::Disksim).unwrap_or_else(|e| panic!("{e}"));
+        reader.collect::<Result<_, _>>().expect("parses")
     }
 
     #[test]
     fn reads_the_real_tpcc_trace() {
-        let Some(records) = read_real_trace("tpcc-small.trace") else {
-            return;
-        };
+        let records = read_real_trace("tpcc-small.trace");
         assert_eq!(records.len(), 6_999);
         assert_eq!(records.iter().filter(|r| r.op == Op::Read).count(), 4_381);
         assert_eq!(
@@ -88,9 +82,7 @@ mod tests {
     #[test]
     fn reads_the_real_websearch_trace() {
         // 24,783 records: `wc -l` says 24,782 because the last line has no newline.
-        let Some(records) = read_real_trace("wsrch-small.trace") else {
-            return;
-        };
+        let records = read_real_trace("wsrch-small.trace");
         assert_eq!(records.len(), 24_783);
         assert_eq!(records.iter().filter(|r| r.op == Op::Write).count(), 4);
         assert_eq!(

@@ -1,5 +1,5 @@
 //! Streamed readers for real block I/O traces: DiskSim/MQSim ASCII, MSR Cambridge CSV, SPC/UMass CSV, fio iolog
-//! (v2 and v3) and blkparse's default text output (formats: shared/traces/README.md).
+//! (v2 and v3) and blkparse's default text output (formats: docs/scenarios.md).
 //!
 //! A [`TraceReader`] yields one [`TraceRecord`] per read or write, in file order, holding only the current line
 //! in memory, so a multi-gigabyte trace replays in constant memory. Times are the file's own; the replayer

@@ -1,0 +1,166 @@
+//! What the device reports over the measurement window: the difference of two snapshots of its cumulative
+//! counters, one taken when the window opens (the end of the warm-up) and one when it closes, so that a
+//! windowed run's write amplification or die utilization does not mix in the warm-up.
+
+use serde::Serialize;
+
+use super::Device;
+use crate::engine::Time;
+
+/// Device-level results over the measurement window.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceResults {
+    pub preset: String,
+    pub logical_capacity_bytes: u64,
+    /// Victim blocks erased by garbage collection.
+    pub gc_count: u64,
+    /// (host pages + GC pages programmed) / host pages programmed, counting finished programs; null when
+    /// no host page was programmed.
+    pub write_amplification: Option<f64>,
+    pub host_pages_programmed: u64,
+    pub gc_pages_programmed: u64,
+    /// Share of host read pages found in the DRAM cache; null without reads or without a cache.
+    pub cache_hit_rate: Option<f64>,
+    /// Share of mapping lookups that hit the cached mapping table; null without lookups.
+    pub cmt_hit_rate: Option<f64>,
+    /// Fraction of the window each die was busy: mean and max over dies ("chip utilization").
+    pub die_utilization: Utilization,
+    /// Fraction of the window every chip had a busy die at once (FLIN's "keeps all of the flash chips busy").
+    pub all_chips_busy: f64,
+    pub channel_utilization: Utilization,
+    /// Commands inside the device (doorbell to completion), time-weighted mean and maximum over the window.
+    pub queue_depth: QueueDepth,
+    /// Fraction of the window with at least one command inside the device.
+    pub busy: f64,
+    /// Page-level flash operations executed, by kind.
+    pub flash_reads: u64,
+    pub flash_programs: u64,
+    pub flash_erases: u64,
+    /// Die time of garbage collection (dispatch to end of each GC operation, finished operations only).
+    pub gc_busy_ns: u64,
+    /// Programs and erases suspended for reads (`device.flash.program_suspend`, `erase_suspend`).
+    pub suspensions: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Utilization {
+    pub mean: f64,
+    pub max: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct QueueDepth {
+    pub mean: f64,
+    pub max: u64,
+}
+
+/// The device's cumulative counters at one instant (`at`).
+#[derive(Debug, Clone, Default)]
+pub struct DeviceCounters {
+    at: Time,
+    blocks_erased: u64,
+    host_pages_programmed: u64,
+    gc_pages_programmed: u64,
+    cache_read_lookups: u64,
+    cache_read_hits: u64,
+    cmt_hits: u64,
+    cmt_misses: u64,
+    die_busy_ns: Vec<Time>,
+    all_chips_busy_ns: Time,
+    channel_busy_ns: Vec<Time>,
+    outstanding_area: u128,
+    busy_ns: Time,
+    flash_ops: [u64; 3],
+    gc_busy_ns: Time,
+    suspensions: u64,
+    /// Most commands inside at once since the previous snapshot.
+    max_outstanding: u64,
+    /// GC die time charged to each flow (see `gc_cost.rs`).
+    gc_busy_by_flow: Vec<Time>,
+}
+
+impl DeviceCounters {
+    /// GC die time charged to each flow between `since` and these counters.
+    pub fn gc_busy_by_flow_since(&self, since: &DeviceCounters) -> Vec<Time> {
+        let before = |f: usize| since.gc_busy_by_flow.get(f).copied().unwrap_or(0);
+        self.gc_busy_by_flow.iter().enumerate().map(|(f, &ns)| ns - before(f)).collect()
+    }
+}
+
+impl Device {
+    /// The cumulative counters at `now` (ongoing busy stretches counted up to `now`), with GC die time
+    /// charged to the first `flows` flows, and the most commands inside at once since the previous call
+    /// (the maximum then restarts, so that the one [`Device::results`] reports is the window's).
+    pub fn counters(&mut self, now: Time, flows: usize) -> DeviceCounters {
+        let max_outstanding = std::mem::replace(&mut self.max_outstanding, self.outstanding);
+        self.gc_cost.settle();
+        let open = now - self.outstanding_since;
+        DeviceCounters {
+            at: now,
+            blocks_erased: self.ftl.stats.blocks_erased,
+            host_pages_programmed: self.host_pages_programmed,
+            gc_pages_programmed: self.gc_pages_programmed,
+            cache_read_lookups: self.cache.read_page_lookups,
+            cache_read_hits: self.cache.read_page_hits,
+            cmt_hits: self.cmt.hits,
+            cmt_misses: self.cmt.misses,
+            die_busy_ns: self.flash.die_busy_ns(now),
+            all_chips_busy_ns: self.flash.all_chips_busy_ns(now),
+            channel_busy_ns: self.flash.channel_busy_ns(now),
+            outstanding_area: self.outstanding_area + self.outstanding as u128 * open as u128,
+            busy_ns: self.busy_ns + if self.outstanding > 0 { open } else { 0 },
+            flash_ops: self.flash_ops,
+            gc_busy_ns: self.gc_cost.total_ns(),
+            suspensions: self.suspension.count,
+            max_outstanding,
+            gc_busy_by_flow: (0..flows as u32).map(|f| self.gc_cost.charged_ns(f)).collect(),
+        }
+    }
+
+    /// Results between the snapshot `since` and `now`.
+    pub fn results(&self, since: &DeviceCounters, now: &DeviceCounters) -> DeviceResults {
+        let ratio = |num: u64, den: u64| if den == 0 { None } else { Some(num as f64 / den as f64) };
+        let span = now.at.saturating_sub(since.at).max(1) as f64;
+        let utilization = |before: &[Time], after: &[Time]| {
+            let shares: Vec<f64> = after
+                .iter()
+                .zip(before.iter().chain(std::iter::repeat(&0)))
+                .map(|(&a, &b)| a.saturating_sub(b) as f64 / span)
+                .collect();
+            Utilization {
+                mean: shares.iter().sum::<f64>() / shares.len().max(1) as f64,
+                max: shares.iter().copied().fold(0.0, f64::max),
+            }
+        };
+        let host_pages = now.host_pages_programmed - since.host_pages_programmed;
+        let gc_pages = now.gc_pages_programmed - since.gc_pages_programmed;
+        let cmt_hits = now.cmt_hits - since.cmt_hits;
+        DeviceResults {
+            preset: self.preset.clone(),
+            logical_capacity_bytes: self.logical_capacity_bytes,
+            gc_count: now.blocks_erased - since.blocks_erased,
+            write_amplification: ratio(host_pages + gc_pages, host_pages),
+            host_pages_programmed: host_pages,
+            gc_pages_programmed: gc_pages,
+            cache_hit_rate: if self.cache.buffers_writes() {
+                ratio(now.cache_read_hits - since.cache_read_hits, now.cache_read_lookups - since.cache_read_lookups)
+            } else {
+                None
+            },
+            cmt_hit_rate: ratio(cmt_hits, cmt_hits + now.cmt_misses - since.cmt_misses),
+            die_utilization: utilization(&since.die_busy_ns, &now.die_busy_ns),
+            all_chips_busy: (now.all_chips_busy_ns - since.all_chips_busy_ns) as f64 / span,
+            channel_utilization: utilization(&since.channel_busy_ns, &now.channel_busy_ns),
+            queue_depth: QueueDepth {
+                mean: (now.outstanding_area - since.outstanding_area) as f64 / span,
+                max: now.max_outstanding,
+            },
+            busy: (now.busy_ns - since.busy_ns) as f64 / span,
+            flash_reads: now.flash_ops[0] - since.flash_ops[0],
+            flash_programs: now.flash_ops[1] - since.flash_ops[1],
+            flash_erases: now.flash_ops[2] - since.flash_ops[2],
+            gc_busy_ns: now.gc_busy_ns - since.gc_busy_ns,
+            suspensions: now.suspensions - since.suspensions,
+        }
+    }
+}

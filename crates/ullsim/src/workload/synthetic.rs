@@ -1,0 +1,136 @@
+//! Synthetic flows in fio's words: block sizes (`bs`, `bssplit`) and where each I/O goes (sequential or
+//! random over the flow's region, with the direction drawn from `rwmixread`).
+
+use rand::RngExt;
+
+use super::distribution::BlockPicker;
+use super::DEFAULT_BS;
+use crate::config::scenario::{FlowSpec, RwMode};
+use crate::config::units::parse_size;
+use crate::engine::SimRng;
+use crate::request::Op;
+
+/// A flow's block sizes with their percentages, for reads and for writes.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct BlockSizes {
+    pub(super) read: Vec<(u64, u32)>,
+    pub(super) write: Vec<(u64, u32)>,
+}
+
+impl BlockSizes {
+    pub(super) fn sizes(&self) -> impl Iterator<Item = u64> + '_ {
+        self.read.iter().chain(&self.write).map(|&(size, _)| size)
+    }
+    pub(super) fn largest(&self) -> u64 {
+        self.sizes().max().unwrap_or(DEFAULT_BS)
+    }
+    pub(super) fn smallest(&self) -> u64 {
+        self.sizes().min().unwrap_or(DEFAULT_BS)
+    }
+    /// Draw the size of an I/O in direction `op`.
+    pub(super) fn draw(&self, op: Op, rng: &mut SimRng) -> u64 {
+        let sizes = match op {
+            Op::Read => &self.read,
+            Op::Write => &self.write,
+        };
+        if sizes.len() == 1 {
+            return sizes[0].0;
+        }
+        let mut pick = rng.random_range(0..100);
+        for &(size, weight) in sizes {
+            if pick < weight {
+                return size;
+            }
+            pick -= weight;
+        }
+        sizes[0].0
+    }
+}
+
+/// Block sizes and weights from `bs` / `bssplit` (fio syntax `4k/50:128k/50`, or `READS,WRITES` with a
+/// list for each direction: `4k/100,4k/50:64k/50`).
+pub(super) fn block_sizes(spec: &FlowSpec) -> Result<BlockSizes, String> {
+    let Some(split) = &spec.bssplit else {
+        let only = vec![(spec.bs.map_or(DEFAULT_BS, |b| b.0), 100)];
+        return Ok(BlockSizes { read: only.clone(), write: only });
+    };
+    if spec.bs.is_some() {
+        return Err("give bs or bssplit, not both".into());
+    }
+    match split.split(',').collect::<Vec<_>>().as_slice() {
+        [both] => {
+            let sizes = parse_split(both)?;
+            Ok(BlockSizes { read: sizes.clone(), write: sizes })
+        }
+        [read, write] => Ok(BlockSizes { read: parse_split(read)?, write: parse_split(write)? }),
+        _ => Err(format!(
+            "expected one SIZE/PERCENT list for all I/O, or two separated by ',' (reads, then writes); fio's \
+             third list (trims) is not supported, found \"{split}\""
+        )),
+    }
+}
+
+/// One bssplit list, `SIZE/PERCENT:SIZE/PERCENT...`, percentages adding up to 100.
+fn parse_split(list: &str) -> Result<Vec<(u64, u32)>, String> {
+    let mut out = Vec::new();
+    for part in list.split(':') {
+        let (size, weight) = part.split_once('/').ok_or_else(|| {
+            format!("expected SIZE/PERCENT entries separated by ':', e.g. \"4k/50:128k/50\", found \"{part}\"")
+        })?;
+        let size = parse_size(size)?;
+        let weight: u32 =
+            weight.trim().parse().map_err(|_| format!("expected a whole percentage after '/', found \"{weight}\""))?;
+        out.push((size, weight));
+    }
+    let total: u32 = out.iter().map(|&(_, w)| w).sum();
+    if total != 100 {
+        return Err(format!("bssplit percentages must add up to 100, they add up to {total}"));
+    }
+    Ok(out)
+}
+
+/// Where a synthetic flow's addresses and sizes come from.
+pub(super) struct Synthetic {
+    pub(super) rw: RwMode,
+    pub(super) read_percent: u32,
+    pub(super) sizes: BlockSizes,
+    pub(super) region_start: u64,
+    pub(super) region_len: u64,
+    pub(super) align: u64,
+    pub(super) picker: Option<BlockPicker>,
+    pub(super) cursor: u64,
+}
+
+impl Synthetic {
+    pub(super) fn next(&mut self, rng: &mut SimRng) -> (Op, u64, u32) {
+        let op = match self.rw {
+            RwMode::Read | RwMode::Randread => Op::Read,
+            RwMode::Write | RwMode::Randwrite => Op::Write,
+            RwMode::Rw | RwMode::Randrw => {
+                if rng.random_range(0..100) < self.read_percent {
+                    Op::Read
+                } else {
+                    Op::Write
+                }
+            }
+        };
+        let len = self.sizes.draw(op, rng);
+        let offset = match &mut self.picker {
+            Some(picker) => {
+                // Random: an aligned block whose I/O fits in the region.
+                let slots = (self.region_len - len) / self.align + 1;
+                let block = picker.next_block(rng) % slots;
+                self.region_start + block * self.align
+            }
+            None => {
+                if self.cursor + len > self.region_len {
+                    self.cursor = 0;
+                }
+                let offset = self.region_start + self.cursor;
+                self.cursor += len;
+                offset
+            }
+        };
+        (op, offset, len as u32)
+    }
+}
