@@ -212,6 +212,8 @@ pub struct Host {
     kicked: Vec<TaskId>,
     /// Tasks that reaped completions and go on once the application issued what follows.
     after_delivery: Vec<TaskId>,
+    /// Scratch: the `after_delivery` list being resumed, kept to be reused (no allocation per completion).
+    resuming: Vec<TaskId>,
     /// First job of each flow.
     first_job: Vec<u32>,
     /// Tasks of each flow (including sqpoll threads), for CPU accounting.
@@ -346,6 +348,7 @@ impl Host {
             timer_gen: vec![0; task_count],
             kicked: Vec::new(),
             after_delivery: Vec::new(),
+            resuming: Vec::new(),
             first_job,
             flow_tasks,
             timed_starts,
@@ -769,10 +772,13 @@ impl Host {
         device: &mut Device,
         delivered: &mut Vec<(ReqId, u32, u32)>,
     ) {
-        let resumed = std::mem::take(&mut self.after_delivery);
-        for task in resumed {
+        // Swap the list with the empty scratch one: tasks that step puts back wait for the next call.
+        let mut resumed = std::mem::replace(&mut self.after_delivery, std::mem::take(&mut self.resuming));
+        for &task in &resumed {
             self.step(q, requests, device, task, delivered);
         }
+        resumed.clear();
+        self.resuming = resumed;
         loop {
             let task = match self.kicked.pop() {
                 Some(t) => t,
