@@ -104,6 +104,9 @@ pub struct FtlConfig {
     pub gc_hard_threshold: f64,
     pub gc_policy: String,
     pub gc_d_choices: u32,
+    /// Pages of a plane's GC job read and not yet written (held in the controller's GC buffer); 0: no
+    /// bound, every valid page of the victim is read at once (MQSim).
+    pub gc_read_ahead: u32,
     pub ideal_map: bool,
     pub cmt_capacity_bytes: Bytes,
     pub cmt_entry_bytes: u32,

@@ -6,6 +6,7 @@
 
 pub mod buffer_waiters;
 pub mod cache;
+mod collect;
 pub mod flash;
 pub mod ftl;
 pub mod gc_cost;
@@ -95,6 +96,12 @@ pub struct Device {
     /// Translation pages being read, and the mapping-read transaction reading each.
     map_reads_in_flight: FxHashMap<u64, TxId>,
     gc_moves: Vec<(u64, u64)>,
+    /// Each plane's GC moves not read yet, the next last (see `collect.rs`).
+    gc_unread: Vec<Vec<(u64, u64)>>,
+    /// Each plane's GC moves read or being read and not yet written: pages in the GC buffer.
+    gc_buffered: Vec<u32>,
+    /// Most pages a plane's GC job holds in the GC buffer (0: no bound).
+    gc_read_ahead: u32,
     outstanding: u64,
     max_outstanding: u64,
     outstanding_area: u128,
@@ -160,6 +167,9 @@ impl Device {
             waiting_for_space: VecDeque::new(),
             map_reads_in_flight: FxHashMap::default(),
             gc_moves: Vec::new(),
+            gc_unread: vec![Vec::new(); geometry.planes() as usize],
+            gc_buffered: vec![0; geometry.planes() as usize],
+            gc_read_ahead: cfg.ftl.gc_read_ahead,
             outstanding: 0,
             max_outstanding: 0,
             outstanding_area: 0,
@@ -665,67 +675,6 @@ impl Device {
             self.waiting_for_buffer.pop(part);
             self.buffer_write(q, requests, req, part);
         }
-    }
-
-    fn finish_gc_step(&mut self, q: &mut EventQueue<Event>, t: &Transaction) {
-        let unit = t.link; // the victim's plane
-        match t.op {
-            FlashOp::Read => match self.ftl.relocate(t.lpa, t.ppa) {
-                Some(new_ppa) => self.queue_gc_work(q, FlashOp::Program, new_ppa, t.lpa, unit),
-                None => self.gc_move_done(q, unit),
-            },
-            FlashOp::Program => {
-                self.gc_pages_programmed += 1;
-                self.gc_move_done(q, unit);
-            }
-            FlashOp::Erase => {
-                self.ftl.erase_done(unit);
-                self.maybe_collect(q, unit);
-                // Space was freed: host writes that found none try again (in order; failures requeue).
-                for _ in 0..self.waiting_for_space.len() {
-                    let Some(tx) = self.waiting_for_space.pop_front() else { break };
-                    self.place_write(q, tx);
-                }
-            }
-        }
-    }
-
-    fn gc_move_done(&mut self, q: &mut EventQueue<Event>, unit: u32) {
-        if self.ftl.gc_move_done(unit) {
-            self.erase_victim(q, unit);
-        }
-    }
-
-    fn erase_victim(&mut self, q: &mut EventQueue<Event>, unit: u32) {
-        let job = self.ftl.gc_job(unit).expect("erase without a GC job");
-        let ppa = job.victim * self.flash.geometry().pages_per_block as u64;
-        self.queue_gc_work(q, FlashOp::Erase, ppa, 0, unit);
-    }
-
-    /// Queue one step of plane `unit`'s GC job: a page read or program of a move, or the victim's erase.
-    fn queue_gc_work(&mut self, q: &mut EventQueue<Event>, op: FlashOp, ppa: u64, lpa: u64, unit: u32) {
-        let bytes = if op == FlashOp::Erase { 0 } else { self.page_bytes as u32 };
-        let tx = self.new_transaction(op, Purpose::Gc, ppa, lpa, bytes, NONE, NONE, NvmePriority::Medium);
-        self.txs[tx].link = unit; // the victim's plane
-        self.enqueue(q, tx);
-    }
-
-    /// Start garbage collection on plane `unit` if it is short of free blocks.
-    fn maybe_collect(&mut self, q: &mut EventQueue<Event>, unit: u32) {
-        if !self.ftl.gc_wanted(unit) {
-            return;
-        }
-        let mut moves = std::mem::take(&mut self.gc_moves);
-        if self.ftl.start_gc(unit, &mut moves).is_some() {
-            self.gc_cost.job_started(unit);
-            if moves.is_empty() {
-                self.erase_victim(q, unit);
-            }
-            for &(ppa, lpa) in &moves {
-                self.queue_gc_work(q, FlashOp::Read, ppa, lpa, unit);
-            }
-        }
-        self.gc_moves = moves;
     }
 
     /// The read's data is in the controller at `ready`: DMA it to the host, then post the completion.

@@ -1,0 +1,101 @@
+//! Garbage collection's work through the device: a plane's job reads each valid page of its victim, writes
+//! it to a free page of the same plane and, once every page has moved, erases the victim.
+//!
+//! A moved page's data waits in the controller's DRAM between its read and its program, so a job reads
+//! ahead at most `device.ftl.gc_read_ahead` pages (the page being programmed and the next): reads are much
+//! shorter than programs, so that keeps the plane's programs back to back without holding a whole victim
+//! block's data (hundreds of MB over a drive's planes) in a buffer no controller has. 0 reads every page at
+//! once, as MQSim does. A page the host overwrote before its turn is not read at all.
+
+use super::flash::FlashOp;
+use super::transaction::{Purpose, Transaction, NONE};
+use super::Device;
+use crate::engine::EventQueue;
+use crate::request::NvmePriority;
+use crate::sim::Event;
+
+impl Device {
+    /// A GC transaction of plane `t.link`'s job finished.
+    pub(super) fn finish_gc_step(&mut self, q: &mut EventQueue<Event>, t: &Transaction) {
+        let unit = t.link; // the victim's plane
+        match t.op {
+            FlashOp::Read => match self.ftl.relocate(t.lpa, t.ppa) {
+                Some(new_ppa) => self.queue_gc_work(q, FlashOp::Program, new_ppa, t.lpa, unit),
+                None => {
+                    self.gc_buffered[unit as usize] -= 1;
+                    self.read_ahead(q, unit);
+                    self.gc_move_done(q, unit);
+                }
+            },
+            FlashOp::Program => {
+                self.gc_pages_programmed += 1;
+                self.gc_buffered[unit as usize] -= 1;
+                self.read_ahead(q, unit);
+                self.gc_move_done(q, unit);
+            }
+            FlashOp::Erase => {
+                self.ftl.erase_done(unit);
+                self.maybe_collect(q, unit);
+                // Space was freed: host writes that found none try again (in order; failures requeue).
+                for _ in 0..self.waiting_for_space.len() {
+                    let Some(tx) = self.waiting_for_space.pop_front() else { break };
+                    self.place_write(q, tx);
+                }
+            }
+        }
+    }
+
+    /// Start garbage collection on plane `unit` if it is short of free blocks.
+    pub(super) fn maybe_collect(&mut self, q: &mut EventQueue<Event>, unit: u32) {
+        if !self.ftl.gc_wanted(unit) {
+            return;
+        }
+        let mut moves = std::mem::take(&mut self.gc_moves);
+        if self.ftl.start_gc(unit, &mut moves).is_some() {
+            self.gc_cost.job_started(unit);
+            if moves.is_empty() {
+                self.erase_victim(q, unit);
+            }
+            let unread = &mut self.gc_unread[unit as usize];
+            debug_assert!(unread.is_empty() && self.gc_buffered[unit as usize] == 0, "one GC job per plane");
+            unread.extend(moves.iter().rev());
+            self.read_ahead(q, unit);
+        }
+        self.gc_moves = moves;
+    }
+
+    /// Read plane `unit`'s next moves while its GC buffer has room; moves whose page the host overwrote
+    /// meanwhile are done without a read.
+    fn read_ahead(&mut self, q: &mut EventQueue<Event>, unit: u32) {
+        let u = unit as usize;
+        while self.gc_read_ahead == 0 || self.gc_buffered[u] < self.gc_read_ahead {
+            let Some((ppa, lpa)) = self.gc_unread[u].pop() else { return };
+            if self.ftl.lookup(lpa) != Some(ppa) {
+                self.gc_move_done(q, unit);
+                continue;
+            }
+            self.gc_buffered[u] += 1;
+            self.queue_gc_work(q, FlashOp::Read, ppa, lpa, unit);
+        }
+    }
+
+    fn gc_move_done(&mut self, q: &mut EventQueue<Event>, unit: u32) {
+        if self.ftl.gc_move_done(unit) {
+            self.erase_victim(q, unit);
+        }
+    }
+
+    fn erase_victim(&mut self, q: &mut EventQueue<Event>, unit: u32) {
+        let job = self.ftl.gc_job(unit).expect("erase without a GC job");
+        let ppa = job.victim * self.flash.geometry().pages_per_block as u64;
+        self.queue_gc_work(q, FlashOp::Erase, ppa, 0, unit);
+    }
+
+    /// Queue one step of plane `unit`'s GC job: a page read or program of a move, or the victim's erase.
+    fn queue_gc_work(&mut self, q: &mut EventQueue<Event>, op: FlashOp, ppa: u64, lpa: u64, unit: u32) {
+        let bytes = if op == FlashOp::Erase { 0 } else { self.page_bytes as u32 };
+        let tx = self.new_transaction(op, Purpose::Gc, ppa, lpa, bytes, NONE, NONE, NvmePriority::Medium);
+        self.txs[tx].link = unit; // the victim's plane
+        self.enqueue(q, tx);
+    }
+}
