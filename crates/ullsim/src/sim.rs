@@ -37,10 +37,10 @@ pub enum SimError {
     Overload(String),
 }
 
-/// Most requests (of all flows) that may have arrived and not completed at once. Each costs ~150 B, so this
-/// bounds a run's memory to a few hundred MB whatever the offered load; no real host keeps this many I/Os
-/// waiting (an NVMe drive holds at most 64K commands per queue).
-pub const MAX_IN_FLIGHT: u64 = 1 << 21;
+/// Most requests (of all flows) that may have arrived and not completed at once: 524,288. Each costs a few
+/// hundred bytes across the layers, so this bounds a run's memory to ~100 MB whatever the offered load; no
+/// real host keeps this many I/Os waiting (an NVMe drive holds at most 64K commands per queue).
+pub const MAX_IN_FLIGHT: u64 = 1 << 19;
 
 /// Version of the JSON result layout (docs/output.md); bumped on incompatible changes.
 pub const RESULTS_SCHEMA_VERSION: u32 = 3;
@@ -236,7 +236,8 @@ impl Simulation {
         Err(SimError::Overload(format!(
             "flow \"{name}\": {} requests waiting at {:.3} ms simulated (offered {:.0} IOPS, served {:.0} IOPS so \
              far): the system cannot keep up and the backlog would grow without bound (the limit is {MAX_IN_FLIGHT} \
-             requests in flight); lower its rate_iops, cap it with iodepth, or shorten run.duration",
+             requests in flight); lower its rate_iops (or iodepth x numjobs), cap it with iodepth, or shorten \
+             run.duration",
             self.metrics.total_in_flight(),
             now as f64 / 1e6,
             arrived as f64 / seconds,

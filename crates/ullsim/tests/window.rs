@@ -116,3 +116,11 @@ fn a_backlog_past_the_bound_stops_the_run_with_an_error() {
     let err = ullsim::run_scenario(&capped).unwrap_err().to_string();
     assert!(err.contains("flow \"flood\""), "{err}");
 }
+
+/// A closed loop deeper than the run's in-flight bound is rejected when the scenario loads.
+#[test]
+fn a_closed_loop_deeper_than_the_bound_is_rejected() {
+    let text = format!("{OPTANE}{}", flow("deep", "rw = \"randread\"\niodepth = 65536\nnumjobs = 4096"));
+    let err = ullsim::Scenario::from_toml_str(&text, "t.toml", std::path::Path::new("."), &[]).unwrap_err().to_string();
+    assert!(err.contains("flow[0].iodepth") && err.contains("iodepth x numjobs = 268435456"), "{err}");
+}

@@ -269,6 +269,17 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
     if spec.iodepth.is_some_and(|d| d == 0 || d > MAX_IODEPTH) {
         return err("iodepth", &format!("expected a whole number from 1 to {MAX_IODEPTH}"));
     }
+    let in_flight = spec.iodepth.unwrap_or(1) as u64 * spec.numjobs.unwrap_or(1) as u64;
+    if in_flight > crate::sim::MAX_IN_FLIGHT {
+        return err(
+            "iodepth",
+            &format!(
+                "iodepth x numjobs = {in_flight} requests in flight is above the run's bound of {} (memory); no \
+                 host keeps that many I/Os outstanding to one drive",
+                crate::sim::MAX_IN_FLIGHT
+            ),
+        );
+    }
     if spec.number_ios == Some(0) {
         return err("number_ios", "expected a whole number >= 1");
     }
