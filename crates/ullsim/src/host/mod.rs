@@ -395,10 +395,19 @@ impl Host {
             }
             Waiting::Spinning => {
                 job.waiting = Waiting::No;
-                self.cpu.stop_spin(q.now(), task);
-                self.kicked.push(task);
+                self.stop_spinning(q.now(), task);
             }
             Waiting::No => {}
+        }
+    }
+
+    /// A task that waits in a polling loop has something to do: if it spins now, it stops and goes on. It may
+    /// not spin yet (`Cpu::spin` first runs its switch-in costs as a segment); it then sees the work when that
+    /// segment ends, and kicking it too would step it twice.
+    fn stop_spinning(&mut self, now: Time, task: TaskId) {
+        if self.cpu.is_spinning(task) {
+            self.cpu.stop_spin(now, task);
+            self.kicked.push(task);
         }
     }
 
@@ -755,8 +764,7 @@ impl Host {
             Waiting::Spinning => {
                 // A user-space spin on the completion ring (sqpoll) sees it at the next loop.
                 job.waiting = Waiting::No;
-                self.cpu.stop_spin(q.now(), task);
-                self.kicked.push(task);
+                self.stop_spinning(q.now(), task);
             }
             Waiting::HybridSleep | Waiting::No => {}
         }
