@@ -42,7 +42,7 @@ impl FreeBlockThresholds {
         let bpp = cfg.flash.blocks_per_plane as f64;
         let hard = (cfg.ftl.gc_hard_threshold * bpp).ceil() as usize;
         let user_reserve = hard.max(1);
-        let soft = ((cfg.ftl.gc_threshold * bpp).ceil() as usize).max(user_reserve + 1).max(2);
+        let soft = ((cfg.ftl.gc_threshold * bpp).ceil() as usize).max(user_reserve.saturating_add(1)).max(2);
         FreeBlockThresholds { soft, hard, user_reserve }
     }
 
@@ -50,7 +50,7 @@ impl FreeBlockThresholds {
     /// blocks (host and GC): otherwise garbage collection can never get ahead of writes.
     pub fn room_for(&self, cfg: &DeviceConfig, pages_per_plane: u64) -> bool {
         let blocks = cfg.flash.blocks_per_plane as u64;
-        let kept = self.soft as u64 + 2;
+        let kept = (self.soft as u64).saturating_add(2);
         blocks > kept && pages_per_plane <= (blocks - kept) * cfg.flash.pages_per_block as u64
     }
 }
