@@ -37,10 +37,10 @@ pub enum SimError {
     Overload(String),
 }
 
-/// Most requests (of all flows) that may have arrived and not completed at once: 524,288. Each costs a few
+/// Most requests (of all flows) that may have arrived and not completed at once: 262,144. Each costs a few
 /// hundred bytes across the layers, so this bounds a run's memory to ~100 MB whatever the offered load; no
 /// real host keeps this many I/Os waiting (an NVMe drive holds at most 64K commands per queue).
-pub const MAX_IN_FLIGHT: u64 = 1 << 19;
+pub const MAX_IN_FLIGHT: u64 = 1 << 18;
 
 /// Version of the JSON result layout (docs/output.md); bumped on incompatible changes.
 pub const RESULTS_SCHEMA_VERSION: u32 = 3;

@@ -534,29 +534,34 @@ impl Cpu {
         for c in 0..self.cores.len() as u32 {
             // Close the open spin or segment at `at` (crediting the core and its task as if it ended
             // there) and reopen it, so that time before and after `at` is counted once each.
-            if self.cores[c as usize].spin_since.is_some() {
+            // An interrupt handler booked in full when it started may run past `at`: that part belongs after.
+            let core = &self.cores[c as usize];
+            let irq_after = core.irq_until.saturating_sub(at).min(core.stolen_in_segment);
+            if core.spin_since.is_some() {
+                self.cores[c as usize].stolen_in_segment -= irq_after;
                 self.end_spin_accounting(c, at);
                 let core = &mut self.cores[c as usize];
                 core.spin_since = Some(at);
-                core.stolen_in_segment = 0;
+                core.stolen_in_segment = irq_after;
             }
             if let Some((start, end, activity)) = self.cores[c as usize].seg {
                 let core = &mut self.cores[c as usize];
-                let own = at.saturating_sub(start).saturating_sub(core.stolen_in_segment);
+                let own = at.saturating_sub(start).saturating_sub(core.stolen_in_segment - irq_after);
                 core.busy_ns[activity as usize] += own;
                 if let Some(t) = core.current {
                     self.tasks[t as usize].cpu_ns += own;
                 }
                 let core = &mut self.cores[c as usize];
                 core.seg = Some((at, end, activity));
-                core.stolen_in_segment = 0;
+                core.stolen_in_segment = irq_after;
             }
         }
         self.cores
             .iter()
             .map(|c| CoreTime {
                 user_ns: c.busy_ns[Activity::User as usize],
-                kernel_ns: c.busy_ns[Activity::Kernel as usize] + c.irq_ns.min(at),
+                kernel_ns: c.busy_ns[Activity::Kernel as usize] + c.irq_ns
+                    - c.irq_until.saturating_sub(at).min(c.irq_ns),
                 poll_ns: c.busy_ns[Activity::Poll as usize],
                 context_switches: c.context_switches,
             })
