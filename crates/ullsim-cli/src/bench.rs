@@ -9,10 +9,12 @@ use anyhow::{bail, Context, Result};
 use serde_json::json;
 use ullsim::Scenario;
 
-/// The benchmark cases: (name, scenario).
-const CASES: &[(&str, &str)] = &[
+/// The benchmark cases: (name, what it runs, scenario). Every case runs the whole stack (host and device):
+/// the scenario format has no device-only mode.
+const CASES: &[(&str, &str, &str)] = &[
     (
         "fullstack-qd32",
+        "host stack (io_uring, none, interrupts) + optane-ull, 4 KiB random reads at QD32",
         r#"
 name = "bench fullstack-qd32: io_uring QD32 4 KB random reads, none, interrupts, on optane-ull"
 [run]
@@ -32,6 +34,7 @@ ioengine = "io_uring"
     ),
     (
         "randread-qd32",
+        "default host stack + a full mqsim-mlc (mapping reads through its 2 MiB CMT), 4 KiB random reads at QD32",
         r#"
 name = "bench randread-qd32"
 [run]
@@ -47,6 +50,8 @@ iodepth = 32
     ),
     (
         "mixed",
+        "default host stack + a full mqsim-mlc: QD1 4 KiB random reader beside a QD32 128 KiB sequential writer, \
+         garbage-collection bound",
         r#"
 name = "bench mixed"
 [run]
@@ -80,7 +85,7 @@ fn peak_rss_bytes() -> u64 {
 }
 
 fn run_case(name: &str) -> Result<serde_json::Value> {
-    let (_, text) = CASES.iter().find(|(n, _)| *n == name).context("unknown case")?;
+    let (_, what, text) = CASES.iter().find(|(n, _, _)| *n == name).context("unknown case")?;
     let scenario = Scenario::from_toml_str(text, &format!("bench case {name}"), Path::new("."), &[])?;
     let setup_start = Instant::now();
     let sim = ullsim::Simulation::new(&scenario)?;
@@ -90,6 +95,7 @@ fn run_case(name: &str) -> Result<serde_json::Value> {
     let wall_seconds = run_start.elapsed().as_secs_f64();
     Ok(json!({
         "name": name,
+        "what": what,
         "simulated_requests": results.requests_completed,
         "simulated_seconds": (results.window.end_ns - results.window.start_ns) as f64 / 1e9,
         "events": results.events,
@@ -108,7 +114,7 @@ pub fn main(json_path: Option<&Path>, only: Option<&str>, child: bool) -> Result
         return Ok(());
     }
     if let Some(name) = only {
-        if !CASES.iter().any(|(n, _)| *n == name) {
+        if !CASES.iter().any(|(n, _, _)| *n == name) {
             bail!("unknown case \"{name}\"; expected one of {:?}", CASES.iter().map(|c| c.0).collect::<Vec<_>>());
         }
     }
@@ -118,7 +124,7 @@ pub fn main(json_path: Option<&Path>, only: Option<&str>, child: bool) -> Result
         "{:<15} {:>12} {:>9} {:>12} {:>9} {:>10}",
         "case", "requests", "wall s", "requests/s", "setup s", "peak MiB"
     );
-    for (name, _) in CASES.iter().filter(|(n, _)| only.is_none_or(|o| o == *n)) {
+    for (name, _, _) in CASES.iter().filter(|(n, _, _)| only.is_none_or(|o| o == *n)) {
         let output = Command::new(&exe).args(["bench", "--child", "--case", name]).output()?;
         if !output.status.success() {
             bail!("bench case {name} failed: {}", String::from_utf8_lossy(&output.stderr));
@@ -127,7 +133,7 @@ pub fn main(json_path: Option<&Path>, only: Option<&str>, child: bool) -> Result
         println!(
             "{:<15} {:>12} {:>9.3} {:>12.0} {:>9.3} {:>10.1}",
             name,
-            case["simulated_requests"],
+            case["simulated_requests"].as_u64().unwrap_or(0),
             case["wall_seconds"].as_f64().unwrap_or(0.0),
             case["requests_per_second"].as_f64().unwrap_or(0.0),
             case["setup_seconds"].as_f64().unwrap_or(0.0),
