@@ -113,3 +113,41 @@ proptest! {
         }
     }
 }
+
+/// One open flow on optane-ull over 100 ms: what the tests below change with `--set`-style overrides.
+const ONE_FLOW: &str = r#"
+[run]
+duration = "100ms"
+[device]
+preset = "optane-ull"
+[[flow]]
+name = "r"
+rw = "randread"
+"#;
+
+/// The error loading `text` with `overrides` gives (a panic if it loads).
+fn error_of(text: &str, overrides: &[&str]) -> String {
+    let overrides: Vec<String> = overrides.iter().map(|o| o.to_string()).collect();
+    match Scenario::from_toml_str(text, "s.toml", Path::new("."), &overrides) {
+        Ok(_) => panic!("loads: {overrides:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn assert_mentions(message: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(message.contains(needle), "message should mention {needle:?}: {message}");
+    }
+}
+
+#[test]
+fn gc_thresholds_beyond_one_are_errors_or_ignored_never_overflows() {
+    // A page-mapped drive names the key; an in-place drive (no GC) ignores the thresholds, and sets up.
+    for value in ["inf", "1e308", "2"] {
+        let set = format!("device.ftl.gc_hard_threshold={value}");
+        assert_mentions(&error_of(BASE, &[&set]), &["key `device.ftl.gc_hard_threshold`"]);
+        let set = [set.clone()];
+        let in_place = Scenario::from_toml_str(ONE_FLOW, "s.toml", Path::new("."), &set).unwrap();
+        ullsim::Simulation::new(&in_place).unwrap();
+    }
+}
