@@ -20,6 +20,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::units::scale_decimal;
 use crate::request::Op;
 
 pub use blkparse::BlkparseAction;
@@ -339,28 +340,14 @@ impl<'a, I: Iterator<Item = &'a str>> Fields<'a, I> {
 
 /// `text` in quotes with escapes, cut short if long: the input may be garbage.
 fn quoted(text: &str) -> String {
-    if text.chars().count() <= MAX_QUOTED_CHARS {
-        format!("{text:?}")
-    } else {
-        let head: String = text.chars().take(MAX_QUOTED_CHARS).collect();
-        format!("{head:?}...")
-    }
+    crate::util::quote::quoted(text, MAX_QUOTED_CHARS)
 }
 
 /// Parses a non-negative decimal number of seconds ("12", "0.026214", "1.5e-3") into ns, rounded to nearest.
 /// Plain decimals are converted exactly, so blkparse's `sec.nsec` loses nothing; other spellings go through f64.
 fn seconds_to_ns(text: &str) -> Option<u64> {
-    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
-    let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    if !(whole.is_empty() && fraction.is_empty()) && all_digits(whole) && all_digits(fraction) {
-        let whole_seconds: u64 = if whole.is_empty() { 0 } else { whole.parse().ok()? };
-        let digits = fraction.as_bytes();
-        let mut fraction_ns = 0;
-        for place in 0..9 {
-            fraction_ns = fraction_ns * 10 + digits.get(place).map_or(0, |d| u64::from(d - b'0'));
-        }
-        let round_up = digits.get(9).is_some_and(|d| *d >= b'5');
-        return whole_seconds.checked_mul(NS_PER_SECOND)?.checked_add(fraction_ns + u64::from(round_up));
+    if let Some(ns) = scale_decimal(text, NS_PER_SECOND) {
+        return u64::try_from(ns.nearest).ok();
     }
     let seconds: f64 = text.parse().ok()?;
     if !seconds.is_finite() || seconds < 0.0 {
