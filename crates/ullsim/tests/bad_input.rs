@@ -141,6 +141,30 @@ fn assert_mentions(message: &str, needles: &[&str]) {
 }
 
 #[test]
+fn a_value_of_another_type_or_an_unknown_word_names_it_and_every_word() {
+    const RW: &str = r#"expected one of "read", "write", "randread", "randwrite", "readwrite", "rw", "randrw""#;
+    for (set, key, found, expected) in [
+        ("flow.r.rw=0", "flow[0].rw", "found 0 (an integer)", RW),
+        ("flow.r.rw=\"RandRead\"", "flow[0].rw", "found \"RandRead\"", RW),
+        ("flow.r.rw=[1]", "flow[0].rw", "found an array", RW),
+        ("flow.r.rw={ a = 1 }", "flow[0].rw", "found a table", RW),
+        ("flow.r.class=true", "flow[0].class", "found true (a boolean)", r#"expected one of "critical", "normal""#),
+        ("flow.r.prio=1.5", "flow[0].prio", "found 1.5 (a float)", r#""urgent", "high", "medium", "low""#),
+        ("flow.r.prioclass=0", "flow[0].prioclass", "found 0 (an integer)", r#""rt", "be", "idle""#),
+        ("flow.r.format=3", "flow[0].format", "found 3", r#""disksim", "msr", "spc", "fio-iolog", "blkparse""#),
+        ("flow.r.ioengine=1", "flow[0].ioengine", "found 1", r#""psync", "pvsync2", "libaio", "io_uring", "cpuio""#),
+        ("flow.r.rate_process=2", "flow[0].rate_process", "found 2", r#""linear", "poisson", "onoff""#),
+        ("flow.r.cpus_allowed_policy=0", "flow[0].cpus_allowed_policy", "found 0", r#""shared", "split""#),
+        ("device.ftl.mapping=0", "device.ftl.mapping", "found 0", r#""page", "in-place""#),
+        ("device.ftl.precondition=false", "device.ftl.precondition", "found false", r#""none", "sequential""#),
+        ("device.cache.write_buffer_sharing=1", "device.cache.write_buffer_sharing", "found 1", r#""per-flow""#),
+        ("device.tsu.flin_stage3_wait=1", "device.tsu.flin_stage3_wait", "found 1", r#""queue", "slot""#),
+    ] {
+        assert_mentions(&error_of(ONE_FLOW, &[set]), &[&format!("key `{key}`: {found}"), expected]);
+    }
+}
+
+#[test]
 fn gc_thresholds_beyond_one_are_errors_or_ignored_never_overflows() {
     // A page-mapped drive names the key; an in-place drive (no GC) ignores the thresholds, and sets up.
     for value in ["inf", "1e308", "2"] {

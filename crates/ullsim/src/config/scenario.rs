@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::device::DeviceConfig;
 pub use super::host::HostConfig;
+use super::keyword::keyword_serde;
 use super::presets;
 use super::units::{Bytes, Micros, Seconds, SizeOrPercent};
 use crate::request::{Criticality, NvmePriority};
@@ -29,7 +30,7 @@ impl ConfigError {
 
 /// fio's `rw`: the direction and order of a flow's I/O.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "lowercase", remote = "Self")]
 pub enum RwMode {
     Read,
     Write,
@@ -49,7 +50,7 @@ impl RwMode {
 
 /// fio's `rate_process`: how an open-loop flow spaces its arrivals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "lowercase", remote = "Self")]
 pub enum RateProcess {
     /// Evenly spaced (fio's default).
     #[default]
@@ -63,7 +64,7 @@ pub enum RateProcess {
 
 /// fio's `ioengine`: how a flow's tasks submit I/O and wait for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "lowercase", remote = "Self")]
 pub enum IoEngine {
     /// One blocking pread/pwrite per task (iodepth 1).
     Psync,
@@ -82,7 +83,7 @@ pub enum IoEngine {
 
 /// fio's `prioclass`: the Linux I/O priority class of a flow's tasks (mq-deadline and bfq act on it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "lowercase", remote = "Self")]
 pub enum IoPrioClass {
     /// Real time: served before best-effort.
     Rt,
@@ -113,7 +114,7 @@ impl IoEngine {
 
 /// fio's `cpus_allowed_policy`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "lowercase", remote = "Self")]
 pub enum CpusAllowedPolicy {
     /// Every job may run on any core of `cpus_allowed`.
     #[default]
@@ -121,6 +122,8 @@ pub enum CpusAllowedPolicy {
     /// Job i is pinned to the i-th core of `cpus_allowed` (wrapping).
     Split,
 }
+
+keyword_serde!(RwMode, RateProcess, IoEngine, IoPrioClass, CpusAllowedPolicy);
 
 /// One flow (fio job) of the scenario. Keys follow fio's names and meanings; see docs/scenarios.md.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -36,8 +36,8 @@ const READ_BUFFER_BYTES: usize = 64 * 1024;
 const MAX_QUOTED_CHARS: usize = 40;
 
 /// A trace file format, as scenario files spell it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", remote = "Self")]
 pub enum TraceFormat {
     /// DiskSim / MQSim ASCII: `arrival_ns device start_lba size_in_sectors type(1=read, 0=write)`.
     Disksim,
@@ -50,6 +50,8 @@ pub enum TraceFormat {
     /// blkparse's default text output; the `Q` (queued) events are the arrivals.
     Blkparse,
 }
+
+crate::config::keyword::keyword_serde!(TraceFormat);
 
 impl TraceFormat {
     pub const ALL: [TraceFormat; 5] =
