@@ -619,6 +619,26 @@ fn invalid_toml_reports_the_line() {
     ullsim(["run", p(&path)]).fails_with(&["s.toml", "invalid TOML", "line 2"]);
 }
 
+#[test]
+fn a_set_of_a_bad_value_is_named_rather_than_the_scenario() {
+    ullsim(["run", "--set", "flow.reader.iodepth=abc"]).fails_with(&[
+        "--set flow.reader.iodepth=abc: key `flow[0].iodepth`: invalid type: string \"abc\", expected a whole number",
+    ]);
+    ullsim(["run", "--set", "flow.reader.rw=0"])
+        .fails_with(&["--set flow.reader.rw=0: key `flow[0].rw`: found 0 (an integer), expected one of \"read\""]);
+}
+
+#[test]
+fn a_scenario_that_is_too_large_or_not_a_file_is_rejected_before_it_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    ullsim(["validate", p(dir.path())]).fails_with(&["is a directory; expected a scenario file"]);
+    let large = write_file(dir.path(), "large.toml", &format!("# {}\n", "x".repeat(16 << 20)));
+    ullsim(["run", p(&large)]).fails_with(&["large.toml: scenario file is 16777219 bytes", "16777216 bytes (16 MiB)"]);
+    // No length to check: the read stops past the limit.
+    #[cfg(unix)]
+    ullsim(["validate", "/dev/zero"]).fails_with(&["/dev/zero: scenario file is more than 16777216 bytes long"]);
+}
+
 // ---- known library bugs, reported to the lead; un-ignore once fixed --------------------------------------------
 
 #[test]

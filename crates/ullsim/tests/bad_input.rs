@@ -165,6 +165,56 @@ fn a_value_of_another_type_or_an_unknown_word_names_it_and_every_word() {
 }
 
 #[test]
+fn an_error_at_a_key_a_set_gave_names_that_set() {
+    // A type error, an unknown key and a check after loading, each at the key the --set gave.
+    for (set, rest) in [
+        ("flow.r.iodepth=abc", "key `flow[0].iodepth`: invalid type: string \"abc\", expected a whole number"),
+        ("flow.0.queue_depth=4", "key `flow[0].queue_depth`: unknown field"),
+        ("flow.r.startdelay=1", "key `flow[0].startdelay` (flow \"r\"): the flow would start after run.duration"),
+        ("device.preset=nope", "key `device.preset`: unknown preset \"nope\""),
+        ("run.duration=\"1 parsec\"", "key `run.duration`: expected a duration like"),
+    ] {
+        let message = error_of(ONE_FLOW, &[set]);
+        assert!(message.starts_with(&format!("s.toml: --set {set}: {rest}")), "{message}");
+    }
+    // The built-in default scenario, as `ullsim run --set flow.reader.iodepth=abc` loads it.
+    let message = Scenario::builtin_default(&["flow.reader.iodepth=abc".into()]).unwrap_err().to_string();
+    assert!(message.contains("--set flow.reader.iodepth=abc: key `flow[0].iodepth`: invalid type"), "{message}");
+    // Of two --set of the key, the later (which wins) is named; a --set of a whole table covers its keys.
+    let message = error_of(ONE_FLOW, &["flow.r.iodepth=2", "flow.r.iodepth=-2"]);
+    assert!(message.starts_with("s.toml: --set flow.r.iodepth=-2: key `flow[0].iodepth`"), "{message}");
+    let message = error_of(ONE_FLOW, &["device.flash={ read_ns = \"x\" }"]);
+    assert!(message.starts_with("s.toml: --set device.flash={ read_ns = \"x\" }: key `device.flash.read_ns`"));
+    // An error the file made is the file's, even beside a --set of another key.
+    let message = error_of(&ONE_FLOW.replace("randread", "randrd"), &["flow.r.iodepth=2"]);
+    assert!(message.starts_with("s.toml: key `flow[0].rw`: found \"randrd\""), "{message}");
+}
+
+#[test]
+fn huge_input_is_quoted_short() {
+    let huge = "x".repeat(10 << 20);
+    for (text, needles) in [
+        // An invalid TOML line of 10 MB: a window of it around the error's column.
+        (format!("name = \"a\"\n{huge} = = 1\n"), &["invalid TOML at line 2, column 1048576", "xxx = = 1"][..]),
+        (format!("{ONE_FLOW}rwmixread = {huge}\n"), &["invalid TOML at line 9"]),
+        // Values and keys serde and the checks quote.
+        (ONE_FLOW.replace("randread", &huge), &["key `flow[0].rw`: found \"xxxx"]),
+        (
+            ONE_FLOW.replace("\"r\"", &format!("\"{huge}\"")) + "[[flow]]\nname = \"" + &huge + "\"\nrw = \"read\"\n",
+            &["key `flow[1].name`", "is used twice"],
+        ),
+        (format!("{ONE_FLOW}{huge} = 1\n"), &["unknown field `xxx"]),
+        (ONE_FLOW.replace("optane-ull", &huge), &["unknown preset \"xxx"]),
+        (ONE_FLOW.replace("rw = \"randread\"", &format!("rw = \"read\"\nbs = \"{huge}\"")), &["flow[0].bs"]),
+        (ONE_FLOW.replace("\"100ms\"", &format!("\"{huge}\"")), &["run.duration"]),
+    ] {
+        let message = error_of(&text, &[]);
+        assert!(message.len() < 1000, "{} bytes: {}...", message.len(), message.chars().take(1000).collect::<String>());
+        assert_mentions(&message, needles);
+    }
+}
+
+#[test]
 fn gc_thresholds_beyond_one_are_errors_or_ignored_never_overflows() {
     // A page-mapped drive names the key; an in-place drive (no GC) ignores the thresholds, and sets up.
     for value in ["inf", "1e308", "2"] {
