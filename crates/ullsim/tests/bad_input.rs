@@ -140,6 +140,97 @@ fn assert_mentions(message: &str, needles: &[&str]) {
     }
 }
 
+fn loads(text: &str, overrides: &[&str]) -> bool {
+    let overrides: Vec<String> = overrides.iter().map(|o| o.to_string()).collect();
+    Scenario::from_toml_str(text, "s.toml", Path::new("."), &overrides).is_ok()
+}
+
+#[test]
+fn runtime_zero_is_an_error_saying_to_omit_it() {
+    // fio reads runtime = 0 as no limit: here it is an error rather than a silent surprise either way.
+    for (runtime, other) in [("flow.r.runtime=0", "flow.r.iodepth=1"), ("flow.r.runtime=\"0ms\"", "flow.r.iodepth=1")] {
+        let message = error_of(ONE_FLOW, &[other, runtime]);
+        assert_mentions(&message, &["key `flow[0].runtime`", "> 0", "omit runtime", "run.duration"]);
+    }
+    let cpu = "[device]\npreset = \"optane-ull\"\n[[flow]]\nname = \"hog\"\nioengine = \"cpuio\"\nruntime = 0\n";
+    assert_mentions(&error_of(cpu, &[]), &["key `flow[0].runtime`", "> 0"]);
+}
+
+#[test]
+fn a_rate_that_cannot_issue_before_the_flow_stops_is_an_error() {
+    // Linear arrivals: the first comes one gap (1 / rate) after the flow's start; at or past its stop the flow
+    // never issues.
+    for set in [
+        &["flow.r.rate_iops=0.5"][..],
+        &["flow.r.rate_iops=10"],
+        &["flow.r.rate_iops=20", "flow.r.startdelay=\"50ms\""],
+        &["flow.r.rate_iops=20", "flow.r.runtime=\"50ms\""],
+        &["flow.r.rate_iops=20", "flow.r.runtime=\"50ms\"", "flow.r.number_ios=1"],
+    ] {
+        let message = error_of(ONE_FLOW, set);
+        assert_mentions(&message, &["key `flow[0].rate_iops` (flow \"r\")", "first arrival", "issue no I/O"]);
+    }
+    assert_mentions(
+        &error_of(ONE_FLOW, &["flow.r.rate_iops=0.5"]),
+        &["at 0.5 I/Os per second", "comes 2 s after the flow starts", "active for only 100 ms"],
+    );
+    assert_mentions(
+        &error_of(ONE_FLOW, &["flow.r.rate_iops=25", "flow.r.startdelay=\"10ms\"", "flow.r.runtime=\"30ms\""]),
+        &["comes 40 ms after", "active for only 30 ms (from startdelay 10 ms until its runtime ends at 40 ms)"],
+    );
+    // Random arrivals may come early: only fewer than one expected arrival is an error.
+    for process in ["\"poisson\"", "\"onoff\"\nburst_factor = 4"] {
+        let text = ONE_FLOW.replace("rw = ", &format!("rate_process = {process}\nrw = "));
+        let message = error_of(&text, &["flow.r.rate_iops=5"]);
+        assert_mentions(&message, &["key `flow[0].rate_iops`", "expects 0.500 arrivals", "fewer than one"]);
+        assert!(loads(&text, &["flow.r.rate_iops=10"]), "{process}: one expected arrival is enough");
+    }
+    // Just enough: the first linear arrival falls before the stop.
+    assert!(loads(ONE_FLOW, &["flow.r.rate_iops=10.001"]));
+    assert!(loads(ONE_FLOW, &["flow.r.rate_iops=25", "flow.r.startdelay=\"50ms\""]));
+    // An app model's rate is the model's: a sparse tenant (stg-1: 3.7 I/Os per second) may issue nothing.
+    let app =
+        "[run]\nduration = \"100ms\"\n[device]\npreset = \"flin-eval\"\n[[flow]]\nname = \"a\"\napp = \"flin.stg-1\"\n";
+    assert!(loads(app, &[]));
+}
+
+#[test]
+fn an_empty_or_blank_flow_name_is_an_error() {
+    for name in ["\"\"", "\"   \"", "\"\\t\""] {
+        let message = error_of(ONE_FLOW, &[&format!("flow.r.name={name}")]);
+        assert_mentions(&message, &["key `flow[0].name`", "expected a non-empty name"]);
+    }
+}
+
+#[test]
+fn durations_and_sizes_beyond_64_bits_are_errors_naming_the_key_and_the_largest() {
+    const LONGEST: &str = "at most 18446744073.709551615 s";
+    for (set, key, expected) in [
+        ("run.duration=\"18446744073.709551616s\"", "run.duration", LONGEST),
+        ("run.duration=\"18446744074s\"", "run.duration", LONGEST),
+        ("run.duration=\"307445734.6m\"", "run.duration", LONGEST),
+        ("run.duration=18446744074", "run.duration", LONGEST),
+        ("run.duration=1e300", "run.duration", LONGEST),
+        ("flow.r.runtime=18446744074", "flow[0].runtime", LONGEST),
+        ("flow.r.thinktime=18446744073709552", "flow[0].thinktime", LONGEST),
+        ("device.flash.read_ns=\"18446744073709551616ns\"", "device.flash.read_ns", LONGEST),
+        ("flow.r.size=\"16777216TiB\"", "flow[0].size", "at most 18446744073709551615 bytes"),
+        ("flow.r.bs=\"18446744073709551616\"", "flow[0].bs", "at most 18446744073709551615 bytes"),
+    ] {
+        assert_mentions(&error_of(ONE_FLOW, &[set]), &[&format!("key `{key}`"), expected]);
+    }
+    // The exact limits are exact: 2^64 - 1 ns is a duration (though not a run's), 2^64 - 1 bytes a size.
+    assert_mentions(
+        &error_of(ONE_FLOW, &["run.duration=\"18446744073.709551615s\""]),
+        &["key `run.duration`", "at most a year (31536000 s)", "18446744073.71 s"],
+    );
+    assert!(loads(ONE_FLOW, &["flow.r.runtime=\"18446744073.709551615s\""]));
+    assert_mentions(&error_of(ONE_FLOW, &["flow.r.size=\"18446744073709551615\""]), &["flow[0].size", "capacity"]);
+    // A simulated year is the longest run.
+    assert!(loads(ONE_FLOW, &["run.duration=\"525600m\""]));
+    assert_mentions(&error_of(ONE_FLOW, &["run.duration=\"525601m\""]), &["key `run.duration`", "at most a year"]);
+}
+
 #[test]
 fn a_value_of_another_type_or_an_unknown_word_names_it_and_every_word() {
     const RW: &str = r#"expected one of "read", "write", "randread", "randwrite", "readwrite", "rw", "randrw""#;

@@ -11,7 +11,7 @@ use super::device::DeviceConfig;
 pub use super::host::HostConfig;
 use super::keyword::keyword_serde;
 use super::presets;
-use super::units::{Bytes, Micros, Seconds, SizeOrPercent};
+use super::units::{describe_ns, Bytes, Micros, Seconds, SizeOrPercent};
 use crate::request::{Criticality, NvmePriority};
 use crate::util::quote::{clip_quotes, quoted, QUOTED_CHARS};
 use crate::workload::distribution::RandomDistribution;
@@ -354,6 +354,10 @@ pub const FLOW_KEYS: &[&str] = &[
 /// The seed used when a scenario names none.
 pub const DEFAULT_SEED: u64 = 1;
 
+/// Longest `run.duration`: a year. Simulated time beyond that is no SSD experiment but a slip of units, and the
+/// clock (u64 ns, 584 years) keeps room past the end for the work still in flight.
+pub const MAX_RUN_DURATION_NS: u64 = 365 * 24 * 3600 * crate::engine::SEC;
+
 /// Largest scenario file read: far beyond any scenario written by hand or script, and a bound on what a wrong
 /// path (a trace, /dev/zero, a FIFO that never ends) can make the loader hold.
 pub const MAX_SCENARIO_BYTES: u64 = 16 << 20;
@@ -435,6 +439,14 @@ impl Scenario {
         if self.run.duration.0 == 0 {
             return Err(ConfigError::at_key(source, "run.duration", "expected a duration > 0"));
         }
+        if self.run.duration.0 > MAX_RUN_DURATION_NS {
+            let what = format!(
+                "expected at most a year ({}), found {}",
+                describe_ns(MAX_RUN_DURATION_NS),
+                describe_ns(self.run.duration.0)
+            );
+            return Err(ConfigError::at_key(source, "run.duration", what));
+        }
         if let Err((key, what)) = self.host.validate() {
             return Err(ConfigError::at_key(source, &format!("host.{key}"), what));
         }
@@ -444,6 +456,14 @@ impl Scenario {
         let mut names = std::collections::BTreeSet::new();
         for (i, flow) in self.flows.iter().enumerate() {
             let name_key = format!("flow[{i}].name");
+            if flow.name.trim().is_empty() {
+                let what = format!(
+                    "expected a non-empty name, found {:?} (the name labels the flow's results and is how \
+                     --set flow.NAME.key finds it)",
+                    flow.name
+                );
+                return Err(ConfigError::at_key(source, &name_key, what));
+            }
             if !names.insert(flow.name.as_str()) {
                 return Err(ConfigError::at_key(source, &name_key, format!("flow name {:?} is used twice", flow.name)));
             }
@@ -452,6 +472,7 @@ impl Scenario {
                 return Err(ConfigError::at_flow_key(source, i, flow, "startdelay", what));
             }
             crate::workload::check_flow_spec(flow, &self.device, self.host.cores)
+                .and_then(|()| crate::workload::check_arrivals(flow, self.run.duration.0))
                 .map_err(|(key, what)| ConfigError::at_flow_key(source, i, flow, &key, what))?;
         }
         self.check_burst_groups()
