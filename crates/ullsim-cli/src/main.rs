@@ -196,6 +196,8 @@ fn load(path: Option<&Path>, set: &[String], seed: Option<u64>) -> Result<Scenar
 
 fn run(path: Option<&Path>, set: &[String], seed: Option<u64>, fairness: bool, output: &Output) -> Result<()> {
     let mut scenario = load(path, set, seed)?;
+    // A bad line at the end of a trace is found in a read of it, not seconds into the simulation.
+    scenario.check_traces()?;
     scenario.metrics.fairness |= fairness;
     let started = Instant::now();
     let show_progress = std::io::stderr().is_terminal();
@@ -229,16 +231,7 @@ fn run(path: Option<&Path>, set: &[String], seed: Option<u64>, fairness: bool, o
 
 fn validate(path: &Path, set: &[String]) -> Result<()> {
     let scenario = Scenario::load(path, set)?;
-    let mut records = 0u64;
-    for flow in &scenario.flows {
-        if let (Some(trace), Some(format)) = (&flow.trace, flow.format) {
-            let trace_path = if trace.is_absolute() { trace.clone() } else { scenario.base_dir.join(trace) };
-            let mut reader = ullsim::workload::trace::TraceReader::open(&trace_path, format)?;
-            while reader.next_record()?.is_some() {
-                records += 1;
-            }
-        }
-    }
+    let records = scenario.check_traces()?;
     // Building the device checks what only setup can (e.g. preconditioning fits the drive).
     ullsim::Simulation::new(&scenario).map_err(|e| anyhow::anyhow!("{}: {e}", scenario.source_name))?;
     println!(

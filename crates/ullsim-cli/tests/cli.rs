@@ -619,6 +619,51 @@ fn invalid_toml_reports_the_line() {
     ullsim(["run", p(&path)]).fails_with(&["s.toml", "invalid TOML", "line 2"]);
 }
 
+/// A scenario replaying `trace` (a file in `dir`) in `format` beside a closed-loop reader, as flow 1 "tpcc".
+fn trace_scenario(dir: &Path, trace: &str, format: &str) -> PathBuf {
+    let text = format!(
+        "[run]\nduration = \"10ms\"\n[device]\npreset = \"optane-ull\"\n[[flow]]\nname = \"reader\"\n\
+         rw = \"randread\"\n[[flow]]\nname = \"tpcc\"\ntrace = \"{trace}\"\nformat = \"{format}\"\n"
+    );
+    write_file(dir, "s.toml", &text)
+}
+
+#[test]
+fn a_trace_without_records_is_one_error_in_validate_and_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cases: Vec<(&str, &str, &str)> =
+        ["disksim", "msr", "spc", "fio-iolog", "blkparse"].map(|format| (format, "", "the file is empty")).into();
+    cases.extend([
+        ("disksim", "# a comment\n\n", "only blank lines and comments"),
+        ("fio-iolog", "fio version 3 iolog\n", "only the header"),
+        ("msr", "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n", "only a header"),
+        ("blkparse", "  8,0  0  1  0.000000502  697  D  WS 3417056 + 8 [kjournald]\n", "blkparse: no Q events"),
+    ]);
+    for (format, text, reason) in cases {
+        write_file(dir.path(), "t.trace", text);
+        let scenario = trace_scenario(dir.path(), "t.trace", format);
+        for command in ["validate", "run"] {
+            ullsim([command, p(&scenario)]).fails_with(&[
+                "s.toml: key `flow[1].trace` (flow \"tpcc\"): ",
+                "t.trace: trace has no read or write records (",
+                reason,
+            ]);
+        }
+    }
+}
+
+#[test]
+fn validate_and_run_name_the_scenario_and_flow_of_a_bad_trace_line_before_simulating() {
+    let dir = tempfile::tempdir().unwrap();
+    // The bad line comes after the run's end (10 ms): a run that read the trace only as it replays it would
+    // never see it (or, in a longer run, only seconds into it).
+    write_file(dir.path(), "bad.trace", "0 0 100 8 1\n5000000000 0 200 8 0\n5000001000 0 abc 8 1\n");
+    let scenario = trace_scenario(dir.path(), "bad.trace", "disksim");
+    for command in ["validate", "run"] {
+        ullsim([command, p(&scenario)]).fails_with(&["s.toml: key `flow[1].trace` (flow \"tpcc\"): ", "bad.trace:3: "]);
+    }
+}
+
 #[test]
 fn a_set_of_a_bad_value_is_named_rather_than_the_scenario() {
     ullsim(["run", "--set", "flow.reader.iodepth=abc"]).fails_with(&[

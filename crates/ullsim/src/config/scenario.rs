@@ -15,7 +15,7 @@ use super::units::{describe_ns, Bytes, Micros, Seconds, SizeOrPercent};
 use crate::request::{Criticality, NvmePriority};
 use crate::util::quote::{clip_quotes, quoted, QUOTED_CHARS};
 use crate::workload::distribution::RandomDistribution;
-use crate::workload::trace::TraceFormat;
+use crate::workload::trace::{TraceError, TraceFormat, TraceReader};
 
 /// A scenario error: one message that names the file and the key path or line.
 #[derive(Debug, thiserror::Error)]
@@ -476,6 +476,22 @@ impl Scenario {
                 .map_err(|(key, what)| ConfigError::at_flow_key(source, i, flow, &key, what))?;
         }
         self.check_burst_groups()
+    }
+
+    /// Read every trace the scenario names to the end, so that a bad line or a trace without records is
+    /// reported before a run rather than seconds into it. Streams: one line in memory at a time, whatever the
+    /// trace's length. Returns the number of records read.
+    pub fn check_traces(&self) -> Result<u64, ConfigError> {
+        let mut records = 0;
+        for (i, flow) in self.flows.iter().enumerate() {
+            let (Some(trace), Some(format)) = (&flow.trace, flow.format) else { continue };
+            let error = |e: TraceError| ConfigError::at_flow_key(&self.source_name, i, flow, "trace", e);
+            let mut reader = TraceReader::open(&self.base_dir.join(trace), format).map_err(error)?;
+            while reader.next_record().map_err(error)?.is_some() {
+                records += 1;
+            }
+        }
+        Ok(records)
     }
 
     /// The flows of a `burst_group` share their ON and OFF periods, so they must agree on how long those are.
