@@ -67,7 +67,7 @@ enum Command {
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
         /// Seed (overrides the scenario's).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true, value_parser = whole_number)]
         seed: Option<u64>,
         /// Also run every flow alone and report slowdown, fairness and weighted speedup.
         #[arg(long)]
@@ -86,7 +86,7 @@ enum Command {
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
         /// Seed (overrides the scenario's).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true, value_parser = whole_number)]
         seed: Option<u64>,
         #[command(flatten)]
         output: Output,
@@ -100,19 +100,19 @@ enum Command {
         #[arg(long)]
         all: bool,
         /// Mixes per category (overrides the default of the subset or of --all).
-        #[arg(long)]
-        mixes: Option<usize>,
+        #[arg(long, allow_negative_numbers = true, value_parser = whole_number)]
+        mixes: Option<u64>,
         /// Simulated time of every mix run, e.g. 500ms (bare numbers are seconds).
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         duration: Option<String>,
         /// Simulated time of the alone runs that classify the apps (long enough for GC to start).
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         classify_duration: Option<String>,
         /// Seed of every run and of the mix draw.
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true, value_parser = whole_number)]
         seed: Option<u64>,
         /// Multiply every app's request rate by this factor (default 1: the paper's Table 2 rates).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         load: Option<f64>,
         /// How apps are classified into high- and low-interference: "measured" (FLIN's 8% die-busy rule on
         /// each app's alone run, the default) or "table2" (the classes printed in FLIN's Table 2).
@@ -180,6 +180,13 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// A flag's whole number. Negative numbers reach it (`allow_negative_numbers`) so that `--seed -1` is an error
+/// about the value rather than clap's "unexpected argument '-1'", and the error says what is accepted (clap's
+/// own says "invalid digit found in string").
+fn whole_number(text: &str) -> Result<u64, String> {
+    text.parse().map_err(|_| format!("expected a whole number from 0 to {}", u64::MAX))
 }
 
 fn load(path: Option<&Path>, set: &[String], seed: Option<u64>) -> Result<Scenario> {

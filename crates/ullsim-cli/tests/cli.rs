@@ -60,6 +60,20 @@ impl Run {
     }
 }
 
+impl Run {
+    /// Asserts that the command line itself was rejected: clap's exit code 2 for a usage error, nothing on
+    /// stdout, one message on stderr that starts with "error: ", no panic, and every `needle` in it.
+    fn rejects_arguments_with(self, needles: &[&str]) -> Run {
+        assert_eq!(self.code, Some(2), "expected exit code 2, got {}", self.describe());
+        assert!(!self.stderr.contains("panicked") && self.stdout.is_empty(), "{}", self.describe());
+        assert!(self.stderr.starts_with("error: "), "stderr should start with \"error: \": {}", self.describe());
+        for needle in needles {
+            assert!(self.stderr.contains(needle), "stderr should mention {needle:?}: {}", self.describe());
+        }
+        self
+    }
+}
+
 fn ullsim<I, S>(args: I) -> Run
 where
     I: IntoIterator<Item = S>,
@@ -671,6 +685,18 @@ fn a_set_of_a_bad_value_is_named_rather_than_the_scenario() {
     ]);
     ullsim(["run", "--set", "flow.reader.rw=0"])
         .fails_with(&["--set flow.reader.rw=0: key `flow[0].rw`: found 0 (an integer), expected one of \"read\""]);
+}
+
+#[test]
+fn negative_numbers_for_number_flags_are_errors_about_the_value() {
+    let whole = "expected a whole number from 0 to 18446744073709551615";
+    ullsim(["run", "--seed", "-1"]).rejects_arguments_with(&["'-1' for '--seed", whole]);
+    ullsim(["compare", "--vary", "flow.reader.iodepth=1,2", "--seed", "-1"]).rejects_arguments_with(&[whole]);
+    ullsim(["reproduce", "flin18", "--seed", "-1"]).rejects_arguments_with(&["'-1' for '--seed", whole]);
+    ullsim(["reproduce", "flin18", "--mixes", "-1"]).rejects_arguments_with(&["'-1' for '--mixes", whole]);
+    ullsim(["run", "--seed", "18446744073709551616"]).rejects_arguments_with(&[whole]);
+    ullsim(["reproduce", "flin18", "--load", "-1"]).fails_with(&["--load: expected a rate multiplier > 0, got -1"]);
+    ullsim(["reproduce", "flin18", "--duration", "-1s"]).fails_with(&["--duration: expected a duration", "\"-1s\""]);
 }
 
 #[test]
