@@ -67,7 +67,7 @@ enum Command {
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
         /// Seed (overrides the scenario's).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true, value_parser = whole_number)]
         seed: Option<u64>,
         /// Also run every flow alone and report slowdown, fairness and weighted speedup.
         #[arg(long)]
@@ -86,7 +86,7 @@ enum Command {
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
         /// Seed (overrides the scenario's).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true, value_parser = whole_number)]
         seed: Option<u64>,
         #[command(flatten)]
         output: Output,
@@ -100,19 +100,19 @@ enum Command {
         #[arg(long)]
         all: bool,
         /// Mixes per category (overrides the default of the subset or of --all).
-        #[arg(long)]
-        mixes: Option<usize>,
+        #[arg(long, allow_negative_numbers = true, value_parser = whole_number)]
+        mixes: Option<u64>,
         /// Simulated time of every mix run, e.g. 500ms (bare numbers are seconds).
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         duration: Option<String>,
         /// Simulated time of the alone runs that classify the apps (long enough for GC to start).
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         classify_duration: Option<String>,
         /// Seed of every run and of the mix draw.
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true, value_parser = whole_number)]
         seed: Option<u64>,
         /// Multiply every app's request rate by this factor (default 1: the paper's Table 2 rates).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         load: Option<f64>,
         /// How apps are classified into high- and low-interference: "measured" (FLIN's 8% die-busy rule on
         /// each app's alone run, the default) or "table2" (the classes printed in FLIN's Table 2).
@@ -182,6 +182,13 @@ fn main() -> ExitCode {
     }
 }
 
+/// A flag's whole number. Negative numbers reach it (`allow_negative_numbers`) so that `--seed -1` is an error
+/// about the value rather than clap's "unexpected argument '-1'", and the error says what is accepted (clap's
+/// own says "invalid digit found in string").
+fn whole_number(text: &str) -> Result<u64, String> {
+    text.parse().map_err(|_| format!("expected a whole number from 0 to {}", u64::MAX))
+}
+
 fn load(path: Option<&Path>, set: &[String], seed: Option<u64>) -> Result<Scenario> {
     let mut scenario = match path {
         Some(p) => Scenario::load(p, set)?,
@@ -196,6 +203,8 @@ fn load(path: Option<&Path>, set: &[String], seed: Option<u64>) -> Result<Scenar
 
 fn run(path: Option<&Path>, set: &[String], seed: Option<u64>, fairness: bool, output: &Output) -> Result<()> {
     let mut scenario = load(path, set, seed)?;
+    // A bad line at the end of a trace is found in a read of it, not seconds into the simulation.
+    scenario.check_traces()?;
     scenario.metrics.fairness |= fairness;
     let started = Instant::now();
     let show_progress = std::io::stderr().is_terminal();
@@ -229,16 +238,7 @@ fn run(path: Option<&Path>, set: &[String], seed: Option<u64>, fairness: bool, o
 
 fn validate(path: &Path, set: &[String]) -> Result<()> {
     let scenario = Scenario::load(path, set)?;
-    let mut records = 0u64;
-    for flow in &scenario.flows {
-        if let (Some(trace), Some(format)) = (&flow.trace, flow.format) {
-            let trace_path = if trace.is_absolute() { trace.clone() } else { scenario.base_dir.join(trace) };
-            let mut reader = ullsim::workload::trace::TraceReader::open(&trace_path, format)?;
-            while reader.next_record()?.is_some() {
-                records += 1;
-            }
-        }
-    }
+    let records = scenario.check_traces()?;
     // Building the device checks what only setup can (e.g. preconditioning fits the drive).
     ullsim::Simulation::new(&scenario).map_err(|e| anyhow::anyhow!("{}: {e}", scenario.source_name))?;
     println!(

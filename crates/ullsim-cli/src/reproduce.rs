@@ -12,7 +12,7 @@ pub const NAMES: &[&str] = &["flin18"];
 pub struct Args<'a> {
     pub name: &'a str,
     pub all: bool,
-    pub mixes: Option<usize>,
+    pub mixes: Option<u64>,
     pub duration: Option<&'a str>,
     pub classify_duration: Option<&'a str>,
     pub seed: Option<u64>,
@@ -36,7 +36,7 @@ fn flin18_main(args: &Args) -> Result<()> {
         if m == 0 {
             bail!("--mixes: expected at least 1 mix per category");
         }
-        options.mixes_per_category = m;
+        options.mixes_per_category = usize::try_from(m).map_err(|_| anyhow::anyhow!("--mixes: {m} is too many"))?;
     }
     if let Some(d) = args.duration {
         options.duration_ns = duration_arg("--duration", d)?;

@@ -60,6 +60,20 @@ impl Run {
     }
 }
 
+impl Run {
+    /// Asserts that the command line itself was rejected: clap's exit code 2 for a usage error, nothing on
+    /// stdout, one message on stderr that starts with "error: ", no panic, and every `needle` in it.
+    fn rejects_arguments_with(self, needles: &[&str]) -> Run {
+        assert_eq!(self.code, Some(2), "expected exit code 2, got {}", self.describe());
+        assert!(!self.stderr.contains("panicked") && self.stdout.is_empty(), "{}", self.describe());
+        assert!(self.stderr.starts_with("error: "), "stderr should start with \"error: \": {}", self.describe());
+        for needle in needles {
+            assert!(self.stderr.contains(needle), "stderr should mention {needle:?}: {}", self.describe());
+        }
+        self
+    }
+}
+
 fn ullsim<I, S>(args: I) -> Run
 where
     I: IntoIterator<Item = S>,
@@ -620,6 +634,83 @@ fn invalid_toml_reports_the_line() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_file(dir.path(), "s.toml", "name = \"x\"\n[run\nduration = 1\n");
     ullsim(["run", p(&path)]).fails_with(&["s.toml", "invalid TOML", "line 2"]);
+}
+
+/// A scenario replaying `trace` (a file in `dir`) in `format` beside a closed-loop reader, as flow 1 "tpcc".
+fn trace_scenario(dir: &Path, trace: &str, format: &str) -> PathBuf {
+    let text = format!(
+        "[run]\nduration = \"10ms\"\n[device]\npreset = \"optane-ull\"\n[[flow]]\nname = \"reader\"\n\
+         rw = \"randread\"\n[[flow]]\nname = \"tpcc\"\ntrace = \"{trace}\"\nformat = \"{format}\"\n"
+    );
+    write_file(dir, "s.toml", &text)
+}
+
+#[test]
+fn a_trace_without_records_is_one_error_in_validate_and_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cases: Vec<(&str, &str, &str)> =
+        ["disksim", "msr", "spc", "fio-iolog", "blkparse"].map(|format| (format, "", "the file is empty")).into();
+    cases.extend([
+        ("disksim", "# a comment\n\n", "only blank lines and comments"),
+        ("fio-iolog", "fio version 3 iolog\n", "only the header"),
+        ("msr", "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n", "only a header"),
+        ("blkparse", "  8,0  0  1  0.000000502  697  D  WS 3417056 + 8 [kjournald]\n", "blkparse: no Q events"),
+    ]);
+    for (format, text, reason) in cases {
+        write_file(dir.path(), "t.trace", text);
+        let scenario = trace_scenario(dir.path(), "t.trace", format);
+        for command in ["validate", "run"] {
+            ullsim([command, p(&scenario)]).fails_with(&[
+                "s.toml: key `flow[1].trace` (flow \"tpcc\"): ",
+                "t.trace: trace has no read or write records (",
+                reason,
+            ]);
+        }
+    }
+}
+
+#[test]
+fn validate_and_run_name_the_scenario_and_flow_of_a_bad_trace_line_before_simulating() {
+    let dir = tempfile::tempdir().unwrap();
+    // The bad line comes after the run's end (10 ms): a run that read the trace only as it replays it would
+    // never see it (or, in a longer run, only seconds into it).
+    write_file(dir.path(), "bad.trace", "0 0 100 8 1\n5000000000 0 200 8 0\n5000001000 0 abc 8 1\n");
+    let scenario = trace_scenario(dir.path(), "bad.trace", "disksim");
+    for command in ["validate", "run"] {
+        ullsim([command, p(&scenario)]).fails_with(&["s.toml: key `flow[1].trace` (flow \"tpcc\"): ", "bad.trace:3: "]);
+    }
+}
+
+#[test]
+fn a_set_of_a_bad_value_is_named_rather_than_the_scenario() {
+    ullsim(["run", "--set", "flow.reader.iodepth=abc"]).fails_with(&[
+        "--set flow.reader.iodepth=abc: key `flow[0].iodepth`: invalid type: string \"abc\", expected a whole number",
+    ]);
+    ullsim(["run", "--set", "flow.reader.rw=0"])
+        .fails_with(&["--set flow.reader.rw=0: key `flow[0].rw`: found 0 (an integer), expected one of \"read\""]);
+}
+
+#[test]
+fn negative_numbers_for_number_flags_are_errors_about_the_value() {
+    let whole = "expected a whole number from 0 to 18446744073709551615";
+    ullsim(["run", "--seed", "-1"]).rejects_arguments_with(&["'-1' for '--seed", whole]);
+    ullsim(["compare", "--vary", "flow.reader.iodepth=1,2", "--seed", "-1"]).rejects_arguments_with(&[whole]);
+    ullsim(["reproduce", "flin18", "--seed", "-1"]).rejects_arguments_with(&["'-1' for '--seed", whole]);
+    ullsim(["reproduce", "flin18", "--mixes", "-1"]).rejects_arguments_with(&["'-1' for '--mixes", whole]);
+    ullsim(["run", "--seed", "18446744073709551616"]).rejects_arguments_with(&[whole]);
+    ullsim(["reproduce", "flin18", "--load", "-1"]).fails_with(&["--load: expected a rate multiplier > 0, got -1"]);
+    ullsim(["reproduce", "flin18", "--duration", "-1s"]).fails_with(&["--duration: expected a duration", "\"-1s\""]);
+}
+
+#[test]
+fn a_scenario_that_is_too_large_or_not_a_file_is_rejected_before_it_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    ullsim(["validate", p(dir.path())]).fails_with(&["is a directory; expected a scenario file"]);
+    let large = write_file(dir.path(), "large.toml", &format!("# {}\n", "x".repeat(16 << 20)));
+    ullsim(["run", p(&large)]).fails_with(&["large.toml: scenario file is 16777219 bytes", "16777216 bytes (16 MiB)"]);
+    // No length to check: the read stops past the limit.
+    #[cfg(unix)]
+    ullsim(["validate", "/dev/zero"]).fails_with(&["/dev/zero: scenario file is more than 16777216 bytes long"]);
 }
 
 // ---- known library bugs, reported to the lead; un-ignore once fixed --------------------------------------------

@@ -17,7 +17,7 @@ pub enum Op {
 
 /// Whether a flow's I/O is latency-critical (the papers' criticality / workload attribute).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "lowercase", remote = "Self")]
 pub enum Criticality {
     Critical,
     #[default]
@@ -26,7 +26,7 @@ pub enum Criticality {
 
 /// NVMe submission-queue priority class (QPRIO), used by weighted round robin arbitration and FLIN.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "lowercase", remote = "Self")]
 pub enum NvmePriority {
     Urgent,
     High,
@@ -34,6 +34,8 @@ pub enum NvmePriority {
     Medium,
     Low,
 }
+
+crate::config::keyword::keyword_serde!(Criticality, NvmePriority);
 
 /// The class a flow's requests carry from the application down to the firmware.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

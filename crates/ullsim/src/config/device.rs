@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::keyword::keyword_serde;
 use super::units::{Bytes, Nanos};
 
 /// Largest weighted-round-robin weight: the NVMe Arbitration feature holds each weight in 8 bits, 0's based.
@@ -53,7 +54,7 @@ pub struct CacheConfig {
 
 /// How the write buffer's space is divided among flows (MQSim's `Data_Cache_Sharing_Mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[serde(rename_all = "kebab-case", remote = "Self")]
 pub enum BufferSharing {
     /// One pool; writes that find it full wait in one arrival-order queue, whatever their flow.
     Shared,
@@ -64,7 +65,7 @@ pub enum BufferSharing {
 
 /// FLIN stage 3: where a transaction's `T_wait` starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[serde(rename_all = "kebab-case", remote = "Self")]
 pub enum Stage3Wait {
     /// At its arrival in its stage-1 queue.
     Queue,
@@ -74,7 +75,7 @@ pub enum Stage3Wait {
 
 /// How logical pages find their physical home.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[serde(rename_all = "kebab-case", remote = "Self")]
 pub enum MappingKind {
     /// Page-level map with out-of-place writes and garbage collection (NAND flash).
     Page,
@@ -84,7 +85,7 @@ pub enum MappingKind {
 
 /// The state the drive is put in before the run starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[serde(rename_all = "kebab-case", remote = "Self")]
 pub enum Precondition {
     /// Fresh drive: nothing mapped, every block free.
     None,
@@ -94,6 +95,8 @@ pub enum Precondition {
     /// blocks holding a steady-state mix of valid and stale pages.
     Random,
 }
+
+keyword_serde!(BufferSharing, Stage3Wait, MappingKind, Precondition);
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -2,6 +2,7 @@
 
 pub mod device;
 pub mod host;
+pub mod keyword;
 pub mod presets;
 pub mod scenario;
 pub mod units;

@@ -1,17 +1,21 @@
 //! The scenario file: what to simulate. Loading merges the device preset, the file and `--set` overrides,
 //! then checks everything, so a scenario that loads is one that can run.
 
+use std::fmt;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::device::DeviceConfig;
 pub use super::host::HostConfig;
+use super::keyword::keyword_serde;
 use super::presets;
-use super::units::{Bytes, Micros, Seconds, SizeOrPercent};
+use super::units::{describe_ns, Bytes, Micros, Seconds, SizeOrPercent};
 use crate::request::{Criticality, NvmePriority};
+use crate::util::quote::{clip_quotes, quoted, QUOTED_CHARS};
 use crate::workload::distribution::RandomDistribution;
-use crate::workload::trace::TraceFormat;
+use crate::workload::trace::{TraceError, TraceFormat, TraceReader};
 
 /// A scenario error: one message that names the file and the key path or line.
 #[derive(Debug, thiserror::Error)]
@@ -19,17 +23,46 @@ use crate::workload::trace::TraceFormat;
 pub struct ConfigError {
     pub source_name: String,
     pub message: String,
+    /// The key the message is about (`flow[0].iodepth`), if one: a `--set` of it is named too.
+    pub key: Option<String>,
 }
 
 impl ConfigError {
+    /// `message` with any long quoted text in it cut short: the input may be huge.
     pub fn new(source_name: &str, message: impl Into<String>) -> Self {
-        ConfigError { source_name: source_name.to_string(), message: message.into() }
+        let message = clip_quotes(&message.into(), QUOTED_CHARS);
+        ConfigError { source_name: source_name.to_string(), message, key: None }
+    }
+
+    /// "key `KEY`: WHAT".
+    pub fn at_key(source_name: &str, key: &str, what: impl fmt::Display) -> Self {
+        ConfigError { key: Some(key.to_string()), ..Self::new(source_name, format!("key `{key}`: {what}")) }
+    }
+
+    /// "key `flow[INDEX].KEY` (flow "NAME"): WHAT".
+    fn at_flow_key(source_name: &str, index: usize, flow: &FlowSpec, key: &str, what: impl fmt::Display) -> Self {
+        let key = format!("flow[{index}].{key}");
+        let message = format!("key `{key}` (flow {:?}): {what}", flow.name);
+        ConfigError { key: Some(key), ..Self::new(source_name, message) }
+    }
+
+    /// The same error, naming the `--set` that gave its key, if one did (the last, which wins). `set_keys` pairs
+    /// each `--set` argument with the key it set.
+    fn blaming_overrides(mut self, set_keys: &[(&String, String)]) -> Self {
+        let Some(key) = &self.key else { return self };
+        // A `--set` of a table or array also gave every key inside it.
+        let covers =
+            |set: &str| key.strip_prefix(set).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']));
+        if let Some((assignment, _)) = set_keys.iter().rev().find(|(_, set)| covers(set)) {
+            self.message = format!("--set {assignment}: {}", self.message);
+        }
+        self
     }
 }
 
 /// fio's `rw`: the direction and order of a flow's I/O.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "lowercase", remote = "Self")]
 pub enum RwMode {
     Read,
     Write,
@@ -49,7 +82,7 @@ impl RwMode {
 
 /// fio's `rate_process`: how an open-loop flow spaces its arrivals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "lowercase", remote = "Self")]
 pub enum RateProcess {
     /// Evenly spaced (fio's default).
     #[default]
@@ -63,7 +96,7 @@ pub enum RateProcess {
 
 /// fio's `ioengine`: how a flow's tasks submit I/O and wait for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "lowercase", remote = "Self")]
 pub enum IoEngine {
     /// One blocking pread/pwrite per task (iodepth 1).
     Psync,
@@ -82,7 +115,7 @@ pub enum IoEngine {
 
 /// fio's `prioclass`: the Linux I/O priority class of a flow's tasks (mq-deadline and bfq act on it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "lowercase", remote = "Self")]
 pub enum IoPrioClass {
     /// Real time: served before best-effort.
     Rt,
@@ -113,7 +146,7 @@ impl IoEngine {
 
 /// fio's `cpus_allowed_policy`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "lowercase", remote = "Self")]
 pub enum CpusAllowedPolicy {
     /// Every job may run on any core of `cpus_allowed`.
     #[default]
@@ -121,6 +154,8 @@ pub enum CpusAllowedPolicy {
     /// Job i is pinned to the i-th core of `cpus_allowed` (wrapping).
     Split,
 }
+
+keyword_serde!(RwMode, RateProcess, IoEngine, IoPrioClass, CpusAllowedPolicy);
 
 /// One flow (fio job) of the scenario. Keys follow fio's names and meanings; see docs/scenarios.md.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -319,12 +354,22 @@ pub const FLOW_KEYS: &[&str] = &[
 /// The seed used when a scenario names none.
 pub const DEFAULT_SEED: u64 = 1;
 
+/// Longest `run.duration`: a year. Simulated time beyond that is no SSD experiment but a slip of units, and the
+/// clock (u64 ns, 584 years) keeps room past the end for the work still in flight.
+pub const MAX_RUN_DURATION_NS: u64 = 365 * 24 * 3600 * crate::engine::SEC;
+
+/// Largest scenario file read: far beyond any scenario written by hand or script, and a bound on what a wrong
+/// path (a trace, /dev/zero, a FIFO that never ends) can make the loader hold.
+pub const MAX_SCENARIO_BYTES: u64 = 16 << 20;
+
+/// How much of a line an invalid-TOML message quotes.
+const TOML_EXCERPT_CHARS: usize = 80;
+
 impl Scenario {
     /// Load a scenario file, apply `overrides` (`key.path=value`) and check it.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, ConfigError> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ConfigError::new(&name, format!("cannot read scenario file: {e}")))?;
+        let text = read_scenario_file(path).map_err(|what| ConfigError::new(&name, what))?;
         let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         Self::from_toml_str(&text, &name, &base_dir, overrides)
     }
@@ -337,15 +382,18 @@ impl Scenario {
         overrides: &[String],
     ) -> Result<Scenario, ConfigError> {
         let mut table: toml::Table =
-            text.parse().map_err(|e: toml::de::Error| ConfigError::new(source_name, format!("invalid TOML: {e}")))?;
+            text.parse().map_err(|e| ConfigError::new(source_name, invalid_toml_message(text, &e)))?;
+        let mut set_keys = Vec::new();
         for o in overrides {
-            apply_override(&mut table, o).map_err(|m| ConfigError::new(source_name, format!("--set {o}: {m}")))?;
+            let key =
+                apply_override(&mut table, o).map_err(|m| ConfigError::new(source_name, format!("--set {o}: {m}")))?;
+            set_keys.push((o, key));
         }
-        merge_device_preset(&mut table).map_err(|m| ConfigError::new(source_name, m))?;
+        let blame = |e: ConfigError| e.blaming_overrides(&set_keys);
+        merge_device_preset(&mut table).map_err(|(key, what)| blame(ConfigError::at_key(source_name, &key, what)))?;
         let file: ScenarioFile = serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
             let path = e.path().to_string();
-            let inner = e.into_inner();
-            ConfigError::new(source_name, format!("key `{path}`: {}", inner.message().trim()))
+            blame(ConfigError::at_key(source_name, &path, plain_expectation(e.into_inner().message().trim())))
         })?;
         let scenario = Scenario {
             name: file.name.unwrap_or_else(|| {
@@ -361,7 +409,7 @@ impl Scenario {
             source_name: source_name.to_string(),
             base_dir: base_dir.to_path_buf(),
         };
-        scenario.validate()?;
+        scenario.validate().map_err(blame)?;
         Ok(scenario)
     }
 
@@ -380,47 +428,70 @@ impl Scenario {
 
     /// Check everything that serde cannot: geometry, flows, run window.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        let source = self.source_name.as_str();
         if let Err(errors) = self.device.validate() {
             let (key, what) = &errors[0];
-            return Err(ConfigError::new(&self.source_name, format!("key `{key}`: {what}")));
+            return Err(ConfigError::at_key(source, key, what));
         }
         if self.flows.is_empty() {
-            return Err(ConfigError::new(&self.source_name, "no flows: add at least one [[flow]] table"));
+            return Err(ConfigError::new(source, "no flows: add at least one [[flow]] table"));
         }
         if self.run.duration.0 == 0 {
-            return Err(ConfigError::new(&self.source_name, "key `run.duration`: expected a duration > 0"));
+            return Err(ConfigError::at_key(source, "run.duration", "expected a duration > 0"));
+        }
+        if self.run.duration.0 > MAX_RUN_DURATION_NS {
+            let what = format!(
+                "expected at most a year ({}), found {}",
+                describe_ns(MAX_RUN_DURATION_NS),
+                describe_ns(self.run.duration.0)
+            );
+            return Err(ConfigError::at_key(source, "run.duration", what));
         }
         if let Err((key, what)) = self.host.validate() {
-            return Err(ConfigError::new(&self.source_name, format!("key `host.{key}`: {what}")));
+            return Err(ConfigError::at_key(source, &format!("host.{key}"), what));
         }
         if self.run.warmup.0 >= self.run.duration.0 {
-            return Err(ConfigError::new(
-                &self.source_name,
-                "key `run.warmup`: expected a warm-up shorter than run.duration",
-            ));
+            return Err(ConfigError::at_key(source, "run.warmup", "expected a warm-up shorter than run.duration"));
         }
         let mut names = std::collections::BTreeSet::new();
         for (i, flow) in self.flows.iter().enumerate() {
+            let name_key = format!("flow[{i}].name");
+            if flow.name.trim().is_empty() {
+                let what = format!(
+                    "expected a non-empty name, found {:?} (the name labels the flow's results and is how \
+                     --set flow.NAME.key finds it)",
+                    flow.name
+                );
+                return Err(ConfigError::at_key(source, &name_key, what));
+            }
             if !names.insert(flow.name.as_str()) {
-                return Err(ConfigError::new(
-                    &self.source_name,
-                    format!("key `flow[{i}].name`: flow name \"{}\" is used twice", flow.name),
-                ));
+                return Err(ConfigError::at_key(source, &name_key, format!("flow name {:?} is used twice", flow.name)));
             }
             if flow.startdelay.is_some_and(|d| d.0 >= self.run.duration.0) {
-                return Err(ConfigError::new(
-                    &self.source_name,
-                    format!(
-                        "key `flow[{i}].startdelay` (flow \"{}\"): the flow would start after run.duration ends",
-                        flow.name
-                    ),
-                ));
+                let what = "the flow would start after run.duration ends";
+                return Err(ConfigError::at_flow_key(source, i, flow, "startdelay", what));
             }
-            crate::workload::check_flow_spec(flow, &self.device, self.host.cores).map_err(|(key, what)| {
-                ConfigError::new(&self.source_name, format!("key `flow[{i}].{key}` (flow \"{}\"): {what}", flow.name))
-            })?;
+            crate::workload::check_flow_spec(flow, &self.device, self.host.cores)
+                .and_then(|()| crate::workload::check_arrivals(flow, self.run.duration.0))
+                .map_err(|(key, what)| ConfigError::at_flow_key(source, i, flow, &key, what))?;
         }
         self.check_burst_groups()
+    }
+
+    /// Read every trace the scenario names to the end, so that a bad line or a trace without records is
+    /// reported before a run rather than seconds into it. Streams: one line in memory at a time, whatever the
+    /// trace's length. Returns the number of records read.
+    pub fn check_traces(&self) -> Result<u64, ConfigError> {
+        let mut records = 0;
+        for (i, flow) in self.flows.iter().enumerate() {
+            let (Some(trace), Some(format)) = (&flow.trace, flow.format) else { continue };
+            let error = |e: TraceError| ConfigError::at_flow_key(&self.source_name, i, flow, "trace", e);
+            let mut reader = TraceReader::open(&self.base_dir.join(trace), format).map_err(error)?;
+            while reader.next_record().map_err(error)?.is_some() {
+                records += 1;
+            }
+        }
+        Ok(records)
     }
 
     /// The flows of a `burst_group` share their ON and OFF periods, so they must agree on how long those are.
@@ -431,13 +502,15 @@ impl Scenario {
             let Some((group, shape)) = crate::workload::burst_shape(flow) else { continue };
             let (j, first) = *first_of_group.entry(group.clone()).or_insert((i, shape));
             if first != shape {
-                return Err(ConfigError::new(
+                return Err(ConfigError::at_flow_key(
                     &self.source_name,
+                    i,
+                    flow,
+                    "burst_group",
                     format!(
-                        "key `flow[{i}].burst_group` (flow \"{}\"): burst group \"{group}\" has burst_factor = {} \
-                         and burst_on = {} ms from flow \"{}\", but this flow has {} and {} ms; the flows of a group \
-                         share their ON and OFF periods, so both must match",
-                        flow.name,
+                        "burst group \"{group}\" has burst_factor = {} and burst_on = {} ms from flow \"{}\", but \
+                         this flow has {} and {} ms; the flows of a group share their ON and OFF periods, so both \
+                         must match",
                         first.factor,
                         first.on_ns as f64 / 1e6,
                         self.flows[j].name,
@@ -451,23 +524,53 @@ impl Scenario {
     }
 }
 
-/// Replace the `[device]` table with the named preset's values overlaid by the scenario's own.
-fn merge_device_preset(table: &mut toml::Table) -> Result<(), String> {
+/// serde's message with the Rust type it expected (`expected u32`) said as what a scenario may write there.
+fn plain_expectation(message: &str) -> String {
+    const PLAIN: [(&str, &str); 4] = [
+        ("u32", "a whole number from 0 to 4294967295"),
+        // TOML's integers stop at i64::MAX.
+        ("u64", "a whole number from 0 to 9223372036854775807"),
+        ("f64", "a number"),
+        ("a boolean", "true or false"),
+    ];
+    for (rust, plain) in PLAIN {
+        if let Some(head) = message.strip_suffix(rust).and_then(|head| head.strip_suffix("expected ")) {
+            return format!("{head}expected {plain}");
+        }
+    }
+    message.to_owned()
+}
+
+/// Replace the `[device]` table with the named preset's values overlaid by the scenario's own. Errors are
+/// `(key, what was expected)`.
+fn merge_device_preset(table: &mut toml::Table) -> Result<(), (String, String)> {
+    const KEY: &str = "device.preset";
+    let err = |what: String| Err((KEY.to_string(), what));
     let device = match table.remove("device") {
         Some(toml::Value::Table(t)) => t,
-        Some(_) => return Err("key `device`: expected a table ([device])".into()),
-        None => return Err(format!("key `device.preset`: missing; expected one of {:?}", presets::names())),
+        Some(_) => return Err(("device".into(), "expected a table ([device])".into())),
+        None => return err(format!("missing; expected one of {:?}", presets::names())),
     };
     let preset_name = match device.get("preset") {
         Some(toml::Value::String(s)) => s.clone(),
-        Some(_) => return Err("key `device.preset`: expected a string".into()),
-        None => return Err(format!("key `device.preset`: missing; expected one of {:?}", presets::names())),
+        Some(other) => {
+            let found = other.type_str();
+            return err(format!(
+                "found a value of type {found}, expected a preset name, one of {:?}",
+                presets::names()
+            ));
+        }
+        None => return err(format!("missing; expected one of {:?}", presets::names())),
     };
-    let preset = presets::find(&preset_name).ok_or_else(|| {
-        format!("key `device.preset`: unknown preset \"{preset_name}\"; expected one of {:?}", presets::names())
-    })?;
+    let Some(preset) = presets::find(&preset_name) else {
+        return err(format!(
+            "unknown preset {}; expected one of {:?}",
+            quoted(&preset_name, QUOTED_CHARS),
+            presets::names()
+        ));
+    };
     let mut merged: toml::Table =
-        preset.toml.parse().map_err(|e| format!("built-in preset {preset_name} is broken: {e}"))?;
+        preset.toml.parse().map_err(|e| (KEY.to_string(), format!("built-in preset {preset_name} is broken: {e}")))?;
     overlay(&mut merged, device);
     table.insert("device".into(), toml::Value::Table(merged));
     Ok(())
@@ -496,7 +599,8 @@ fn parse_override_value(text: &str) -> toml::Value {
 }
 
 /// Apply `key.path=value` to the raw scenario table. Flows are addressed as `flow.NAME.key` or `flow.INDEX.key`.
-pub fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<(), String> {
+/// Returns the key set as error messages name it (`flow[0].iodepth`).
+pub fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<String, String> {
     let (path, value) = assignment
         .split_once('=')
         .ok_or_else(|| "expected key.path=value, e.g. device.flash.read_ns=3000".to_string())?;
@@ -506,6 +610,7 @@ pub fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<(), S
     }
     let value = parse_override_value(value.trim());
     let mut current = table;
+    let mut key = Vec::new();
     let mut i = 0;
     while i + 1 < parts.len() {
         let part = parts[i];
@@ -530,9 +635,11 @@ pub fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<(), S
                 Some(toml::Value::Table(t)) => t,
                 _ => return Err(format!("flow {selector} is not a table")),
             };
+            key.push(format!("flow[{position}]"));
             i += 2;
             continue;
         }
+        key.push(part.to_string());
         let entry = current.entry(part.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
         current = match entry {
             toml::Value::Table(t) => t,
@@ -541,5 +648,56 @@ pub fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<(), S
         i += 1;
     }
     current.insert(parts[parts.len() - 1].to_string(), value);
-    Ok(())
+    key.push(parts[parts.len() - 1].to_string());
+    Ok(key.join("."))
+}
+
+/// The text of the scenario file at `path`, read only up to [`MAX_SCENARIO_BYTES`]; errors say why not.
+fn read_scenario_file(path: &Path) -> Result<String, String> {
+    let cannot_read = |e: std::io::Error| format!("cannot read scenario file: {e}");
+    let metadata = std::fs::metadata(path).map_err(cannot_read)?;
+    if metadata.is_dir() {
+        return Err("is a directory; expected a scenario file (TOML)".into());
+    }
+    let too_large = format!("the limit for a scenario file is {MAX_SCENARIO_BYTES} bytes (16 MiB)");
+    if metadata.len() > MAX_SCENARIO_BYTES {
+        return Err(format!("scenario file is {} bytes; {too_large}", metadata.len()));
+    }
+    // A FIFO or a device has no length to check (and a file may grow): read one byte past the limit at most.
+    let mut bytes = Vec::new();
+    let file = std::fs::File::open(path).map_err(cannot_read)?;
+    file.take(MAX_SCENARIO_BYTES + 1).read_to_end(&mut bytes).map_err(cannot_read)?;
+    if bytes.len() as u64 > MAX_SCENARIO_BYTES {
+        return Err(format!("scenario file is more than {MAX_SCENARIO_BYTES} bytes long; {too_large}"));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        format!("cannot read scenario file: byte {at} is not UTF-8 text (is this a TOML file?)")
+    })
+}
+
+/// toml's message for a parse error, with the offending line quoted around the error's column only: toml's own
+/// message quotes the whole line, which may be megabytes long.
+fn invalid_toml_message(text: &str, error: &toml::de::Error) -> String {
+    let what = error.message().trim();
+    let Some(span) = error.span() else { return format!("invalid TOML: {what}") };
+    let mut at = span.start.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    let line = text[line_start..line_end].trim_end_matches('\r');
+    let line_number = text[..line_start].matches('\n').count() + 1;
+    let column = text[line_start..at].chars().count();
+    // A window of the line with the error's column in its middle.
+    let first = column.saturating_sub(TOML_EXCERPT_CHARS / 2);
+    let excerpt: String = line.chars().skip(first).take(TOML_EXCERPT_CHARS).collect();
+    let before = if first > 0 { "..." } else { "" };
+    let after = if line.chars().count() > first + TOML_EXCERPT_CHARS { "..." } else { "" };
+    let caret = " ".repeat(before.len() + column - first);
+    format!(
+        "invalid TOML at line {line_number}, column {}: {what}\n    {before}{excerpt}{after}\n    {caret}^",
+        column + 1
+    )
 }

@@ -10,51 +10,113 @@ use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
 
 use crate::engine::Time;
+use crate::util::quote::{quoted, QUOTED_CHARS};
+
+/// The largest size, in bytes: what a u64 holds.
+const LARGEST_SIZE: &str = "18446744073709551615 bytes (16 EiB - 1)";
+/// The longest duration: what a u64 of nanoseconds holds.
+const LONGEST_DURATION: &str = "18446744073.709551615 s (2^64 - 1 ns, about 584 years)";
+
+/// A plain decimal number times a unit, computed exactly (no binary floating point in between).
+pub(crate) struct Scaled {
+    /// The product rounded to the nearest whole number, halves up; saturates far above u64::MAX.
+    pub nearest: u128,
+    /// Whether the product is a whole number.
+    pub is_whole: bool,
+}
+
+/// Fraction digits kept: 10^19 times any u64 unit fits in a u128, and later digits can only decide a tie.
+const FRACTION_DIGITS: usize = 19;
+
+/// `number × unit` for a plain decimal `number` ("12", "2.5", ".5", "3."); `None` for anything else (signs,
+/// exponents, "nan", "").
+pub(crate) fn scale_decimal(number: &str, unit: u64) -> Option<Scaled> {
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if (whole.is_empty() && fraction.is_empty()) || !all_digits(whole) || !all_digits(fraction) {
+        return None;
+    }
+    let whole = whole.trim_start_matches('0');
+    // More than 20 digits is more than u64::MAX whatever the unit: saturate rather than overflow the parse.
+    let whole: u128 = if whole.len() > 20 { u128::MAX } else { whole.parse().unwrap_or(0) };
+    let (kept, dropped) = fraction.split_at(fraction.len().min(FRACTION_DIGITS));
+    let denominator = 10u128.pow(kept.len() as u32);
+    let fraction_product = kept.parse::<u128>().unwrap_or(0) * u128::from(unit);
+    let left = fraction_product % denominator;
+    let floor = whole.saturating_mul(u128::from(unit)).saturating_add(fraction_product / denominator);
+    Some(Scaled {
+        nearest: floor.saturating_add(u128::from(2 * left >= denominator)),
+        is_whole: left == 0 && dropped.bytes().all(|b| b == b'0'),
+    })
+}
+
+/// Split "2.5ms" into the number and the (trimmed) unit suffix.
+fn split_unit(text: &str) -> (&str, &str) {
+    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
+    let (number, suffix) = text.split_at(split);
+    (number, suffix.trim())
+}
 
 /// Parse a byte size. Errors say what was expected.
 pub fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (number, suffix) = t.split_at(split);
-    let multiplier: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
+    let (number, suffix) = split_unit(text.trim());
+    let expected = || format!("expected a size like 4096, \"4k\" or \"128KiB\", found {}", quoted(text, QUOTED_CHARS));
+    let multiplier: u64 = match suffix.to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kb" | "kib" => 1 << 10,
         "m" | "mb" | "mib" => 1 << 20,
         "g" | "gb" | "gib" => 1 << 30,
         "t" | "tb" | "tib" => 1 << 40,
-        _ => return Err(format!("expected a size like 4096, \"4k\" or \"128KiB\", found \"{text}\"")),
+        _ => return Err(expected()),
     };
-    let value: f64 =
-        number.parse().map_err(|_| format!("expected a size like 4096, \"4k\" or \"128KiB\", found \"{text}\""))?;
-    let bytes = value * multiplier as f64;
-    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 || bytes.fract() != 0.0 {
-        return Err(format!("expected a whole number of bytes, found \"{text}\""));
+    let bytes = scale_decimal(number, multiplier).ok_or_else(expected)?;
+    let found = quoted(text, QUOTED_CHARS);
+    match u64::try_from(bytes.nearest) {
+        Err(_) => Err(format!("expected a size of at most {LARGEST_SIZE}, found {found}")),
+        Ok(_) if !bytes.is_whole => Err(format!("expected a whole number of bytes, found {found}")),
+        Ok(bytes) => Ok(bytes),
     }
-    Ok(bytes as u64)
 }
 
-/// Parse a duration; a bare number is in `default_unit_ns` units (1 for ns, 1000 for us, ...).
+/// Parse a duration; a bare number is in `default_unit_ns` units (1 for ns, 1000 for us, ...). Decimals are
+/// converted exactly and rounded to the nearest ns.
 pub fn parse_duration(text: &str, default_unit_ns: u64) -> Result<Time, String> {
-    let t = text.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (number, suffix) = t.split_at(split);
-    let unit: u64 = match suffix.trim() {
+    let (number, suffix) = split_unit(text.trim());
+    let expected =
+        || format!("expected a duration like \"10us\", \"2.5ms\" or \"1s\", found {}", quoted(text, QUOTED_CHARS));
+    let unit: u64 = match suffix {
         "" => default_unit_ns,
         "ns" => 1,
         "us" | "µs" => 1_000,
         "ms" => 1_000_000,
         "s" => 1_000_000_000,
         "m" | "min" => 60_000_000_000,
-        _ => return Err(format!("expected a duration like \"10us\", \"2.5ms\" or \"1s\", found \"{text}\"")),
+        _ => return Err(expected()),
     };
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("expected a duration like \"10us\", \"2.5ms\" or \"1s\", found \"{text}\""))?;
-    let ns = (value * unit as f64).round();
-    if !ns.is_finite() || ns < 0.0 || ns > u64::MAX as f64 {
-        return Err(format!("duration out of range: \"{text}\""));
+    let ns = scale_decimal(number, unit).ok_or_else(expected)?;
+    u64::try_from(ns.nearest).map_err(|_| duration_too_long(&quoted(text, QUOTED_CHARS)))
+}
+
+fn duration_too_long(found: &str) -> String {
+    format!("expected a duration of at most {LONGEST_DURATION}, found {found}")
+}
+
+/// A duration for messages: "2 s", "100 ms", "1.5 us", "12 ns" (the largest unit it holds one of, to 3 decimals).
+pub fn describe_ns(ns: Time) -> String {
+    let units = [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")];
+    let (unit, name) = units.into_iter().find(|&(unit, _)| ns >= unit).unwrap_or((1, "ns"));
+    let value = format!("{:.3}", ns as f64 / unit as f64);
+    format!("{} {name}", value.trim_end_matches('0').trim_end_matches('.'))
+}
+
+/// The symbol of a duration key's bare unit, for messages.
+fn unit_symbol(unit_ns: u64) -> &'static str {
+    match unit_ns {
+        1 => "ns",
+        1_000 => "us",
+        1_000_000 => "ms",
+        _ => "s",
     }
-    Ok(ns as Time)
 }
 
 /// A byte count that deserializes from an integer or a size string.
@@ -125,12 +187,17 @@ impl<'de, const U: u64> Deserialize<'de> for Duration<U> {
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
                 let v =
                     u64::try_from(v).map_err(|_| E::custom(format!("expected a non-negative duration, found {v}")))?;
-                v.checked_mul(U).map(Duration).ok_or_else(|| E::custom("duration out of range"))
+                self.visit_u64(v)
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-                v.checked_mul(U).map(Duration).ok_or_else(|| E::custom("duration out of range"))
+                let too_long = || E::custom(duration_too_long(&format!("{v} {}", unit_symbol(U))));
+                v.checked_mul(U).map(Duration).ok_or_else(too_long)
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                if v < 0.0 {
+                    return Err(E::custom(format!("expected a non-negative duration, found {v}")));
+                }
+                // Display writes every digit (never an exponent), which parse_duration converts exactly.
                 parse_duration(&v.to_string(), U).map(Duration).map_err(E::custom)
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
@@ -185,12 +252,13 @@ impl<'de> Deserialize<'de> for SizeOrPercent {
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
                 if let Some(p) = v.trim().strip_suffix('%') {
+                    let found = quoted(v, QUOTED_CHARS);
                     let pct: f64 = p
                         .trim()
                         .parse()
-                        .map_err(|_| E::custom(format!("expected a percentage like \"50%\", found \"{v}\"")))?;
+                        .map_err(|_| E::custom(format!("expected a percentage like \"50%\", found {found}")))?;
                     if !(0.0..=100.0).contains(&pct) {
-                        return Err(E::custom(format!("expected a percentage between 0% and 100%, found \"{v}\"")));
+                        return Err(E::custom(format!("expected a percentage between 0% and 100%, found {found}")));
                     }
                     Ok(SizeOrPercent::Percent(pct))
                 } else {
@@ -226,5 +294,46 @@ mod tests {
         assert_eq!(parse_duration("3", 1), Ok(3));
         assert!(parse_duration("3 parsecs", 1).is_err());
         assert!(parse_duration("-1s", 1).is_err());
+    }
+
+    #[test]
+    fn decimals_convert_exactly_and_round_halves_up() {
+        assert_eq!(parse_duration("0.1", 1_000_000_000), Ok(100_000_000));
+        assert_eq!(parse_duration(".5ms", 1), Ok(500_000));
+        assert_eq!(parse_duration("3.", 1_000), Ok(3_000));
+        assert_eq!(parse_duration("1.4ns", 1), Ok(1));
+        assert_eq!(parse_duration("0.0000000015s", 1), Ok(2));
+        assert_eq!(parse_duration("0.00000000149999999999999s", 1), Ok(1));
+        assert_eq!(parse_duration("18446744073.709551615s", 1), Ok(u64::MAX));
+        assert_eq!(parse_size("18446744073709551615"), Ok(u64::MAX));
+        assert_eq!(parse_size("0.5k"), Ok(512));
+        assert!(parse_size("0.1k").unwrap_err().contains("whole number of bytes"));
+        for bad in ["1.2.3", ".", "1e3", "nan", "+1", ""] {
+            assert!(parse_duration(bad, 1).unwrap_err().contains("expected a duration like"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn overflow_is_an_error_naming_the_largest_value() {
+        for too_long in ["18446744073.709551616s", "18446744073709551616ns", "307445735m", &"9".repeat(400)] {
+            let message = parse_duration(too_long, 1).unwrap_err();
+            assert!(message.starts_with("expected a duration of at most 18446744073.709551615 s"), "{message}");
+        }
+        for too_large in ["18446744073709551616", "16777216TiB", "17179869184.0000000001g"] {
+            let message = parse_size(too_large).unwrap_err();
+            assert!(message.starts_with("expected a size of at most 18446744073709551615 bytes"), "{message}");
+        }
+        let seconds: Result<Seconds, _> = serde_json::from_str("18446744074");
+        assert!(seconds.unwrap_err().to_string().contains("at most 18446744073.709551615 s"));
+    }
+
+    #[test]
+    fn durations_are_described_in_their_largest_unit() {
+        assert_eq!(describe_ns(0), "0 ns");
+        assert_eq!(describe_ns(999), "999 ns");
+        assert_eq!(describe_ns(1_500), "1.5 us");
+        assert_eq!(describe_ns(100_000_000), "100 ms");
+        assert_eq!(describe_ns(2_000_000_000), "2 s");
+        assert_eq!(describe_ns(31_536_000_000_000_000), "31536000 s");
     }
 }

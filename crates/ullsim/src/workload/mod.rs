@@ -13,7 +13,7 @@ use rand_distr::{Distribution, Exp};
 
 use crate::config::device::DeviceConfig;
 use crate::config::scenario::{parse_cpu_list, FlowSpec, IoEngine, RateProcess, RwMode};
-use crate::config::units::SizeOrPercent;
+use crate::config::units::{describe_ns, SizeOrPercent};
 use crate::engine::{stream_rng, stream_seed, EventQueue, SimRng, Time};
 use crate::request::{Class, Op};
 use crate::sim::Event;
@@ -69,6 +69,13 @@ const MAX_NUMJOBS: u32 = 4096;
 pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Result<(), (String, String)> {
     let err = |key: &str, what: &str| Err((key.to_string(), what.to_string()));
     let capacity = device.logical_capacity_bytes();
+    if spec.runtime.is_some_and(|r| r.0 == 0) {
+        // fio reads 0 as "no limit", a reader of the file may read "never": an error surprises neither.
+        return err(
+            "runtime",
+            "expected a duration > 0 (fio's 0 means no limit: here, omit runtime to run the flow until run.duration)",
+        );
+    }
     if spec.numjobs.is_some_and(|n| n == 0 || n > MAX_NUMJOBS) {
         return err("numjobs", &format!("expected a whole number from 1 to {MAX_NUMJOBS}"));
     }
@@ -286,6 +293,60 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
     Ok(())
 }
 
+/// When a flow may issue: from its `startdelay` until `startdelay + runtime` or `run_end`, whichever comes first.
+pub fn active_window(spec: &FlowSpec, run_end: Time) -> (Time, Time) {
+    let start_ns = spec.startdelay.map_or(0, |d| d.0);
+    let stop_ns = spec.runtime.map_or(run_end, |r| start_ns.saturating_add(r.0).min(run_end));
+    (start_ns, stop_ns)
+}
+
+/// Check that a checked open-loop flow's `rate_iops` lets it issue before it stops (the run ends at
+/// `run_end`). Linear arrivals are deterministic: the first comes one gap after the start (as
+/// `schedule_arrival` places it), and at or past the stop the flow never issues. Random arrivals may come
+/// early, so only fewer than one expected arrival is an error. App models are not checked: their rates are the
+/// model's, and a sparse tenant that issues nothing in a short run is what the model says.
+pub fn check_arrivals(spec: &FlowSpec, run_end: Time) -> Result<(), (String, String)> {
+    let (Some(rate), None) = (spec.rate_iops, &spec.app) else { return Ok(()) };
+    let (start_ns, stop_ns) = active_window(spec, run_end);
+    let active_ns = stop_ns.saturating_sub(start_ns);
+    let stopped_by = if stop_ns < run_end { "its runtime ends" } else { "run.duration ends" };
+    let from = if start_ns > 0 { format!("from startdelay {} ", describe_ns(start_ns)) } else { String::new() };
+    let window = format!(
+        "the flow is active for only {} ({from}until {stopped_by} at {})",
+        describe_ns(active_ns),
+        describe_ns(stop_ns)
+    );
+    let remedy = "raise rate_iops, or let the flow run longer";
+    match spec.rate_process.unwrap_or_default() {
+        RateProcess::Linear => {
+            let first_ns = gap_ns(1e9 / rate);
+            if first_ns >= active_ns {
+                return Err((
+                    "rate_iops".into(),
+                    format!(
+                        "at {rate} I/Os per second the first arrival comes {} after the flow starts, but {window}: \
+                         it would issue no I/O; {remedy}",
+                        describe_ns(first_ns)
+                    ),
+                ));
+            }
+        }
+        RateProcess::Poisson | RateProcess::Onoff => {
+            let expected = rate * active_ns as f64 / 1e9;
+            if expected < 1.0 {
+                return Err((
+                    "rate_iops".into(),
+                    format!(
+                        "at {rate} I/Os per second the flow expects {expected:.3} arrivals in all, fewer than one: \
+                         {window}, so it would most likely issue no I/O; {remedy}"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// How long the ON and OFF periods of an on/off flow are: what the flows of a `burst_group` must agree on.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BurstShape {
@@ -498,8 +559,7 @@ impl Workload {
             }
             let spec = app::resolve(spec).map_err(|(key, what)| format!("flow \"{}\": {key}: {what}", spec.name))?;
             let spec = spec.as_ref();
-            let start_ns = spec.startdelay.map_or(0, |d| d.0);
-            let stop_ns = spec.runtime.map_or(run_end, |r| start_ns.saturating_add(r.0).min(run_end));
+            let (start_ns, stop_ns) = active_window(spec, run_end);
             let (source, pacing) = if let Some(path) = &spec.trace {
                 let path = if path.is_absolute() { path.clone() } else { base_dir.join(path) };
                 let format = spec.format.expect("checked: trace flows have a format");

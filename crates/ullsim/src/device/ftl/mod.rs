@@ -39,10 +39,12 @@ pub struct FreeBlockThresholds {
 
 impl FreeBlockThresholds {
     pub fn of(cfg: &DeviceConfig) -> Self {
-        let bpp = cfg.flash.blocks_per_plane as f64;
-        let hard = (cfg.ftl.gc_hard_threshold * bpp).ceil() as usize;
+        // A fraction outside [0, 1] is an error on a page-mapped drive (DeviceConfig::validate); clamped, it
+        // cannot overflow the block counts of an in-place drive, which has no GC and ignores them.
+        let blocks_of_plane = |fraction: f64| (fraction.clamp(0.0, 1.0) * cfg.flash.blocks_per_plane as f64).ceil();
+        let hard = blocks_of_plane(cfg.ftl.gc_hard_threshold) as usize;
         let user_reserve = hard.max(1);
-        let soft = ((cfg.ftl.gc_threshold * bpp).ceil() as usize).max(user_reserve.saturating_add(1)).max(2);
+        let soft = (blocks_of_plane(cfg.ftl.gc_threshold) as usize).max(user_reserve + 1).max(2);
         FreeBlockThresholds { soft, hard, user_reserve }
     }
 

@@ -38,6 +38,11 @@ impl BlkparseParser {
         BlkparseParser { arrivals }
     }
 
+    /// Why a file with event lines gave no record.
+    pub(super) fn why_no_records(&self) -> String {
+        format!("no {} events that read or write data", self.arrivals.code())
+    }
+
     pub(super) fn parse_line(&self, line: &str) -> LineResult<Option<TraceRecord>> {
         let mut fields = Fields::new(line.split_whitespace());
         if !fields.peek().is_some_and(is_device_number) {
@@ -89,10 +94,17 @@ fn is_device_number(word: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{fixture, fixture_error, read_fixture, text_error};
+    use super::super::test_support::{assert_bom_is_skipped, fixture, fixture_error, read_fixture, text_error};
     use super::super::{TraceFormat, TraceReader, TraceRecord};
     use super::BlkparseAction;
     use crate::request::Op;
+
+    #[test]
+    fn a_utf8_bom_before_the_first_line_is_skipped() {
+        // The first line is an arrival: read as "\u{feff}8,0" it would not look like an event and be dropped.
+        let text = "8,0 0 1 0.5 42 Q R 8 + 8 [fio]\n8,0 0 2 0.6 42 Q W 16 + 8 [fio]\n";
+        assert_bom_is_skipped(text, TraceFormat::Blkparse);
+    }
 
     #[test]
     fn reads_queue_events_from_the_fixture() {
@@ -146,8 +158,10 @@ mod tests {
 
     #[test]
     fn data_less_flushes_are_skipped() {
-        let text = "8,0 0 1 0.5 42 Q FWS [jbd2]\n8,0 0 2 0.6 42 Q FWS 0 + 0 [jbd2]\n8,0 0 3 0.7 42 Q FN [x]\n";
-        assert_eq!(super::super::test_support::read_text(text, TraceFormat::Blkparse).expect("parses"), []);
+        let flushes = "8,0 0 1 0.5 42 Q FWS [jbd2]\n8,0 0 2 0.6 42 Q FWS 0 + 0 [jbd2]\n8,0 0 3 0.7 42 Q FN [x]\n";
+        let text = format!("{flushes}8,0 0 4 0.8 42 Q R 8 + 8 [fio]\n");
+        let records = super::super::test_support::read_text(&text, TraceFormat::Blkparse).expect("parses");
+        assert_eq!(records, [TraceRecord { time_ns: 800_000_000, op: Op::Read, offset_bytes: 4096, len_bytes: 4096 }]);
     }
 
     #[test]

@@ -22,9 +22,14 @@ pub(super) fn parse_line(line: &str) -> LineResult<TraceRecord> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{fixture_error, read_fixture, text_error};
+    use super::super::test_support::{assert_bom_is_skipped, fixture_error, fixture_text, read_fixture, text_error};
     use super::super::{TraceFormat, TraceReader, TraceRecord};
     use crate::request::Op;
+
+    #[test]
+    fn a_utf8_bom_before_the_first_line_is_skipped() {
+        assert_bom_is_skipped(&fixture_text("disksim.trace"), TraceFormat::Disksim);
+    }
 
     #[test]
     fn reads_the_fixture() {

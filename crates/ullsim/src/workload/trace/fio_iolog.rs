@@ -67,15 +67,6 @@ impl FioIologParser {
         fields.end()?;
         record(time_ns, op, offset_bytes, len_bytes).map(Some)
     }
-
-    pub(super) fn at_end_of_file(&self) -> LineResult<()> {
-        match self.version {
-            Some(_) => Ok(()),
-            None => {
-                Err(format!("expected the header {V2_HEADER:?} or {V3_HEADER:?} on the first line, found end of file"))
-            }
-        }
-    }
 }
 
 fn parse_header(line: &str) -> LineResult<Version> {
@@ -91,10 +82,17 @@ fn parse_header(line: &str) -> LineResult<Version> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{fixture_error, read_fixture, read_text, text_error};
+    use super::super::test_support::{
+        assert_bom_is_skipped, fixture_error, fixture_text, read_fixture, read_text, text_error,
+    };
     use super::super::{TraceFormat, TraceRecord};
     use super::{V2_HEADER, V3_HEADER};
     use crate::request::Op;
+
+    #[test]
+    fn a_utf8_bom_before_the_first_line_is_skipped() {
+        assert_bom_is_skipped(&fixture_text("fio-v2.iolog"), TraceFormat::FioIolog);
+    }
 
     #[test]
     fn reads_the_v2_fixture_on_the_wait_clock() {
@@ -137,9 +135,6 @@ mod tests {
         assert!(message.ends_with("found \"/dev/sdb read 0 4096\""), "{message}");
 
         assert_eq!(text_error("fio version 4 iolog\n", TraceFormat::FioIolog).0, 1);
-        let (line, message) = text_error("", TraceFormat::FioIolog);
-        assert_eq!(line, 1);
-        assert!(message.ends_with("found end of file"), "{message}");
     }
 
     #[test]

@@ -20,6 +20,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::units::scale_decimal;
 use crate::request::Op;
 
 pub use blkparse::BlkparseAction;
@@ -33,10 +34,12 @@ const MAX_LINE_BYTES: usize = 1 << 20;
 const READ_BUFFER_BYTES: usize = 64 * 1024;
 /// How much of an offending field an error message quotes.
 const MAX_QUOTED_CHARS: usize = 40;
+/// The UTF-8 byte order mark some editors and Windows tools write before the first line; it is not text.
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// A trace file format, as scenario files spell it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", remote = "Self")]
 pub enum TraceFormat {
     /// DiskSim / MQSim ASCII: `arrival_ns device start_lba size_in_sectors type(1=read, 0=write)`.
     Disksim,
@@ -49,6 +52,8 @@ pub enum TraceFormat {
     /// blkparse's default text output; the `Q` (queued) events are the arrivals.
     Blkparse,
 }
+
+crate::config::keyword::keyword_serde!(TraceFormat);
 
 impl TraceFormat {
     pub const ALL: [TraceFormat; 5] =
@@ -89,6 +94,9 @@ pub enum TraceError {
     Io { path: String, error: std::io::Error },
     #[error("{path}:{line}: {message}")]
     Parse { path: String, line: u64, message: String },
+    /// The file ended before any read or write: a replay of it would issue nothing.
+    #[error("{path}: trace has no read or write records ({format}: {reason})")]
+    NoRecords { path: String, format: TraceFormat, reason: String },
 }
 
 /// What a format parser says about one bad line; the reader adds the file name and line number.
@@ -106,6 +114,9 @@ pub struct TraceReader {
     line: Vec<u8>,
     /// 1-based number of the line in `line`; 0 before the first.
     line_number: u64,
+    /// Lines that were not blank or comments, and records returned, so far.
+    data_lines: u64,
+    records: u64,
 }
 
 impl TraceReader {
@@ -141,15 +152,15 @@ impl TraceReader {
     /// Next I/O record, skipping blank lines and comments ('#'), and, in the formats that have them
     /// (fio-iolog, blkparse), records that are not reads or writes (trims, syncs, flushes, waits, headers,
     /// other blkparse actions). In disksim, msr and spc a record that is neither a read nor a write is an
-    /// error. `Ok(None)` at end of file.
+    /// error. `Ok(None)` at end of file; a file that ends before its first record is an error
+    /// ([`TraceError::NoRecords`]).
     pub fn next_record(&mut self) -> Result<Option<TraceRecord>, TraceError> {
         loop {
             if !self.read_line()? {
-                return match self.parser.at_end_of_file() {
-                    Ok(()) => Ok(None),
-                    // The only end-of-file complaint is a missing header, which belongs on line 1.
-                    Err(message) => Err(self.parse_error(1, message)),
-                };
+                if self.records == 0 {
+                    return Err(self.no_records_error());
+                }
+                return Ok(None);
             }
             let text = match std::str::from_utf8(&self.line) {
                 Ok(text) => text.trim(),
@@ -161,8 +172,12 @@ impl TraceReader {
             if text.is_empty() || text.starts_with('#') {
                 continue;
             }
+            self.data_lines += 1;
             match self.parser.parse_line(text) {
-                Ok(Some(record)) => return Ok(Some(record)),
+                Ok(Some(record)) => {
+                    self.records += 1;
+                    return Ok(Some(record));
+                }
                 Ok(None) => continue,
                 Err(message) => return Err(self.parse_error(self.line_number, message)),
             }
@@ -177,7 +192,16 @@ impl TraceReader {
     }
 
     fn with_parser(input: Box<dyn BufRead + Send>, name: &str, format: TraceFormat, parser: LineParser) -> Self {
-        TraceReader { input, name: name.to_owned(), format, parser, line: Vec::new(), line_number: 0 }
+        TraceReader {
+            input,
+            name: name.to_owned(),
+            format,
+            parser,
+            line: Vec::new(),
+            line_number: 0,
+            data_lines: 0,
+            records: 0,
+        }
     }
 
     /// Reads the next line into `self.line`; false at end of input.
@@ -192,6 +216,9 @@ impl TraceReader {
             return Ok(false);
         }
         self.line_number = self.line_number.saturating_add(1);
+        if self.line_number == 1 && self.line.starts_with(UTF8_BOM) {
+            self.line.drain(..UTF8_BOM.len());
+        }
         if self.line.len() > MAX_LINE_BYTES {
             let message = format!("line is longer than {MAX_LINE_BYTES} bytes: is this a text trace?");
             return Err(self.parse_error(self.line_number, message));
@@ -201,6 +228,16 @@ impl TraceReader {
 
     fn parse_error(&self, line: u64, message: String) -> TraceError {
         TraceError::Parse { path: self.name.clone(), line, message }
+    }
+
+    /// The error for a file that ended before its first record, saying what it held instead.
+    fn no_records_error(&self) -> TraceError {
+        let reason = match (self.line_number, self.data_lines) {
+            (0, _) => "the file is empty".to_owned(),
+            (_, 0) => "the file has only blank lines and comments".to_owned(),
+            _ => self.parser.why_no_records(),
+        };
+        TraceError::NoRecords { path: self.name.clone(), format: self.format, reason }
     }
 }
 
@@ -257,10 +294,18 @@ impl LineParser {
         }
     }
 
-    fn at_end_of_file(&self) -> LineResult<()> {
+    /// Why lines that are not blank or comments gave no record (where a format skips some).
+    fn why_no_records(&self) -> String {
         match self {
-            LineParser::FioIolog(parser) => parser.at_end_of_file(),
-            _ => Ok(()),
+            LineParser::Msr(_) => "the file has only a header".to_owned(),
+            LineParser::FioIolog(_) => {
+                "the file has only the header and actions that are not reads or writes (add, open, close, wait, sync, \
+                 datasync, trim)"
+                    .to_owned()
+            }
+            LineParser::Blkparse(parser) => parser.why_no_records(),
+            // Every line of these formats is a record or an error.
+            LineParser::Disksim | LineParser::Spc => "no line is a record".to_owned(),
         }
     }
 }
@@ -339,28 +384,14 @@ impl<'a, I: Iterator<Item = &'a str>> Fields<'a, I> {
 
 /// `text` in quotes with escapes, cut short if long: the input may be garbage.
 fn quoted(text: &str) -> String {
-    if text.chars().count() <= MAX_QUOTED_CHARS {
-        format!("{text:?}")
-    } else {
-        let head: String = text.chars().take(MAX_QUOTED_CHARS).collect();
-        format!("{head:?}...")
-    }
+    crate::util::quote::quoted(text, MAX_QUOTED_CHARS)
 }
 
 /// Parses a non-negative decimal number of seconds ("12", "0.026214", "1.5e-3") into ns, rounded to nearest.
 /// Plain decimals are converted exactly, so blkparse's `sec.nsec` loses nothing; other spellings go through f64.
 fn seconds_to_ns(text: &str) -> Option<u64> {
-    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
-    let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    if !(whole.is_empty() && fraction.is_empty()) && all_digits(whole) && all_digits(fraction) {
-        let whole_seconds: u64 = if whole.is_empty() { 0 } else { whole.parse().ok()? };
-        let digits = fraction.as_bytes();
-        let mut fraction_ns = 0;
-        for place in 0..9 {
-            fraction_ns = fraction_ns * 10 + digits.get(place).map_or(0, |d| u64::from(d - b'0'));
-        }
-        let round_up = digits.get(9).is_some_and(|d| *d >= b'5');
-        return whole_seconds.checked_mul(NS_PER_SECOND)?.checked_add(fraction_ns + u64::from(round_up));
+    if let Some(ns) = scale_decimal(text, NS_PER_SECOND) {
+        return u64::try_from(ns.nearest).ok();
     }
     let seconds: f64 = text.parse().ok()?;
     if !seconds.is_finite() || seconds < 0.0 {
@@ -420,6 +451,21 @@ mod test_support {
 
     pub(super) fn text_error(text: &str, format: TraceFormat) -> (u64, String) {
         parse_error_of(text_reader(text, format))
+    }
+
+    /// `text` (which must hold records, the first on its first line that is not blank or a comment) read with a
+    /// UTF-8 byte order mark before it gives the same records as without.
+    pub(super) fn assert_bom_is_skipped(text: &str, format: TraceFormat) {
+        let plain = read_text(text, format).expect("parses");
+        assert!(!plain.is_empty());
+        let with_bom = [UTF8_BOM, text.as_bytes()].concat();
+        let reader = TraceReader::from_reader(Box::new(Cursor::new(with_bom)), "bom", format).expect("opens");
+        let records: Vec<_> = reader.collect::<Result<_, _>>().unwrap_or_else(|e| panic!("{format}: {e}"));
+        assert_eq!(records, plain, "{format}");
+    }
+
+    pub(super) fn fixture_text(name: &str) -> String {
+        std::fs::read_to_string(fixture(name)).expect("fixture reads")
     }
 }
 
@@ -495,6 +541,40 @@ mod tests {
         let error = TraceReader::open(path, TraceFormat::Msr).expect_err("missing file");
         assert!(matches!(error, TraceError::Io { .. }));
         assert!(error.to_string().starts_with("/nonexistent/trace.csv: cannot read trace: "), "{error}");
+    }
+
+    #[test]
+    fn a_file_without_records_is_one_error_saying_what_it_holds() {
+        let mut cases = vec![(
+            TraceFormat::Msr,
+            "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n",
+            "msr: the file has only a header",
+        )];
+        for format in TraceFormat::ALL {
+            cases.push((format, "", "the file is empty"));
+            cases.push((format, "\n  \n# only a comment\r\n", "the file has only blank lines and comments"));
+        }
+        cases.extend([
+            (TraceFormat::FioIolog, "fio version 3 iolog\n", "fio-iolog: the file has only the header and actions"),
+            (TraceFormat::FioIolog, "fio version 2 iolog\nf open\nf wait 10\nf trim 0 512\n", "not reads or writes"),
+            (
+                TraceFormat::Blkparse,
+                "8,0 0 1 0.5 42 D R 8 + 8 [fio]\n8,0 0 2 0.6 42 C R 8 + 8 [0]\n",
+                "blkparse: no Q events",
+            ),
+            (TraceFormat::Blkparse, "CPU0 (8,0):\n Reads Queued: 0\n", "no Q events that read or write data"),
+        ]);
+        for (format, text, reason) in cases {
+            let error = read_text(text, format).expect_err("no records");
+            assert!(matches!(error, TraceError::NoRecords { .. }), "{format} {text:?}: {error:?}");
+            let message = error.to_string();
+            assert!(message.starts_with("test-input: trace has no read or write records ("), "{message}");
+            assert!(message.contains(reason) && message.contains(format.name()), "{format} {text:?}: {message}");
+        }
+        // Reading on after the last record is the end of the file, not this error.
+        let mut reader = text_reader("1 0 0 1 1\n", TraceFormat::Disksim);
+        assert!(reader.next_record().expect("a record").is_some());
+        assert!(reader.next_record().expect("end of file").is_none());
     }
 
     #[test]

@@ -41,9 +41,16 @@ impl MsrParser {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{fixture_error, read_fixture, read_text, text_error};
+    use super::super::test_support::{
+        assert_bom_is_skipped, fixture_error, fixture_text, read_fixture, read_text, text_error,
+    };
     use super::super::{TraceFormat, TraceRecord};
     use crate::request::Op;
+
+    #[test]
+    fn a_utf8_bom_before_the_first_line_is_skipped() {
+        assert_bom_is_skipped(&fixture_text("msr.csv"), TraceFormat::Msr);
+    }
 
     #[test]
     fn reads_the_fixture() {
