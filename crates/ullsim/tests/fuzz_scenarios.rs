@@ -20,9 +20,9 @@
 //! loads is loaded again with overrides that cap it at CI size: `run.duration` at most [`RUN_CAP`]
 //! (warm-up and `startdelay`s pulled inside it), a flash array of at most [`BLOCK_CAP`] blocks of at most
 //! [`PAGES_PER_BLOCK_CAP`] pages, and `run.check_invariants = true` on drives of at most
-//! [`INVARIANT_PAGE_CAP`] pages; one case in four (with at most four flows) also runs with
-//! `[metrics] fairness = true` (every flow alone as well). Then it runs under `catch_unwind`:
-//! `ullsim::run_scenario` with fairness, `Simulation::new` and `run` (what `run_scenario` does) without.
+//! [`INVARIANT_PAGE_CAP`] pages, and runs under `catch_unwind` (`Simulation::new`, then `run`: what
+//! `ullsim::run_scenario` does without fairness); if that passes, one case in four (with at most four
+//! flows) runs again through `ullsim::run_scenario` with `[metrics] fairness = true` (every flow alone too).
 //! An `Err` is fine, except a model-invariant violation; an `Ok` must pass [`check_results`] (no NaN or
 //! infinity anywhere, latency percentiles in order, the breakdown adding up to the mean, each flow within
 //! its `number_ios`, utilizations within [0, 1], ...). Note that a test-profile build has debug
@@ -39,8 +39,8 @@
 //!   the configuration is allocated (block state, maps, cache sets, histograms); during the run only
 //!   requests in flight and queued events should come and go, so memory that grows with simulated time
 //!   (an open-loop flow whose backlog is never drained, at up to one arrival per ns) passes this bound
-//!   within the [`RUN_CAP`] of a case. It is exact and deterministic. Runs with `[metrics] fairness`
-//!   (several simulations at once) are not measured this way.
+//!   within the [`RUN_CAP`] of a case. It is exact and deterministic. (Runs with `[metrics] fairness`,
+//!   several simulations at once, come after the measured run and are bounded by the resident set only.)
 //! - **resident set**: the process's resident set (`VmRSS`/`VmHWM` in `/proc/self/status`, the peak reset
 //!   through `/proc/self/clear_refs` before each case) must stay under [`MEMORY_LIMIT_MIB`]. The resident
 //!   set, not the heap, because the model allocates large zeroed tables it touches only in part (the
@@ -48,7 +48,8 @@
 //!
 //! A watchdog thread in the child checks both every 10 ms and ends the child, reporting the case, when a
 //! bound is passed (or when a case has run [`CASE_TIME_LIMIT_SECS`]); a peak between two checks is caught
-//! when the case ends.
+//! when the case ends. The allocator keeps memory a case freed, so a child whose resident set stays above
+//! [`FRESH_CHILD_ABOVE_MIB`] after a case leaves the next case to a fresh child.
 //!
 //! **Failures.** Panics (grouped by the library location that panicked), result-invariant violations,
 //! model-invariant errors, error messages that do not name the file, memory or time limits and child
@@ -97,7 +98,7 @@ const PAGES_PER_BLOCK_CAP: u64 = 128;
 /// `run.check_invariants` walks every page: it is on for drives of at most this many pages.
 const INVARIANT_PAGE_CAP: u64 = 1 << 19;
 /// Resident-set limit of a child process, in MiB.
-const MEMORY_LIMIT_MIB: u64 = 1024;
+const MEMORY_LIMIT_MIB: u64 = 768;
 /// Heap a run may add after its setup, in MiB, besides [`REQUEST_BYTES`] per request its closed-loop
 /// flows may keep in flight.
 const RUN_GROWTH_LIMIT_MIB: u64 = 128;
@@ -105,6 +106,8 @@ const RUN_GROWTH_LIMIT_MIB: u64 = 128;
 const REQUEST_BYTES: usize = 1024;
 /// Wall-time limit of one case.
 const CASE_TIME_LIMIT_SECS: u64 = 60;
+/// A child whose resident set stays above this after a case hands the next case to a fresh child.
+const FRESH_CHILD_ABOVE_MIB: u64 = 256;
 /// Cases a child is handed at a time.
 const CHUNK: u64 = 200;
 
@@ -354,9 +357,9 @@ impl Outcome {
 }
 
 /// The overrides that cap a loaded scenario at CI size.
-fn caps(s: &Scenario, case: u64) -> Vec<String> {
-    // Fairness runs every flow alone too: one case in four, with at most four flows.
-    let mut o = vec![format!("metrics.fairness={}", case % 4 == 1 && s.flows.len() <= 4)];
+fn caps(s: &Scenario) -> Vec<String> {
+    // Fairness is switched on after the first run (see `evaluate`).
+    let mut o = vec!["metrics.fairness=false".to_string()];
     if s.run.duration.0 > RUN_CAP_NS {
         o.push(format!("run.duration=\"{RUN_CAP}\""));
         if s.run.warmup.0 >= RUN_CAP_NS / 2 {
@@ -413,48 +416,61 @@ fn evaluate(text: &str, base_dir: &Path, case: u64) -> Outcome {
         }
     };
     *HINT.lock().unwrap_or_else(|e| e.into_inner()) = memory_hint(&scenario);
-    let overrides = caps(&scenario, case);
+    let overrides = caps(&scenario);
     let scenario = match Scenario::from_toml_str(text, &name, base_dir, &overrides) {
         Ok(s) => s,
         Err(e) => return Outcome::new(Kind::CapRejected, "", format!("{e} (caps: {overrides:?})")),
     };
-    let run = if scenario.metrics.fairness {
-        ullsim::run_scenario(&scenario)
-    } else {
-        // What `run_scenario` does without fairness, with the heap measured between setup and run.
-        match Simulation::new(&scenario) {
-            Err(e) => Err(e),
-            Ok(simulation) => {
-                let after_setup = live();
-                // Requests in flight take heap; the closed loops bound how many there can be.
-                let in_flight = closed_loop_in_flight(&scenario) as usize;
-                let limit =
-                    GROWTH_LIMIT.load(Ordering::Relaxed).saturating_add(in_flight.saturating_mul(REQUEST_BYTES));
-                reset_peak();
-                BUDGET.store(after_setup.saturating_add(limit), Ordering::SeqCst);
-                let run = simulation.run(&mut |_, _| {});
-                BUDGET.store(usize::MAX, Ordering::SeqCst);
-                let grown = peak().saturating_sub(after_setup);
-                GROWTH.store(grown, Ordering::SeqCst);
-                if grown > limit {
-                    let hint = HINT.lock().unwrap_or_else(|e| e.into_inner()).clone();
-                    return Outcome::new(
-                        Kind::Memory,
-                        with_hint(GROWS),
-                        format!("the run added {} MiB to the heap; {hint}", grown / MIB),
-                    );
-                }
-                run
-            }
-        }
+    // First the scenario alone, with the heap measured between setup and run; then, for a quarter of the
+    // cases, with fairness (every flow alone as well).
+    let outcome = run_measured(&scenario);
+    if outcome.kind != Kind::Ran || !fairness_case(&scenario, case) {
+        return outcome;
+    }
+    let mut with_fairness = scenario;
+    with_fairness.metrics.fairness = true;
+    judge(&with_fairness, ullsim::run_scenario(&with_fairness))
+}
+
+/// Whether a case also runs with `[metrics] fairness`: one in four, with at most four flows.
+fn fairness_case(s: &Scenario, case: u64) -> bool {
+    case % 4 == 1 && s.flows.len() <= 4
+}
+
+/// What `run_scenario` does without fairness (`Simulation::new`, then `run`), with the heap the run adds
+/// after setup bounded.
+fn run_measured(scenario: &Scenario) -> Outcome {
+    let simulation = match Simulation::new(scenario) {
+        Ok(s) => s,
+        Err(e) => return judge(scenario, Err(e)),
     };
+    let after_setup = live();
+    // Requests in flight take heap; the closed loops bound how many there can be.
+    let in_flight = closed_loop_in_flight(scenario) as usize;
+    let limit = GROWTH_LIMIT.load(Ordering::Relaxed).saturating_add(in_flight.saturating_mul(REQUEST_BYTES));
+    reset_peak();
+    BUDGET.store(after_setup.saturating_add(limit), Ordering::SeqCst);
+    let run = simulation.run(&mut |_, _| {});
+    BUDGET.store(usize::MAX, Ordering::SeqCst);
+    let grown = peak().saturating_sub(after_setup);
+    GROWTH.store(grown, Ordering::SeqCst);
+    if grown > limit {
+        let hint = HINT.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let detail = format!("the run added {} MiB to the heap; {hint}", grown / MIB);
+        return Outcome::new(Kind::Memory, with_hint(GROWS), detail);
+    }
+    judge(scenario, run)
+}
+
+/// The outcome of a run: an error (fine unless a model invariant broke) or results to check.
+fn judge(scenario: &Scenario, run: Result<RunResults, SimError>) -> Outcome {
     match run {
         Err(SimError::Invariant(m)) => {
             let group = m.split(':').next().unwrap_or("").to_string();
             Outcome::new(Kind::ModelInvariant, group, m)
         }
         Err(e) => Outcome::new(Kind::RunError, "", e.to_string()),
-        Ok(results) => match check_results(&scenario, &results) {
+        Ok(results) => match check_results(scenario, &results) {
             Ok(()) => Outcome::new(Kind::Ran, "", format!("{} events", results.events)),
             Err((group, detail)) => Outcome::new(Kind::ResultInvariant, group, detail),
         },
@@ -755,6 +771,12 @@ fn worker(range: &str) {
             serde_json::to_string(&outcome.group).expect("a string serializes"),
             serde_json::to_string(&outcome.detail).expect("a string serializes"),
         ));
+        // The allocator keeps freed memory: after a big case, a fresh child starts the next one, so that
+        // no case inherits another's resident set.
+        if case + 1 < to && resident_kib().is_some_and(|(rss, _)| rss > FRESH_CHILD_ABOVE_MIB * 1024) {
+            emit(&format!("restart\t{}", case + 1));
+            return;
+        }
     }
     emit("end");
 }
@@ -798,6 +820,8 @@ fn run_chunk(from: u64, to: u64) -> Vec<Record> {
         let mut ended = false;
         // The case the watchdog ended the child for (the main thread may still have finished it).
         let mut killed: Option<u64> = None;
+        // The case the child asked a fresh child to go on from.
+        let mut restart: Option<u64> = None;
         for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
             let Ok(line) = line else { break };
             let Some(rest) = line.strip_prefix(TAG).and_then(|r| r.strip_prefix('\t')) else { continue };
@@ -850,6 +874,7 @@ fn run_chunk(from: u64, to: u64) -> Vec<Record> {
                     killed = Some(case);
                 }
                 "end" => ended = true,
+                "restart" => restart = Some(fields[1].parse().expect("case")),
                 _ => {}
             }
         }
@@ -857,6 +882,10 @@ fn run_chunk(from: u64, to: u64) -> Vec<Record> {
         let stderr = stderr_reader.join().unwrap_or_default();
         if ended && status.success() {
             break;
+        }
+        if let (Some(case), true) = (restart, status.success()) {
+            next = case;
+            continue;
         }
         if let Some(case) = killed {
             next = case + 1;
