@@ -23,14 +23,14 @@ impl Device {
                 Some(new_ppa) => self.queue_gc_work(q, FlashOp::Program, new_ppa, t.lpa, unit),
                 None => {
                     self.gc_buffered[unit as usize] -= 1;
-                    self.read_ahead(q, unit);
+                    self.read_ahead(q, unit, false);
                     self.gc_move_done(q, unit);
                 }
             },
             FlashOp::Program => {
                 self.gc_pages_programmed += 1;
                 self.gc_buffered[unit as usize] -= 1;
-                self.read_ahead(q, unit);
+                self.read_ahead(q, unit, false);
                 self.gc_move_done(q, unit);
             }
             FlashOp::Erase => {
@@ -59,18 +59,19 @@ impl Device {
             let unread = &mut self.gc_unread[unit as usize];
             debug_assert!(unread.is_empty() && self.gc_buffered[unit as usize] == 0, "one GC job per plane");
             unread.extend(moves.iter().rev());
-            self.read_ahead(q, unit);
+            self.read_ahead(q, unit, true);
         }
         self.gc_moves = moves;
     }
 
     /// Read plane `unit`'s next moves while its GC buffer has room; moves whose page the host overwrote
-    /// meanwhile are done without a read.
-    fn read_ahead(&mut self, q: &mut EventQueue<Event>, unit: u32) {
+    /// since the job listed them are done without a read (`just_listed`: the job listed them now, all valid,
+    /// so the map need not be looked up again).
+    fn read_ahead(&mut self, q: &mut EventQueue<Event>, unit: u32, just_listed: bool) {
         let u = unit as usize;
         while self.gc_read_ahead == 0 || self.gc_buffered[u] < self.gc_read_ahead {
             let Some((ppa, lpa)) = self.gc_unread[u].pop() else { return };
-            if self.ftl.lookup(lpa) != Some(ppa) {
+            if !just_listed && self.ftl.lookup(lpa) != Some(ppa) {
                 self.gc_move_done(q, unit);
                 continue;
             }
