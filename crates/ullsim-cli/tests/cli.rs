@@ -832,3 +832,18 @@ fn reproduce_flin18_applies_set_overrides_to_every_run() {
     ullsim(args.iter().copied().chain(["--set", "device.flash.suspend_nope=1"]))
         .fails_with(&["device.flash.suspend_nope", "unknown field"]);
 }
+
+/// The README's sample output is what `ullsim run` prints on the built-in default today (all but the wall
+/// time, which is not reproducible).
+#[test]
+fn the_readme_sample_output_matches_a_fresh_default_run() {
+    let readme = include_str!("../../../README.md");
+    let start = readme.find("default: 4 KB reader beside").expect("README shows the default run");
+    let sample = &readme[start..start + readme[start..].find("```").expect("sample ends")];
+    let run = ullsim(["run"]).ok();
+    let strip_wall = |line: &str| line.split(" events, ").next().unwrap_or(line).to_string();
+    let printed: Vec<String> = run.stdout.lines().map(strip_wall).collect();
+    for line in sample.lines().map(strip_wall) {
+        assert!(printed.contains(&line), "README line not in a fresh run: {line:?}\n{}", run.describe());
+    }
+}
