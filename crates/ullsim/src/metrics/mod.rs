@@ -219,8 +219,8 @@ pub fn warnings(flows: &[FlowResult], issues_io: &[bool]) -> Vec<String> {
         if let (true, Some(offered), Some(backlog)) = (f.overloaded, f.offered_iops, f.backlog_at_end) {
             out.push(format!(
                 "flow \"{}\" is overloaded: it offered {offered:.0} IOPS but was served {:.0}, and {backlog} of its \
-                 requests were still waiting at the end; its latencies grow with the run's length (lower rate_iops, \
-                 or cap it with iodepth)",
+                 requests were still waiting at the end; its latencies grow with the run's length and describe the \
+                 run, not the flow (lower rate_iops to what the system serves)",
                 f.name, f.iops
             ));
         }
