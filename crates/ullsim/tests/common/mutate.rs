@@ -383,8 +383,8 @@ fn plausible_value(key: &str, rng: &mut Rng) -> String {
         "number_ios" => plain(&["0", "1", "2", "1000", "18446744073709551615"], rng),
         "trace" => quoted(
             &[
-                "../../../shared/traces/tpcc-small.trace",
-                "../../../shared/traces/wsrch-small.trace",
+                "../../traces/tpcc-small.trace",
+                "../../traces/wsrch-small.trace",
                 "../examples/gc-randwrite.toml",
                 "/dev/null",
                 "/nonexistent",
