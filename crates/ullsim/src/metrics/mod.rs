@@ -389,7 +389,8 @@ impl Metrics {
             .map(|((f, &window), &open_loop)| {
                 let seconds = window.seconds();
                 let all = f.all.op_result(seconds);
-                let backlog = f.arrivals - f.arrivals_completed;
+                // Saturating: arrivals dropped in the window may have arrived during the warm-up.
+                let backlog = f.arrivals.saturating_sub(f.arrivals_completed);
                 let overloaded = open_loop
                     && backlog > OVERLOAD_MIN_BACKLOG
                     && backlog as f64 > OVERLOAD_BACKLOG_SHARE * f.arrivals as f64;
