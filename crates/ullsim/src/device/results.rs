@@ -55,7 +55,7 @@ pub struct QueueDepth {
 }
 
 /// The device's cumulative counters at one instant (`at`).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct DeviceCounters {
     at: Time,
     blocks_erased: u64,
@@ -82,8 +82,7 @@ pub struct DeviceCounters {
 impl DeviceCounters {
     /// GC die time charged to each flow between `since` and these counters.
     pub fn gc_busy_by_flow_since(&self, since: &DeviceCounters) -> Vec<Time> {
-        let before = |f: usize| since.gc_busy_by_flow.get(f).copied().unwrap_or(0);
-        self.gc_busy_by_flow.iter().enumerate().map(|(f, &ns)| ns - before(f)).collect()
+        self.gc_busy_by_flow.iter().zip(&since.gc_busy_by_flow).map(|(&after, &before)| after - before).collect()
     }
 }
 
@@ -122,11 +121,7 @@ impl Device {
         let ratio = |num: u64, den: u64| if den == 0 { None } else { Some(num as f64 / den as f64) };
         let span = now.at.saturating_sub(since.at).max(1) as f64;
         let utilization = |before: &[Time], after: &[Time]| {
-            let shares: Vec<f64> = after
-                .iter()
-                .zip(before.iter().chain(std::iter::repeat(&0)))
-                .map(|(&a, &b)| a.saturating_sub(b) as f64 / span)
-                .collect();
+            let shares: Vec<f64> = after.iter().zip(before).map(|(&a, &b)| a.saturating_sub(b) as f64 / span).collect();
             Utilization {
                 mean: shares.iter().sum::<f64>() / shares.len().max(1) as f64,
                 max: shares.iter().copied().fold(0.0, f64::max),

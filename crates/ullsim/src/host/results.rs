@@ -46,17 +46,15 @@ impl Host {
     /// Host results between the snapshots `since` and `now`, and the CPU each flow used (in cores).
     pub fn results(&self, since: &HostCounters, now: &HostCounters) -> (HostResults, FlowCpu) {
         let span = now.at.saturating_sub(since.at);
-        let before = |i: usize| since.cores.get(i).copied().unwrap_or_default();
+        // Both snapshots come from the same host: one entry per core and per flow in each.
         let cores: Vec<CoreUsage> =
-            now.cores.iter().enumerate().map(|(i, after)| CoreUsage::between(&before(i), after, span)).collect();
+            now.cores.iter().zip(&since.cores).map(|(after, before)| CoreUsage::between(before, after, span)).collect();
         let busy_cores = cores.iter().map(|c| 1.0 - c.idle).sum();
         let flow_cpu = now
             .flow_cpu_ns
             .iter()
-            .enumerate()
-            .map(|(f, &ns)| {
-                ns.saturating_sub(since.flow_cpu_ns.get(f).copied().unwrap_or(0)) as f64 / span.max(1) as f64
-            })
+            .zip(&since.flow_cpu_ns)
+            .map(|(&after, &before)| after.saturating_sub(before) as f64 / span.max(1) as f64)
             .collect();
         (
             HostResults {

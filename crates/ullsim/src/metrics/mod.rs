@@ -338,16 +338,9 @@ impl Metrics {
         if delta > 0 {
             f.arrived_all += delta as u64;
         }
-        if delta > 0 && now >= self.warmup {
-            f.arrivals += delta as u64;
-        } else if delta < 0 && now >= self.warmup {
-            f.arrivals = f.arrivals.saturating_sub(delta.unsigned_abs());
+        if now >= self.warmup {
+            f.arrivals = f.arrivals.saturating_add_signed(delta);
         }
-    }
-
-    /// Requests of `flow` arrived and not completed.
-    pub fn in_flight(&self, flow: u32) -> u64 {
-        self.flows[flow as usize].in_flight
     }
 
     /// `req` completed at `now` (its stamps are final).

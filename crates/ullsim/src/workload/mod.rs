@@ -151,11 +151,6 @@ struct Flow {
 }
 
 impl Flow {
-    /// Whether the flow issues on a clock (rate or trace time stamps) rather than on completions.
-    fn is_open_loop(&self) -> bool {
-        matches!(self.pacing, Pacing::Open { .. } | Pacing::TraceTimed) && !matches!(self.source, Source::None)
-    }
-
     fn can_issue_more(&self, now: Time) -> bool {
         !self.exhausted && now < self.stop_ns && self.max_ios.is_none_or(|m| self.issued < m)
     }
@@ -365,7 +360,7 @@ impl Workload {
     /// Whether `flow` arrives on a clock (`rate_iops` or a timed trace), so that it can offer more than the
     /// system serves.
     pub fn is_open_loop(&self, flow: u32) -> bool {
-        self.flows[flow as usize].is_open_loop()
+        self.issues_io(flow) && matches!(self.flows[flow as usize].pacing, Pacing::Open { .. } | Pacing::TraceTimed)
     }
 
     /// Handle a workload event; I/Os to issue now are appended to `out`.

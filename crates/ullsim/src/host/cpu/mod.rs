@@ -145,7 +145,7 @@ struct Core {
 }
 
 /// A core's cumulative time up to an instant, ns.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CoreTime {
     pub user_ns: Time,
     /// The I/O path and interrupt handlers.
