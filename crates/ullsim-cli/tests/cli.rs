@@ -467,11 +467,12 @@ fn set_iodepth_raises_the_iops_of_a_closed_loop_flow() {
 #[test]
 fn set_flash_read_time_changes_read_latency() {
     let scenario = example("randread-optane.toml");
-    let base = num(flow(&run_json(Some(&scenario), &[]), "reader"), "latency_ns.mean");
-    let slow =
-        num(flow(&run_json(Some(&scenario), &["--set", "device.flash.read_ns=10000"]), "reader"), "latency_ns.mean");
-    // optane-ull reads its media in 1.3 us; 10 us adds 8.7 us to every QD1 read.
-    assert!((8_200.0..=9_200.0).contains(&(slow - base)), "read_ns 1300 -> 10000 moved the mean from {base} to {slow}");
+    let fixed = ["--set", "device.variability.enabled=false"];
+    let base = num(flow(&run_json(Some(&scenario), &fixed), "reader"), "latency_ns.mean");
+    let slow_args = [&fixed[..], &["--set", "device.flash.read_ns=10000"]].concat();
+    let slow = num(flow(&run_json(Some(&scenario), &slow_args), "reader"), "latency_ns.mean");
+    // optane-ull reads its media in 0.63 us; 10 us adds 9.37 us to every QD1 read.
+    assert!((8_900.0..=9_900.0).contains(&(slow - base)), "read_ns 630 -> 10000 moved the mean from {base} to {slow}");
 }
 
 #[test]

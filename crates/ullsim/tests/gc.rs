@@ -89,7 +89,9 @@ iodepth = 16
 
 /// The drive of scenarios/examples/gc-randwrite.toml starts near its GC steady state: the host write rate
 /// over the first 50 ms after the example's warm-up is within 25% of the rate over seconds 2–3 (the first
-/// ~50 ms, before each plane's open block fills, are a documented transient the warm-up skips).
+/// ~50 ms, before each plane's open block fills, are a documented transient the warm-up skips). One second of
+/// this drive under RGA swings between ~2.7K and ~4.9K IOPS with the seed (GC phases of 256 planes), so both
+/// rates are means over four seeds.
 #[test]
 fn gc_randwrite_example_starts_at_its_steady_state_after_the_warm_up() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/examples/gc-randwrite.toml");
@@ -98,10 +100,17 @@ fn gc_randwrite_example_starts_at_its_steady_state_after_the_warm_up() {
         ullsim::Scenario::load(&path, &overrides).unwrap_or_else(|e| panic!("{e}"))
     };
     let warmup = load(&[]).run.warmup.0;
-    let first = run(&load(&[&format!("run.duration={}", (warmup + 50_000_000) as f64 / 1e9)]));
-    let later = run(&load(&["run.warmup=2", "run.duration=3"]));
-    let (early, steady) = (first.flows[0].iops, later.flows[0].iops);
-    println!("{early:.0} IOPS over the first 50 ms after warm-up, {steady:.0} over 2-3 s");
+    let (mut early, mut steady) = (0.0, 0.0);
+    for seed in 1..=4u64 {
+        let mut first = load(&[&format!("run.duration={}", (warmup + 50_000_000) as f64 / 1e9)]);
+        first.seed = seed;
+        let mut later = load(&["run.warmup=2", "run.duration=3"]);
+        later.seed = seed;
+        let (first, later) = (run(&first), run(&later));
+        assert!(later.device.gc_count > 0 && first.device.gc_count > 0);
+        early += first.flows[0].iops / 4.0;
+        steady += later.flows[0].iops / 4.0;
+    }
+    println!("{early:.0} IOPS over the first 50 ms after warm-up, {steady:.0} over 2-3 s (means of 4 seeds)");
     assert!((early / steady - 1.0).abs() < 0.25, "{early:.0} vs {steady:.0} IOPS");
-    assert!(later.device.gc_count > 0 && first.device.gc_count > 0);
 }

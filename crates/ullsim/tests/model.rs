@@ -25,6 +25,11 @@ preset = "optane-ull"
 [device.host_interface]
 command_process_ns = 0
 pcie_lanes = 16
+pcie_tlp_overhead_bytes = 0
+pcie_dllp_overhead = 0.0
+max_read_bytes_per_s = 1e12
+[device.variability]
+enabled = false
 [device.flash]
 channels = 1
 chips_per_channel = 1

@@ -19,6 +19,7 @@ pub struct DeviceConfig {
     pub ftl: FtlConfig,
     pub tsu: TsuConfig,
     pub flash: FlashConfig,
+    pub variability: VariabilityConfig,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -37,8 +38,43 @@ pub struct HostInterfaceConfig {
     pub command_fetch_ns: Nanos,
     pub command_process_ns: Nanos,
     pub pcie_lanes: u32,
+    /// Raw rate of one lane after line encoding (bytes/s): PCIe 3.0 8 GT/s x 128b/130b = 0.985e9.
     pub pcie_lane_bytes_per_s: f64,
+    /// Largest data payload of one TLP (bytes; the platform's Max_Payload_Size).
+    pub pcie_max_payload_bytes: u32,
+    /// Bytes each TLP adds on the wire around its payload (framing, sequence number, header, LCRC).
+    pub pcie_tlp_overhead_bytes: u32,
+    /// Share of the link's time taken by data-link packets (ACK/NAK, flow-control updates).
+    pub pcie_dllp_overhead: f64,
+    /// The controller's read data path (media -> host), bytes/s: reads never leave faster, whatever the link.
+    pub max_read_bytes_per_s: f64,
+    /// The controller's write data path (host -> media), bytes/s.
+    pub max_write_bytes_per_s: f64,
+    /// Read commands the controller's read path starts per second (0: no limit beyond `command_process_ns`).
+    pub max_read_iops: f64,
+    /// Write commands the controller's write path starts per second (0: no limit beyond `command_process_ns`).
+    pub max_write_iops: f64,
     pub completion_ns: Nanos,
+}
+
+/// `[device.variability]`: where a real drive's service times vary, so a run at QD1 has a tail of its own.
+/// Every draw comes from one seeded stream; `enabled = false` makes every time its mean (closed-form tests).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VariabilityConfig {
+    pub enabled: bool,
+    /// Coefficient of variation of the controller's per-command processing time (gamma distributed).
+    pub controller_cv: f64,
+    /// Chance that a command meets a background firmware stall (media management, logging) in the controller.
+    pub firmware_stall_probability: f64,
+    /// Mean length of such a stall (exponentially distributed, ns).
+    pub firmware_stall_mean_ns: Nanos,
+    /// Coefficient of variation of a media read's array time (gamma distributed).
+    pub read_cv: f64,
+    /// Coefficient of variation of a program's array time (gamma distributed).
+    pub program_cv: f64,
+    /// Chance that a page read fails ECC and senses again (read retry, each retry another `read_ns`).
+    pub read_retry_probability: f64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -255,6 +291,57 @@ impl DeviceConfig {
             physical_pages < u32::MAX as u128 - 1,
             "flash",
             "impossible geometry: the device has 2^32 or more physical pages (the model indexes pages with 32 bits)",
+        );
+        check(
+            (64..=4096).contains(&self.host_interface.pcie_max_payload_bytes)
+                && self.host_interface.pcie_max_payload_bytes.is_power_of_two(),
+            "host_interface.pcie_max_payload_bytes",
+            "expected a power of two from 64 to 4096 bytes (PCIe Max_Payload_Size)",
+        );
+        check(
+            self.host_interface.pcie_tlp_overhead_bytes <= 64,
+            "host_interface.pcie_tlp_overhead_bytes",
+            "expected at most 64 bytes of framing and header per TLP",
+        );
+        check(
+            (0.0..0.5).contains(&self.host_interface.pcie_dllp_overhead),
+            "host_interface.pcie_dllp_overhead",
+            "expected a fraction in [0, 0.5)",
+        );
+        for (key, rate) in [
+            ("host_interface.max_read_bytes_per_s", self.host_interface.max_read_bytes_per_s),
+            ("host_interface.max_write_bytes_per_s", self.host_interface.max_write_bytes_per_s),
+        ] {
+            check((1.0e6..=1.0e12).contains(&rate), key, "expected a rate from 1e6 to 1e12 bytes/s");
+        }
+        for (key, rate) in [
+            ("host_interface.max_read_iops", self.host_interface.max_read_iops),
+            ("host_interface.max_write_iops", self.host_interface.max_write_iops),
+        ] {
+            check(
+                rate == 0.0 || (1.0..=1.0e9).contains(&rate),
+                key,
+                "expected 0 (no limit) or a rate from 1 to 1e9 commands/s",
+            );
+        }
+        let v = &self.variability;
+        for (key, cv) in [
+            ("variability.controller_cv", v.controller_cv),
+            ("variability.read_cv", v.read_cv),
+            ("variability.program_cv", v.program_cv),
+        ] {
+            check((0.0..=2.0).contains(&cv), key, "expected a coefficient of variation from 0 to 2");
+        }
+        for (key, p) in [
+            ("variability.firmware_stall_probability", v.firmware_stall_probability),
+            ("variability.read_retry_probability", v.read_retry_probability),
+        ] {
+            check((0.0..=0.5).contains(&p), key, "expected a probability from 0 to 0.5");
+        }
+        check(
+            v.firmware_stall_mean_ns.0 <= crate::engine::SEC,
+            "variability.firmware_stall_mean_ns",
+            "expected a time of at most 1 s",
         );
         check((1.0..=1.0e6).contains(&f.channel_mts), "flash.channel_mts", "expected a rate from 1 to 1,000,000 MT/s");
         check(

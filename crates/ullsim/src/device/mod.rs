@@ -15,6 +15,7 @@ mod results;
 pub mod suspend;
 pub mod transaction;
 pub mod tsu;
+mod variability;
 
 use std::collections::VecDeque;
 
@@ -29,11 +30,12 @@ use cache::DataCache;
 use flash::{Backend, FlashOp, Geometry, Timing};
 use ftl::{Ftl, MappingCache};
 use gc_cost::GcCost;
-use hil::HostInterface;
+use hil::{Direction, HostInterface, COMMAND_BYTES, COMPLETION_BYTES, MESSAGE_BYTES};
 pub use results::{DeviceCounters, DeviceResults, QueueDepth, Utilization};
 use suspend::Suspension;
 use transaction::{Purpose, Transaction, TxArena, TxId, NONE};
 use tsu::{CompletionView, DispatchView, SchedulerSetup, TransactionScheduler};
+use variability::Variability;
 
 /// Events the device schedules for itself.
 #[derive(Debug, Clone, Copy)]
@@ -42,10 +44,16 @@ pub enum DeviceEvent {
     Doorbell { req: ReqId },
     /// The controller finished its per-command work and can arbitrate again.
     ControllerFree,
-    /// A fetched command has been decoded and goes to the cache / FTL.
+    /// A fetched command has been decoded and asks to enter the read or write path.
     CommandReady { req: ReqId },
-    /// A write's data finished crossing PCIe into the controller.
-    WriteDataArrived { req: ReqId },
+    /// The read or write path takes the command (it was rate-limited): a read goes to the cache / FTL, a
+    /// write's data starts crossing the link.
+    PathAdmitted { req: ReqId },
+    /// A read's data (from the DRAM cache) is ready to cross the link to the host.
+    ReadDataReady { req: ReqId },
+    /// Transfers on one direction of the PCIe link may have finished. Stale, and ignored, when the link
+    /// scheduled a newer check (see `hil/link.rs`).
+    LinkCheck { direction: Direction, generation: u32 },
     /// A die finished sensing a read; its data now needs the channel.
     DieSensed { die: u32 },
     /// A die finished its operation (including the data transfer). Stale, and ignored, when the die's
@@ -120,6 +128,10 @@ pub struct Device {
     gc_charges: Vec<(u32, Time)>,
     /// The scheduler wants `completed` calls (with GC charges split per batch).
     tsu_wants_completions: bool,
+    /// Draws of the controller's and the media's service times.
+    variability: Variability,
+    /// Scratch: the requests whose link transfer just finished (reused, not allocated).
+    link_done: Vec<u32>,
 }
 
 impl Device {
@@ -182,6 +194,8 @@ impl Device {
             gc_cost: GcCost::new(geometry.planes()),
             gc_charges: Vec::new(),
             tsu_wants_completions,
+            variability: Variability::new(&cfg.variability, seed),
+            link_done: Vec::new(),
         })
     }
 
@@ -221,6 +235,7 @@ impl Device {
         match event {
             DeviceEvent::Doorbell { req } => {
                 requests[req].stamps.device_arrival = now;
+                self.hil.control(now, Direction::ToDevice, 1, MESSAGE_BYTES);
                 self.change_outstanding(now, 1);
                 self.hil.push(self.commands[req.index()].queue, req);
                 if !self.controller_wake_pending {
@@ -236,16 +251,33 @@ impl Device {
                 self.controller_wake_pending = false;
                 self.fetch_next(q, requests);
             }
-            DeviceEvent::CommandReady { req } => match requests[req].op {
-                Op::Read => self.start_read(q, requests, req),
-                Op::Write => {
-                    let arrived = self.hil.transfer_to_device(now, requests[req].len as u64);
-                    q.schedule_at(arrived, Event::Device(DeviceEvent::WriteDataArrived { req }));
+            DeviceEvent::CommandReady { req } => {
+                let admitted = self.hil.admit(now, requests[req].op);
+                if admitted > now {
+                    q.schedule_at(admitted, Event::Device(DeviceEvent::PathAdmitted { req }));
+                } else {
+                    self.enter_path(q, requests, req);
                 }
-            },
-            DeviceEvent::WriteDataArrived { req } => {
-                self.commands[req.index()].data_arrived = now;
-                self.accept_write(q, requests, req);
+            }
+            DeviceEvent::PathAdmitted { req } => self.enter_path(q, requests, req),
+            DeviceEvent::ReadDataReady { req } => self.send_to_host(q, requests, req),
+            DeviceEvent::LinkCheck { direction, generation } => {
+                let mut done = std::mem::take(&mut self.link_done);
+                done.clear();
+                if let Some((at, generation)) = self.hil.check_link(now, direction, generation, &mut done) {
+                    q.schedule_at(at, Event::Device(DeviceEvent::LinkCheck { direction, generation }));
+                }
+                for &req in &done {
+                    let req = ReqId(req);
+                    match direction {
+                        Direction::ToHost => self.post_completion(q, req, now),
+                        Direction::ToDevice => {
+                            self.commands[req.index()].data_arrived = now;
+                            self.accept_write(q, requests, req);
+                        }
+                    }
+                }
+                self.link_done = done;
             }
             DeviceEvent::DieSensed { die } => {
                 let bytes: u64 = self.running[die as usize].iter().map(|&t| self.txs[t].bytes as u64).sum();
@@ -274,6 +306,8 @@ impl Device {
                 }
             }
             DeviceEvent::CompletionPosted { req } => {
+                // The completion entry and the interrupt message cross the link as two small TLPs.
+                self.hil.control(now, Direction::ToHost, 2, COMPLETION_BYTES + MESSAGE_BYTES);
                 let stamps = &mut requests[req].stamps;
                 stamps.device_done = now;
                 stamps.device_internal_wait = self.commands[req.index()].internal_wait;
@@ -300,7 +334,8 @@ impl Device {
         let Some(req) = self.hil.next_command() else { return };
         let now = q.now();
         requests[req].stamps.device_fetched = now;
-        self.controller_free_at = now + self.hil.command_process_ns;
+        self.hil.control(now, Direction::ToDevice, 1, COMMAND_BYTES);
+        self.controller_free_at = now + self.variability.controller_ns(self.hil.command_process_ns);
         q.schedule_at(
             self.controller_free_at + self.hil.command_fetch_ns,
             Event::Device(DeviceEvent::CommandReady { req }),
@@ -308,6 +343,20 @@ impl Device {
         if self.hil.has_pending() {
             self.controller_wake_pending = true;
             q.schedule_at(self.controller_free_at, Event::Device(DeviceEvent::ControllerFree));
+        }
+    }
+
+    /// The command's path took it: a read looks up its pages, a write's data starts crossing the link.
+    fn enter_path(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, req: ReqId) {
+        match requests[req].op {
+            Op::Read => self.start_read(q, requests, req),
+            Op::Write => self.start_transfer(q, Direction::ToDevice, req, requests[req].len as u64),
+        }
+    }
+
+    fn start_transfer(&mut self, q: &mut EventQueue<Event>, direction: Direction, req: ReqId, bytes: u64) {
+        if let Some((at, generation)) = self.hil.start_transfer(q.now(), direction, req, bytes) {
+            q.schedule_at(at, Event::Device(DeviceEvent::LinkCheck { direction, generation }));
         }
     }
 
@@ -536,7 +585,7 @@ impl Device {
         match op {
             FlashOp::Read => {
                 self.flash_ops[0] += batch.len() as u64;
-                let sensed = start + timing.command_ns + timing.read_ns;
+                let sensed = start + timing.command_ns + self.variability.read_ns(timing.read_ns);
                 q.schedule_at(sensed, Event::Device(DeviceEvent::DieSensed { die }));
                 (start + timing.command_ns, sensed)
             }
@@ -544,7 +593,7 @@ impl Device {
                 self.flash_ops[1] += batch.len() as u64;
                 let bytes: u64 = batch.iter().map(|&t| self.txs[t].bytes as u64).sum();
                 let data_in = self.flash.reserve_channel(die, start + timing.command_ns, bytes);
-                let end = data_in + timing.program_ns;
+                let end = data_in + self.variability.program_ns(timing.program_ns);
                 q.schedule_at(end, Event::Device(DeviceEvent::DieDone { die, generation }));
                 (data_in, end)
             }
@@ -679,8 +728,15 @@ impl Device {
 
     /// The read's data is in the controller at `ready`: DMA it to the host, then post the completion.
     fn finish_read(&mut self, q: &mut EventQueue<Event>, requests: &RequestArena, req: ReqId, ready: Time) {
-        let done = self.hil.transfer_to_host(ready, requests[req].len as u64);
-        self.post_completion(q, req, done);
+        if ready > q.now() {
+            q.schedule_at(ready, Event::Device(DeviceEvent::ReadDataReady { req }));
+        } else {
+            self.send_to_host(q, requests, req);
+        }
+    }
+
+    fn send_to_host(&mut self, q: &mut EventQueue<Event>, requests: &RequestArena, req: ReqId) {
+        self.start_transfer(q, Direction::ToHost, req, requests[req].len as u64);
     }
 
     fn post_completion(&mut self, q: &mut EventQueue<Event>, req: ReqId, at: Time) {

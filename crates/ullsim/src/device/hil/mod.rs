@@ -1,6 +1,8 @@
 //! The host interface: NVMe submission queues, the controller's command fetch with pluggable arbitration,
-//! and the PCIe link. One file per arbiter; add one by adding a file and a line in [`make_arbiter`].
+//! its per-direction read and write paths, and the PCIe link (`link.rs`). One file per arbiter; add one by
+//! adding a file and a line in [`make_arbiter`].
 
+mod link;
 mod round_robin;
 mod wrr;
 
@@ -8,7 +10,24 @@ use std::collections::VecDeque;
 
 use crate::config::device::HostInterfaceConfig;
 use crate::engine::Time;
-use crate::request::{NvmePriority, ReqId};
+use crate::request::{NvmePriority, Op, ReqId};
+use link::LinkDirection;
+
+/// A direction of the PCIe link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Device to host: read data, completion entries, interrupts.
+    ToHost,
+    /// Host to device: write data, fetched commands, doorbell writes.
+    ToDevice,
+}
+
+/// Bytes of one NVMe submission queue entry (a fetched command).
+pub const COMMAND_BYTES: u64 = 64;
+/// Bytes of one completion queue entry.
+pub const COMPLETION_BYTES: u64 = 16;
+/// Bytes of an MSI-X interrupt message or a doorbell register write.
+pub const MESSAGE_BYTES: u64 = 4;
 
 /// One NVMe submission queue as the controller sees it.
 #[derive(Debug)]
@@ -53,7 +72,7 @@ pub fn make_arbiter(cfg: &HostInterfaceConfig) -> Option<Box<dyn Arbiter>> {
     }
 }
 
-/// Submission queues, the arbiter, and the two directions of the PCIe link.
+/// Submission queues, the arbiter, the read and write paths, and the two directions of the PCIe link.
 pub struct HostInterface {
     queues: Vec<SubmissionQueue>,
     arbiter: Box<dyn Arbiter>,
@@ -61,9 +80,18 @@ pub struct HostInterface {
     pub command_fetch_ns: Time,
     pub command_process_ns: Time,
     pub completion_ns: Time,
+    /// Wire bytes per second a direction carries, after data-link packets take their share.
     link_bytes_per_s: f64,
-    to_host_free_at: Time,
-    to_device_free_at: Time,
+    max_payload_bytes: u64,
+    tlp_overhead_bytes: u64,
+    /// Payload bytes per second of the read and of the write data path.
+    path_bytes_per_s: [f64; 2],
+    /// Time between two commands entering the read / the write path (0: no limit).
+    path_interval_ns: [f64; 2],
+    /// When the read / the write path takes its next command (fractional ns, so that 1/rate does not round).
+    path_next_at: [f64; 2],
+    to_host: LinkDirection,
+    to_device: LinkDirection,
 }
 
 impl HostInterface {
@@ -77,9 +105,15 @@ impl HostInterface {
             command_fetch_ns: cfg.command_fetch_ns.0,
             command_process_ns: cfg.command_process_ns.0,
             completion_ns: cfg.completion_ns.0,
-            link_bytes_per_s: cfg.pcie_lanes as f64 * cfg.pcie_lane_bytes_per_s,
-            to_host_free_at: 0,
-            to_device_free_at: 0,
+            link_bytes_per_s: cfg.pcie_lanes as f64 * cfg.pcie_lane_bytes_per_s * (1.0 - cfg.pcie_dllp_overhead),
+            max_payload_bytes: cfg.pcie_max_payload_bytes as u64,
+            tlp_overhead_bytes: cfg.pcie_tlp_overhead_bytes as u64,
+            path_bytes_per_s: [cfg.max_read_bytes_per_s, cfg.max_write_bytes_per_s],
+            path_interval_ns: [cfg.max_read_iops, cfg.max_write_iops]
+                .map(|iops| if iops > 0.0 { 1e9 / iops } else { 0.0 }),
+            path_next_at: [0.0; 2],
+            to_host: LinkDirection::default(),
+            to_device: LinkDirection::default(),
         })
     }
 
@@ -104,30 +138,77 @@ impl HostInterface {
         self.queues[q].pending.pop_front()
     }
 
-    fn transfer_ns(&self, bytes: u64) -> Time {
-        (bytes as f64 * 1e9 / self.link_bytes_per_s).ceil() as Time
+    /// When a `op` command that finished its fetch at `now` may enter its path: at once unless the path
+    /// started its last command less than 1/`max_{read,write}_iops` ago (a rate limit: no delay at low load).
+    pub fn admit(&mut self, now: Time, op: Op) -> Time {
+        let path = (op == Op::Write) as usize;
+        let interval = self.path_interval_ns[path];
+        if interval == 0.0 {
+            return now;
+        }
+        let admitted = self.path_next_at[path].max(now as f64);
+        self.path_next_at[path] = admitted + interval;
+        admitted.ceil() as Time
     }
 
-    /// DMA `bytes` device -> host starting no earlier than `earliest`; returns when it ends (FCFS link).
-    pub fn transfer_to_host(&mut self, earliest: Time, bytes: u64) -> Time {
-        let d = self.transfer_ns(bytes);
-        reserve(&mut self.to_host_free_at, earliest, d)
+    /// Bytes on the wire for `payload` bytes cut into max-payload TLPs.
+    fn wire_bytes(&self, payload: u64) -> u64 {
+        payload + payload.div_ceil(self.max_payload_bytes).max(1) * self.tlp_overhead_bytes
     }
 
-    /// DMA `bytes` host -> device starting no earlier than `earliest`; returns when it ends (FCFS link).
-    pub fn transfer_to_device(&mut self, earliest: Time, bytes: u64) -> Time {
-        let d = self.transfer_ns(bytes);
-        reserve(&mut self.to_device_free_at, earliest, d)
+    /// Time a data transfer of `bytes` needs with the direction to itself: the slower of the link (with
+    /// its TLP overhead) and the controller's data path for that direction.
+    pub fn data_service_ns(&self, direction: Direction, bytes: u64) -> Time {
+        let path = self.path_bytes_per_s[(direction == Direction::ToDevice) as usize];
+        let link_ns = self.wire_bytes(bytes) as f64 * 1e9 / self.link_bytes_per_s;
+        let path_ns = bytes as f64 * 1e9 / path;
+        link_ns.max(path_ns).ceil() as Time
     }
-}
 
-/// Reserve a first-come-first-served resource free from `*free_at` for `duration` from `earliest` on;
-/// returns the end. FCFS in reservation order; a DRAM-hit read reserves `dram_access_ns` ahead, the only
-/// (small, bounded) departure from time order.
-fn reserve(free_at: &mut Time, earliest: Time, duration: Time) -> Time {
-    let start = earliest.max(*free_at);
-    *free_at = start + duration;
-    start + duration
+    fn link(&mut self, direction: Direction) -> &mut LinkDirection {
+        match direction {
+            Direction::ToHost => &mut self.to_host,
+            Direction::ToDevice => &mut self.to_device,
+        }
+    }
+
+    /// Start moving `bytes` of request `req`'s data in `direction` at `now`, sharing the link with the other
+    /// transfers in flight. Returns a link check to schedule (time and generation), if one is needed.
+    pub fn start_transfer(&mut self, now: Time, direction: Direction, req: ReqId, bytes: u64) -> Option<(Time, u32)> {
+        let service = self.data_service_ns(direction, bytes);
+        let link = self.link(direction);
+        link.start(now, req.0, service).map(|at| (at, link.generation()))
+    }
+
+    /// Small control TLPs of `bytes` in all (one TLP per `bytes_per_tlp`) go out in `direction` at `now`.
+    pub fn control(&mut self, now: Time, direction: Direction, tlps: u64, bytes: u64) {
+        let wire = bytes + tlps * self.tlp_overhead_bytes;
+        let service = (wire as f64 * 1e9 / self.link_bytes_per_s).ceil() as Time;
+        self.link(direction).control(now, service);
+    }
+
+    /// Run a scheduled link check: the requests whose transfer finished go to `done`. Returns the next
+    /// check to schedule, if any.
+    pub fn check_link(
+        &mut self,
+        now: Time,
+        direction: Direction,
+        generation: u32,
+        done: &mut Vec<u32>,
+    ) -> Option<(Time, u32)> {
+        let link = self.link(direction);
+        link.check(now, generation, done).map(|at| (at, link.generation()))
+    }
+
+    /// Time each direction carried traffic up to `now`: (to host, to device).
+    pub fn link_busy_ns(&self, now: Time) -> (Time, Time) {
+        (self.to_host.busy_ns(now), self.to_device.busy_ns(now))
+    }
+
+    /// Transfers in flight in each direction: (to host, to device).
+    pub fn transfers_in_flight(&self) -> (usize, usize) {
+        (self.to_host.in_flight(), self.to_device.in_flight())
+    }
 }
 
 #[cfg(test)]
