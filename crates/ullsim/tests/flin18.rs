@@ -74,10 +74,11 @@ fn the_real_tpcc_and_wsrch_traces_classify_as_flins_table_and_tpcc_slows_the_oth
 
 /// The 100% category's mix with on/off arrivals (scenarios/flin18/bursty-mix.toml): bursts at five times
 /// the mean rate a fifth of the time leave the victims less slowed than Poisson arrivals at the same mean
-/// (most of their requests arrive while tpcc is off), and FLIN stays within 2% of Sprinkler either way. With
-/// the four flows' bursts at the same times (one `burst_group`), FLIN still ties Sprinkler.
+/// (most of their requests arrive while tpcc is off), and FLIN is at least as fair as Sprinkler (within 2%)
+/// either way. With the four flows' bursts at the same times (one `burst_group`), FLIN is fairer (0.384
+/// against 0.354 since its write slot triggers GC per flow; it tied Sprinkler before).
 #[test]
-fn bursty_arrivals_lower_the_victims_slowdowns_and_flin_still_ties_sprinkler() {
+fn bursty_arrivals_lower_the_victims_slowdowns_and_flin_is_at_least_as_fair_as_sprinkler() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/flin18/bursty-mix.toml");
     let flows = ["tpcc", "tpce", "exch", "msnfs"];
     let run = |scheduler: &str, set: &[String]| {
@@ -89,7 +90,7 @@ fn bursty_arrivals_lower_the_victims_slowdowns_and_flin_still_ties_sprinkler() {
     let together: Vec<String> = flows.iter().map(|f| format!("flow.{f}.burst_group=peak")).collect();
     let (sprinkler, flin) = (run("sprinkler", &together), run("flin", &together));
     println!("bursts together: sprinkler {sprinkler:?}, flin {flin:?}");
-    assert!((flin.fairness / sprinkler.fairness - 1.0).abs() < 0.03, "flin {flin:?} vs sprinkler {sprinkler:?}");
+    assert!(flin.fairness > 0.98 * sprinkler.fairness, "flin {flin:?} vs sprinkler {sprinkler:?}");
     let fairness = |scheduler: &str, burst_factor: u32| {
         run(scheduler, &flows.map(|f| format!("flow.{f}.burst_factor={burst_factor}")))
     };
@@ -98,5 +99,6 @@ fn bursty_arrivals_lower_the_victims_slowdowns_and_flin_still_ties_sprinkler() {
     assert!(bursty.max_slowdown < poisson.max_slowdown / 1.5, "{bursty:?} vs {poisson:?}");
     assert!(bursty.fairness > poisson.fairness, "{bursty:?} vs {poisson:?}");
     let flin = fairness("flin", 5);
-    assert!((flin.fairness / bursty.fairness - 1.0).abs() < 0.02, "flin {flin:?} vs sprinkler {bursty:?}");
+    println!("flin: bursty {flin:?}");
+    assert!(flin.fairness > 0.98 * bursty.fairness, "flin {flin:?} vs sprinkler {bursty:?}");
 }
