@@ -1,5 +1,6 @@
 //! FLIN's four sources of interference (scenarios/flin18/): each scenario shows its victim slowed down while
-//! the other flow is not, and FLIN relieves intensity and read/write-ratio interference that Sprinkler leaves.
+//! the other flow is not, and FLIN relieves intensity, read/write-ratio and GC-demand interference that
+//! Sprinkler leaves.
 
 mod common;
 
@@ -42,9 +43,13 @@ fn each_source_of_interference_slows_its_victim_and_not_the_other_flow() {
     }
 }
 
+/// GC demand too (7.44x under Sprinkler, 5.96x under FLIN): FLIN's write slot triggers GC only for a flow
+/// whose own writes made it due, so the low-GC flow's writes no longer run the writer's GC (8.69x before).
 #[test]
-fn flin_relieves_intensity_and_read_write_interference_that_sprinkler_leaves() {
-    for (scenario, victim, at_most) in [("intensity", "light", 0.5), ("rw-ratio", "writer", 0.9)] {
+fn flin_relieves_intensity_read_write_and_gc_interference_that_sprinkler_leaves() {
+    for (scenario, victim, at_most) in
+        [("intensity", "light", 0.5), ("rw-ratio", "writer", 0.9), ("gc-demand", "low-gc", 0.9)]
+    {
         let (sprinkler, _) = slowdowns(&run_flin18(scenario, "sprinkler"), victim);
         let (flin, _) = slowdowns(&run_flin18(scenario, "flin"), victim);
         println!("{scenario}: {victim} {sprinkler:.2}x under sprinkler, {flin:.2}x under flin");
@@ -74,10 +79,11 @@ fn the_real_tpcc_and_wsrch_traces_classify_as_flins_table_and_tpcc_slows_the_oth
 
 /// The 100% category's mix with on/off arrivals (scenarios/flin18/bursty-mix.toml): bursts at five times
 /// the mean rate a fifth of the time leave the victims less slowed than Poisson arrivals at the same mean
-/// (most of their requests arrive while tpcc is off), and FLIN stays within 2% of Sprinkler either way. With
-/// the four flows' bursts at the same times (one `burst_group`), FLIN still ties Sprinkler.
+/// (most of their requests arrive while tpcc is off), and FLIN is at least as fair as Sprinkler (within 2%)
+/// either way. With the four flows' bursts at the same times (one `burst_group`), FLIN is fairer (0.384
+/// against 0.354 since its write slot triggers GC per flow; it tied Sprinkler before).
 #[test]
-fn bursty_arrivals_lower_the_victims_slowdowns_and_flin_still_ties_sprinkler() {
+fn bursty_arrivals_lower_the_victims_slowdowns_and_flin_is_at_least_as_fair_as_sprinkler() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/flin18/bursty-mix.toml");
     let flows = ["tpcc", "tpce", "exch", "msnfs"];
     let run = |scheduler: &str, set: &[String]| {
@@ -89,7 +95,7 @@ fn bursty_arrivals_lower_the_victims_slowdowns_and_flin_still_ties_sprinkler() {
     let together: Vec<String> = flows.iter().map(|f| format!("flow.{f}.burst_group=peak")).collect();
     let (sprinkler, flin) = (run("sprinkler", &together), run("flin", &together));
     println!("bursts together: sprinkler {sprinkler:?}, flin {flin:?}");
-    assert!((flin.fairness / sprinkler.fairness - 1.0).abs() < 0.03, "flin {flin:?} vs sprinkler {sprinkler:?}");
+    assert!(flin.fairness > 0.98 * sprinkler.fairness, "flin {flin:?} vs sprinkler {sprinkler:?}");
     let fairness = |scheduler: &str, burst_factor: u32| {
         run(scheduler, &flows.map(|f| format!("flow.{f}.burst_factor={burst_factor}")))
     };
@@ -98,5 +104,6 @@ fn bursty_arrivals_lower_the_victims_slowdowns_and_flin_still_ties_sprinkler() {
     assert!(bursty.max_slowdown < poisson.max_slowdown / 1.5, "{bursty:?} vs {poisson:?}");
     assert!(bursty.fairness > poisson.fairness, "{bursty:?} vs {poisson:?}");
     let flin = fairness("flin", 5);
-    assert!((flin.fairness / bursty.fairness - 1.0).abs() < 0.02, "flin {flin:?} vs sprinkler {bursty:?}");
+    println!("flin: bursty {flin:?}");
+    assert!(flin.fairness > 0.98 * bursty.fairness, "flin {flin:?} vs sprinkler {bursty:?}");
 }

@@ -103,7 +103,8 @@ pub enum BufferSharing {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", remote = "Self")]
 pub enum Stage3Wait {
-    /// At its arrival in its stage-1 queue.
+    /// Queue wait in full: from its request's arrival at the device (`Transaction::arrived_at`; for work no
+    /// request waits for, its arrival in its stage-1 queue).
     Queue,
     /// When stage 2 moved it into the read or write slot.
     Slot,
@@ -183,7 +184,7 @@ pub struct TsuConfig {
     pub flin_stage2: bool,
     /// `flin`: stage 3, wait-balancing choice between the read and write slot (off: reads first).
     pub flin_stage3: bool,
-    /// `flin`: where stage 3's `T_wait` starts: at arrival in the queue or on entering the slot.
+    /// `flin`: where stage 3's `T_wait` starts: at the request's arrival at the device or on entering the slot.
     pub flin_stage3_wait: Stage3Wait,
 }
 

@@ -71,6 +71,8 @@ struct CommandState {
     internal_wait: Time,
     /// When the write's data arrived (start of a wait for buffer space).
     data_arrived: Time,
+    /// When the command arrived at the device (its transactions carry it: `Transaction::arrived_at`).
+    arrived_at: Time,
 }
 
 pub struct Device {
@@ -236,6 +238,7 @@ impl Device {
             DeviceEvent::Doorbell { req } => {
                 requests[req].stamps.device_arrival = now;
                 self.hil.control(now, Direction::ToDevice, 1, MESSAGE_BYTES);
+                self.commands[req.index()].arrived_at = now;
                 self.change_outstanding(now, 1);
                 self.hil.push(self.commands[req.index()].queue, req);
                 if !self.controller_wake_pending {
@@ -519,6 +522,8 @@ impl Device {
             ppa,
             lpa,
             bytes,
+            // Background work (req NONE) is stamped when queued (`enqueue`).
+            arrived_at: if req == NONE { 0 } else { self.commands[req as usize].arrived_at },
             enqueued_at: 0,
             dispatched_at: 0,
             link: NONE,
@@ -528,7 +533,11 @@ impl Device {
     }
 
     fn enqueue(&mut self, q: &mut EventQueue<Event>, tx: TxId) {
-        self.txs[tx].enqueued_at = q.now();
+        let t = &mut self.txs[tx];
+        t.enqueued_at = q.now();
+        if t.req == NONE {
+            t.arrived_at = t.enqueued_at;
+        }
         self.tsu.enqueue(tx, &self.txs);
         let die = self.txs[tx].die;
         if self.flash.die_is_busy(die) {

@@ -42,6 +42,9 @@ pub struct Transaction {
     pub lpa: u64,
     /// Bytes moved over the channel for this page.
     pub bytes: u32,
+    /// When the host request it serves arrived at the device (rang its doorbell): where a scheduler counts
+    /// the request's wait from. Work no request waits for (GC, mapping reads, destages) has its enqueue time.
+    pub arrived_at: Time,
     pub enqueued_at: Time,
     pub dispatched_at: Time,
     /// Intrusive link: the next transaction waiting on the same mapping read, or the GC job index.

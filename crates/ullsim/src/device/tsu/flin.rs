@@ -8,10 +8,14 @@
 //!   (`flin_epoch_ns`); at the end of an epoch a flow whose count is below `alpha / dies / page_bytes`
 //!   (`flin_alpha_read_bytes`, `flin_alpha_write_bytes`) is low-intensity on that die for the next epoch.
 //!   A flow is low-intensity on a die until it has been measured there (MQSim starts it high-intensity).
-//! - **Slowdown estimates.** A transaction's alone time runs on a per-die, per-flow virtual clock of the
-//!   flow's own work: `alone_finish = max(now, previous alone_finish) + service (+ the flow's GC share per
-//!   page written, for writes)`, `T_alone = alone_finish − enqueued`. Its shared time at queue position i is
-//!   `T_shared = (now − enqueued) + die busy remaining + Σ service of entries 0..=i`. `S = T_shared /
+//! - **Slowdown estimates.** A transaction's alone time runs on one virtual clock per flow and die, shared
+//!   by the flow's reads and writes (alone, the flow has the die's one queue to itself, so its reads wait
+//!   behind its writes and the other way round): `alone_finish = max(now, previous alone_finish) + service
+//!   (+ the flow's GC time per page written, for writes)`, `T_alone = alone_finish − enqueued` (its wait
+//!   behind its own work plus its service). Its shared time at queue position i is `T_shared = (now −
+//!   issue) + die busy remaining + Σ service of entries 0..=i`, where `issue` is when its request arrived at
+//!   the device (`Transaction::arrived_at`: the time before the TSU, e.g. waiting for a mapping read, is
+//!   part of the request's wait; work no request waits for counts from its enqueue). `S = T_shared /
 //!   T_alone`; a flow's slowdown is the mean S of its transactions in the queue, and the queue's fairness
 //!   `F = min S_flow / max S_flow` (1 with fewer than two flows).
 //! - **Stage 1, fairness-aware insertion.** A queue holds a low-intensity part at its head and a
@@ -27,18 +31,32 @@
 //!   `2^(3−i)` turns (8/4/2/1), interleaved (turn t belongs to class `trailing_zeros(t + 1)`); an empty
 //!   class's turn passes to the next. Off: plain round robin, one turn per class.
 //! - **Stage 3, wait-balancing selection.** Proportional wait `PW = T_wait / (T_memory + T_transfer)` for
-//!   both slots (for writes the denominator adds the flow's GC share per page); the write slot is served
-//!   when its PW is larger, the read slot otherwise. When the write slot wins and paced GC is due (the same
-//!   credit as `fifo`), the die runs GC instead: the write "triggers" it. GC die time is charged to flows in
-//!   proportion to their writes (the device's `CompletionView::gc_charges`), and each flow's GC time per
-//!   page it writes enters its writes' alone time and PW. A background destage (its host write already
-//!   completed from the write buffer) stalls no one, so its wait counts only from when host writes began
-//!   waiting for buffer space (`DispatchView::host_writes_blocked_since`); until then it has PW 0 and
-//!   reads go first. (Counting it in full made reads wait a seventeenth of the destage backlog's age under
-//!   GC load, with no host request gaining.) Off: the read slot first (GC as above).
+//!   both slots (`T_wait` from the request's arrival at the device, or from entering the slot with
+//!   `flin_stage3_wait = "slot"`; for writes the denominator adds the flow's GC time per page, below); the
+//!   write slot is served when its PW is larger, the read slot otherwise. A background destage (its host
+//!   write already completed from the write buffer) stalls no one, so its wait counts only from when host
+//!   writes began waiting for buffer space (`DispatchView::host_writes_blocked_since`); until then it has
+//!   PW 0 and reads go first. (Counting it in full made reads wait a seventeenth of the destage backlog's
+//!   age under GC load, with no host request gaining.) Off: the read slot first.
+//! - **GC as write-slot work.** GC is paced against host writes as in `fifo` (every host page programmed
+//!   on the die owes `gc_pace` GC transactions), but the debt is kept per flow: each flow's programs on the
+//!   die earn its own GC credit. When the write slot wins stage 3 and *its* flow owes at least one GC
+//!   transaction, the die runs GC instead (the write keeps its slot) and that flow's credit pays for it; a
+//!   write of a flow that owes nothing goes ahead, so a low-GC flow's write never runs the GC a high-GC
+//!   flow's writes made due. GC thus triggers in proportion to each flow's writes on the die, as the
+//!   slides say ("GC cost is charged to flows in proportion to their writes when the write slot triggers
+//!   GC"). GC also runs when the die has no host work (paid by the flows in proportion to what they owe).
+//!   The die time of every GC batch is then charged to flows by the device in proportion to the host pages
+//!   each wrote to the collected plane since its previous job (`CompletionView::gc_charges`,
+//!   `device/gc_cost.rs`), which feeds the GC cost estimate ([`GcEstimate`]).
+//! - **The one bypass: the hard free-block threshold.** While a plane of the die is at or below the hard
+//!   threshold (`DispatchView::gc_urgent`) and GC is queued, GC goes before both slots whatever the flows
+//!   owe: host writes would otherwise spend the last free blocks and the drive could run out of space with
+//!   GC stuck behind them. The bypass is bounded twice: it lasts only while the threshold is crossed (the
+//!   job running on the plane erases a block and lifts it), and after [`URGENT_GC_RUN`] GC batches in a
+//!   row one read-slot (or mapping-read) batch goes, since reads spend no free blocks; host writes wait.
 //!
-//! As in `fifo`, GC goes before everything while the die is at the hard free-block threshold, then mapping
-//! reads before host work.
+//! Mapping reads go before host work (host reads wait for them).
 //!
 //! Queue walks are bounded: estimates cover the first [`ESTIMATE_WINDOW`] entries of a queue (plus the new
 //! one), a fairness reordering tries at most [`REORDER_STEPS`] positions, and a move forward scans at most
@@ -47,8 +65,8 @@
 use std::collections::VecDeque;
 
 use super::fifo::{take_batch, MULTIPLANE_WINDOW};
-use super::{flow_slot, memory_ns, service_ns, take_before_host_work};
-use super::{CompletionView, DispatchView, GcCredit, SchedulerSetup, TransactionScheduler};
+use super::{flow_slot, memory_ns, service_ns};
+use super::{CompletionView, DispatchView, SchedulerSetup, TransactionScheduler};
 use crate::config::device::Stage3Wait;
 use crate::device::flash::{FlashOp, Timing};
 use crate::device::transaction::{Purpose, Transaction, TxArena, TxId, NONE};
@@ -65,6 +83,13 @@ const ESTIMATE_WINDOW: usize = 256;
 const REORDER_STEPS: usize = 64;
 /// Entries a move forward scans for its stopping point.
 const MOVE_SCAN_LIMIT: usize = 1024;
+/// GC batches a die runs in a row past the hard free-block threshold before one read batch may go (a
+/// move's read and program, or an erase, is ~1.3-3.8 ms: a read waits at most ~4 of them, ~10 ms, instead
+/// of a whole job of hundreds of page moves; GC keeps at least 4/5 of the die).
+const URGENT_GC_RUN: u32 = 4;
+/// Weight of the past in the per-flow GC cost estimate at each epoch end: `estimate = DECAY × estimate +
+/// this epoch's measurement`, so an epoch counts as much as all earlier ones together (half-life one epoch).
+const GC_ESTIMATE_DECAY: f64 = 0.5;
 
 const READ: usize = 0;
 const WRITE: usize = 1;
@@ -90,6 +115,10 @@ struct Entry {
     flow: u32,
     plane: u32,
     op: FlashOp,
+    /// When its request arrived at the device (`Transaction::arrived_at`): the start of `T_shared` and of
+    /// stage 3's `T_wait`.
+    arrived_at: Time,
+    /// When it entered the TSU: the start of its alone time.
     enqueued_at: Time,
     /// Estimated die time of the transaction alone.
     service: Time,
@@ -160,8 +189,10 @@ struct FlowOnDie {
     epoch_count: [u32; 2],
     /// Low-intensity for reads / writes (classified at the last epoch end).
     low: [bool; 2],
-    /// End of the flow's alone virtual clock for reads / writes.
-    alone_finish: [Time; 2],
+    /// End of the flow's alone virtual clock on the die (one clock: reads and writes alike).
+    alone_finish: Time,
+    /// GC transactions the flow's host programs on the die made due and its writes have not paid for yet.
+    gc_credit: f64,
 }
 
 impl Default for FlowOnDie {
@@ -169,7 +200,7 @@ impl Default for FlowOnDie {
     /// high-intensity; then, when a flow turns low-intensity at the first epoch end, its new transactions
     /// pass its older ones queued in the high-intensity part.)
     fn default() -> Self {
-        FlowOnDie { epoch_count: [0; 2], low: [true; 2], alone_finish: [0; 2] }
+        FlowOnDie { epoch_count: [0; 2], low: [true; 2], alone_finish: 0, gc_credit: 0.0 }
     }
 }
 
@@ -195,7 +226,8 @@ struct FlinDie {
     slots: [Option<Slot>; 2],
     /// Next weighted-round-robin turn for reads / writes.
     turn: [usize; 2],
-    gc_credit: GcCredit,
+    /// GC batches dispatched in a row past the hard free-block threshold.
+    urgent_gc_run: u32,
     /// Estimated end of the die's running operation.
     busy_until: Time,
     epoch_end: Time,
@@ -242,7 +274,7 @@ impl Estimates {
         let mut ahead = busy_ns;
         for e in q.entries.iter().take(ESTIMATE_WINDOW) {
             ahead += e.service;
-            let shared = now - e.enqueued_at + ahead;
+            let shared = now - e.arrived_at + ahead;
             self.shared.push(shared);
             self.add(e.flow, slowdown(shared, e.alone_ns()));
         }
@@ -255,7 +287,7 @@ impl Estimates {
         } else {
             q.entries.iter().take(extra).map(|x| x.service).sum()
         };
-        let shared = now - e.enqueued_at + busy_ns + before + e.service;
+        let shared = now - e.arrived_at + busy_ns + before + e.service;
         self.add(e.flow, slowdown(shared, e.alone_ns()));
         shared
     }
@@ -283,6 +315,139 @@ impl Estimates {
     }
 }
 
+/// Registers of a flow's [`DistinctPages`] counter (a power of two; the estimate's relative error is about
+/// `1.04 / sqrt(registers)`, 6.5%).
+const DISTINCT_REGISTERS: usize = 256;
+
+/// Distinct logical pages a flow has written (a HyperLogLog count: 256 bytes per flow whatever the drive's
+/// size, where an exact set would need a bit per logical page). The pages a flow wrote and did not
+/// overwrite since are the data it keeps on the drive: its storage usage.
+#[derive(Debug, Clone)]
+struct DistinctPages {
+    registers: Vec<u8>,
+}
+
+impl Default for DistinctPages {
+    fn default() -> Self {
+        DistinctPages { registers: vec![0; DISTINCT_REGISTERS] }
+    }
+}
+
+impl DistinctPages {
+    fn add(&mut self, lpa: u64) {
+        // splitmix64's finalizer: a fixed, well-mixed hash (no per-run seed, so runs stay deterministic).
+        let mut h = lpa.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        h ^= h >> 31;
+        let bits = DISTINCT_REGISTERS.trailing_zeros();
+        let index = (h >> (64 - bits)) as usize;
+        let rank = ((h << bits) | (1 << (bits - 1))).leading_zeros() as u8 + 1;
+        self.registers[index] = self.registers[index].max(rank);
+    }
+
+    /// Estimated count (HyperLogLog with linear counting for small counts).
+    fn count(&self) -> f64 {
+        let m = DISTINCT_REGISTERS as f64;
+        let zeros = self.registers.iter().filter(|&&r| r == 0).count();
+        let sum: f64 = self.registers.iter().map(|&r| (-(r as f64)).exp2()).sum();
+        let raw = 0.7213 / (1.0 + 1.079 / m) * m * m / sum;
+        if raw <= 2.5 * m && zeros > 0 {
+            m * (m / zeros as f64).ln()
+        } else {
+            raw
+        }
+    }
+}
+
+/// One flow's GC measurements (see [`GcEstimate`]).
+#[derive(Debug, Clone, Default)]
+struct FlowGc {
+    /// GC die time charged to the flow and host pages it wrote, in the current epoch.
+    epoch_gc_ns: Time,
+    epoch_pages: u64,
+    /// The same, exponentially decayed over the past epochs (`GC_ESTIMATE_DECAY`).
+    gc_ns: f64,
+    pages: f64,
+    usage: DistinctPages,
+}
+
+/// Each flow's GC time per host page it writes, the GC cost FLIN charges to the flow's writes in their
+/// alone time and stage 3's PW.
+///
+/// Source: FLIN's slides (seed 004, stage 3): "The number of GC activities is estimated based on 1) relative
+/// write intensity, and 2) relative usage of the storage space". How the two combine is not in the slides;
+/// here [inferred]:
+/// - **Relative write intensity**: the GC die time the device charges the flow, split per plane in
+///   proportion to the host pages each flow wrote there since the plane's previous job
+///   (`device/gc_cost.rs`), so a flow that writes more is charged more of the GC it triggers.
+/// - **Relative storage usage**: a job's page moves copy the data that is still valid, so GC costs more per
+///   reclaimed block for a flow that keeps more data on the drive (a flow overwriting a small hot set leaves
+///   blocks nearly all invalid). The charges are re-weighted by each flow's storage usage `u_f` (distinct
+///   pages it wrote, [`DistinctPages`]) relative to the charge-weighted mean, which keeps their sum:
+///   `GC_f = charged_f × u_f / ū`, `ū = Σ_g charged_g u_g / Σ_g charged_g`.
+/// - **Per epoch**: charges and pages are measured per `flin_epoch_ns` epoch and decayed by
+///   [`GC_ESTIMATE_DECAY`] at each epoch end (a flow's GC cost follows its current phase instead of
+///   averaging over the whole run), and the estimate is recomputed then: `GC per page_f = GC_f /
+///   pages_f` with both decayed. It is 0 until an epoch with GC ends.
+#[derive(Debug)]
+struct GcEstimate {
+    flows: Vec<FlowGc>,
+    epoch_ns: Time,
+    epoch_end: Time,
+    /// The estimate, per flow, as of the last epoch end.
+    per_page_ns: Vec<Time>,
+}
+
+impl GcEstimate {
+    fn new(epoch_ns: Time) -> Self {
+        GcEstimate { flows: Vec::new(), epoch_ns, epoch_end: epoch_ns, per_page_ns: Vec::new() }
+    }
+
+    /// `flow` wrote logical page `lpa`.
+    fn host_write(&mut self, flow: u32, lpa: u64) {
+        let f = flow_slot(&mut self.flows, flow);
+        f.epoch_pages += 1;
+        f.usage.add(lpa);
+    }
+
+    /// `ns` of GC die time was charged to `flow`.
+    fn charge(&mut self, flow: u32, ns: Time) {
+        flow_slot(&mut self.flows, flow).epoch_gc_ns += ns;
+    }
+
+    fn per_page(&self, flow: u32) -> Time {
+        self.per_page_ns.get(flow as usize).copied().unwrap_or(0)
+    }
+
+    /// Close the epochs that ended by `now` and recompute the estimate.
+    fn roll(&mut self, now: Time) {
+        if now < self.epoch_end {
+            return;
+        }
+        let epochs = (now - self.epoch_end) / self.epoch_ns + 1;
+        self.epoch_end += epochs * self.epoch_ns;
+        // The epoch just closed enters at full weight; the (empty) epochs after it only decay.
+        let idle_decay = GC_ESTIMATE_DECAY.powi(epochs.saturating_sub(1).min(64) as i32);
+        for f in &mut self.flows {
+            f.gc_ns = (GC_ESTIMATE_DECAY * f.gc_ns + std::mem::take(&mut f.epoch_gc_ns) as f64) * idle_decay;
+            f.pages = (GC_ESTIMATE_DECAY * f.pages + std::mem::take(&mut f.epoch_pages) as f64) * idle_decay;
+        }
+        let total: f64 = self.flows.iter().map(|f| f.gc_ns).sum();
+        let weighted_usage: f64 = self.flows.iter().map(|f| f.gc_ns * f.usage.count()).sum();
+        self.per_page_ns.clear();
+        for f in &self.flows {
+            let estimate = if total > 0.0 && weighted_usage > 0.0 {
+                let mean_usage = weighted_usage / total;
+                f.gc_ns * f.usage.count() / mean_usage / f.pages.max(1.0)
+            } else {
+                0.0
+            };
+            self.per_page_ns.push(estimate.round() as Time);
+        }
+    }
+}
+
 pub struct Flin {
     dies: Vec<FlinDie>,
     planes_per_die: u32,
@@ -295,9 +460,7 @@ pub struct Flin {
     stage2: bool,
     stage3: bool,
     stage3_wait: Stage3Wait,
-    /// Per flow: GC die time charged to it and host pages it has written (for its GC time per page).
-    gc_ns: Vec<Time>,
-    pages_written: Vec<u64>,
+    gc: GcEstimate,
     estimates: Estimates,
     queued: usize,
 }
@@ -317,18 +480,10 @@ impl Flin {
             stage2: cfg.flin_stage2,
             stage3: cfg.flin_stage3,
             stage3_wait: cfg.flin_stage3_wait,
-            gc_ns: Vec::new(),
-            pages_written: Vec::new(),
+            gc: GcEstimate::new(cfg.flin_epoch_ns.0),
             estimates: Estimates::default(),
             queued: 0,
         }
-    }
-
-    /// GC die time charged to `flow` per host page it wrote so far.
-    fn gc_per_page(&self, flow: u32) -> Time {
-        let gc = self.gc_ns.get(flow as usize).copied().unwrap_or(0);
-        let pages = self.pages_written.get(flow as usize).copied().unwrap_or(0);
-        gc / pages.max(1)
     }
 
     /// Close the epochs of `die` that ended by `now`: classify its flows by their counts.
@@ -353,23 +508,25 @@ impl Flin {
         let die = tx.die as usize;
         let now = tx.enqueued_at;
         self.roll_epoch(die, now);
+        self.gc.roll(now);
         let kind = if tx.purpose == Purpose::UserWrite { WRITE } else { READ };
         let service = service_ns(&self.timing, tx);
-        let gc_share = if kind == WRITE { self.gc_per_page(tx.flow) } else { 0 };
+        let gc_share = if kind == WRITE { self.gc.per_page(tx.flow) } else { 0 };
         if kind == WRITE {
-            *flow_slot(&mut self.pages_written, tx.flow) += 1;
+            self.gc.host_write(tx.flow, tx.lpa);
         }
         let d = &mut self.dies[die];
         let flow = flow_slot(&mut d.flows, tx.flow);
         flow.epoch_count[kind] += 1;
-        let alone_finish = flow.alone_finish[kind].max(now) + service + gc_share;
-        flow.alone_finish[kind] = alone_finish;
+        let alone_finish = flow.alone_finish.max(now) + service + gc_share;
+        flow.alone_finish = alone_finish;
         let low = flow.low[kind];
         let entry = Entry {
             tx: id,
             flow: tx.flow,
             plane: tx.plane,
             op: tx.op,
+            arrived_at: tx.arrived_at,
             enqueued_at: now,
             service,
             alone_finish,
@@ -410,7 +567,7 @@ impl Flin {
     fn proportional_wait(&self, slot: &Slot, view: &DispatchView) -> f64 {
         let e = &slot.entry;
         let start = match self.stage3_wait {
-            Stage3Wait::Queue => e.enqueued_at,
+            Stage3Wait::Queue => e.arrived_at,
             Stage3Wait::Slot => slot.since,
         };
         let waiting_since = if e.op == FlashOp::Program && view.txs[e.tx].req == NONE {
@@ -421,7 +578,7 @@ impl Flin {
         } else {
             start
         };
-        let gc = if e.op == FlashOp::Program { self.gc_per_page(e.flow) } else { 0 };
+        let gc = if e.op == FlashOp::Program { self.gc.per_page(e.flow) } else { 0 };
         // T_memory + T_transfer: the service estimate without the command cycles.
         let cost = e.service - self.timing.command_ns + gc;
         view.now.saturating_sub(waiting_since) as f64 / cost.max(1) as f64
@@ -450,11 +607,60 @@ impl Flin {
         }
     }
 
+    /// Stages 2 and 3 with GC as write-slot work: fill the slots, pick one by proportional wait, and run GC
+    /// in place of the write when the write's flow owes GC on this die (or when there is no host work).
+    fn select(&mut self, die: usize, view: &DispatchView, batch: &mut Vec<TxId>) {
+        let (now, planes) = (view.now, self.planes_per_die);
+        let d = &mut self.dies[die];
+        for kind in [READ, WRITE] {
+            if d.slots[kind].is_none() {
+                d.slots[kind] = Self::arbitrate(d, kind, self.stage2, now);
+            }
+        }
+        let d = &self.dies[die];
+        let serve_write = match (&d.slots[READ], &d.slots[WRITE]) {
+            (_, None) => false,
+            (None, Some(_)) => true,
+            (Some(r), Some(w)) => self.stage3 && self.proportional_wait(w, view) > self.proportional_wait(r, view),
+        };
+        let d = &mut self.dies[die];
+        if d.slots[READ].is_none() && d.slots[WRITE].is_none() {
+            if !d.gc.is_empty() {
+                // An idle die collects: whoever owes pays, in proportion to what each owes.
+                take_batch(&mut d.gc, view, planes, batch);
+                pay_in_proportion(&mut d.flows, batch.len());
+            }
+        } else if serve_write {
+            let writer = d.slots[WRITE].as_ref().expect("the write slot is filled").entry.flow;
+            let credit = &mut flow_slot(&mut d.flows, writer).gc_credit;
+            if !d.gc.is_empty() && *credit >= 1.0 {
+                // The write triggers the GC its own flow's writes made due; it keeps its slot.
+                take_batch(&mut d.gc, view, planes, batch);
+                let credit = &mut d.flows[writer as usize].gc_credit;
+                *credit = (*credit - batch.len() as f64).max(0.0);
+            } else {
+                self.take_slot(die, WRITE, view, batch);
+            }
+        } else {
+            self.take_slot(die, READ, view, batch);
+        }
+    }
+
     /// Estimated die time of `batch`: command, array time, and all its data over the channel.
     fn batch_ns(&self, batch: &[TxId], txs: &TxArena) -> Time {
         let first = &txs[batch[0]];
         let bytes: u64 = batch.iter().map(|&t| txs[t].bytes as u64).sum();
         self.timing.command_ns + memory_ns(&self.timing, first.op) + self.timing.transfer_ns(bytes)
+    }
+}
+
+/// `gc_transactions` of GC ran on a die without a write triggering it (idle die, or past the hard
+/// threshold): take them off the flows' GC debts in proportion to each debt.
+fn pay_in_proportion(flows: &mut [FlowOnDie], gc_transactions: usize) {
+    let owed: f64 = flows.iter().map(|f| f.gc_credit).sum();
+    if owed > 0.0 {
+        let keep = (1.0 - gc_transactions as f64 / owed).max(0.0);
+        flows.iter_mut().for_each(|f| f.gc_credit *= keep);
     }
 }
 
@@ -554,46 +760,49 @@ impl TransactionScheduler for Flin {
         let now = view.now;
         let die = die as usize;
         self.roll_epoch(die, now);
+        self.gc.roll(now);
         let planes = self.planes_per_die;
         let d = &mut self.dies[die];
-        let gc_first = d.gc_credit.gc_first(!d.gc.is_empty());
-        if view.reads_only {
-            // A program or erase is suspended for reads: mapping reads, then the read slot, nothing else.
-            if !take_before_host_work(&mut d.gc, &mut d.map_reads, view, planes, batch) {
-                if d.slots[READ].is_none() {
-                    d.slots[READ] = Self::arbitrate(d, READ, self.stage2, now);
-                }
-                if d.slots[READ].is_some() {
-                    self.take_slot(die, READ, view, batch);
-                }
+        if d.gc.is_empty() {
+            // Nothing owed when nothing is waiting (as `GcCredit`): debts do not pile up between jobs.
+            d.flows.iter_mut().for_each(|f| f.gc_credit = 0.0);
+        }
+        let urgent = view.gc_urgent && !d.gc.is_empty() && !view.reads_only;
+        if urgent && d.urgent_gc_run < URGENT_GC_RUN {
+            take_batch(&mut d.gc, view, planes, batch);
+        } else if !d.map_reads.is_empty() {
+            take_batch(&mut d.map_reads, view, planes, batch);
+        } else if view.reads_only || urgent {
+            // A program or erase is suspended for reads, or GC ran its bounded turn past the hard
+            // threshold: the read slot, else (urgent) GC again. Host writes wait.
+            if d.slots[READ].is_none() {
+                d.slots[READ] = Self::arbitrate(d, READ, self.stage2, now);
             }
-        } else if !take_before_host_work(&mut d.gc, &mut d.map_reads, view, planes, batch) {
-            for kind in [READ, WRITE] {
-                if d.slots[kind].is_none() {
-                    d.slots[kind] = Self::arbitrate(d, kind, self.stage2, now);
-                }
-            }
-            let d = &self.dies[die];
-            let serve_write = match (&d.slots[READ], &d.slots[WRITE]) {
-                (_, None) => false,
-                (None, Some(_)) => true,
-                (Some(r), Some(w)) => self.stage3 && self.proportional_wait(w, view) > self.proportional_wait(r, view),
-            };
-            let d = &mut self.dies[die];
-            let no_host_work = d.slots[READ].is_none() && d.slots[WRITE].is_none();
-            if !d.gc.is_empty() && (no_host_work || (serve_write && gc_first)) {
-                take_batch(&mut d.gc, view, planes, batch);
-            } else if serve_write {
-                self.take_slot(die, WRITE, view, batch);
-            } else if !no_host_work {
+            if d.slots[READ].is_some() {
                 self.take_slot(die, READ, view, batch);
+            } else if urgent {
+                take_batch(&mut d.gc, view, planes, batch);
             }
+        } else {
+            self.select(die, view, batch);
         }
         if let Some(&first) = batch.first() {
             let busy = self.batch_ns(batch, view.txs);
             let d = &mut self.dies[die];
-            d.gc_credit.dispatched(view.txs[first].purpose, batch.len(), view.gc_pace);
             d.busy_until = now + busy;
+            match view.txs[first].purpose {
+                Purpose::Gc if urgent => {
+                    // Bypassed GC still pays off what the flows owe, in proportion.
+                    d.urgent_gc_run += 1;
+                    pay_in_proportion(&mut d.flows, batch.len());
+                }
+                _ => d.urgent_gc_run = 0,
+            }
+            if view.txs[first].purpose == Purpose::UserWrite {
+                for &t in batch.iter() {
+                    flow_slot(&mut d.flows, view.txs[t].flow).gc_credit += view.gc_pace;
+                }
+            }
         }
         self.queued -= batch.len();
     }
@@ -603,8 +812,9 @@ impl TransactionScheduler for Flin {
     }
 
     fn completed(&mut self, _die: u32, _batch: &[TxId], view: &CompletionView) {
+        self.gc.roll(view.now);
         for &(flow, ns) in view.gc_charges {
-            *flow_slot(&mut self.gc_ns, flow) += ns;
+            self.gc.charge(flow, ns);
         }
     }
 
@@ -615,7 +825,7 @@ impl TransactionScheduler for Flin {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{add, build, config, dispatch, next, tx, view};
+    use super::super::testing::{add, build, config, dispatch, next, timing, tx, view};
     use super::*;
     use crate::config::device::TsuConfig;
     use crate::config::units::Bytes;
@@ -791,16 +1001,161 @@ mod tests {
         let write_vs_read = |gc_ns: Time| {
             let mut txs = TxArena::default();
             let mut s = flin(|_| {});
-            let view = CompletionView { txs: &txs, now: 0, gc_charges: &[(0, gc_ns)] };
-            s.completed(0, &[], &view);
-            add(s.as_mut(), &mut txs, tx(Purpose::UserWrite, 0, 0, 1, 0, 0));
-            add(s.as_mut(), &mut txs, tx(Purpose::UserRead, 0, 0, 2, 1, 1880 * US));
-            txs[next(s.as_mut(), &txs, 0, 2 * MS)[0]].purpose
+            // Epoch 0: flow 0 writes one page and is charged `gc_ns` of GC for it.
+            add(s.as_mut(), &mut txs, tx(Purpose::UserWrite, 0, 0, 9, 0, 0));
+            next(s.as_mut(), &txs, 0, 1);
+            s.completed(0, &[], &CompletionView { txs: &txs, now: 5 * MS, gc_charges: &[(0, gc_ns)] });
+            // Epoch 1: the estimate is `gc_ns` per page.
+            let at = 10 * MS;
+            add(s.as_mut(), &mut txs, tx(Purpose::UserWrite, 0, 0, 1, 0, at));
+            add(s.as_mut(), &mut txs, tx(Purpose::UserRead, 0, 0, 2, 1, at + 1880 * US));
+            txs[next(s.as_mut(), &txs, 0, at + 2 * MS)[0]].purpose
         };
         assert_eq!(write_vs_read(0), Purpose::UserWrite);
         // ... unless its flow was charged 1 ms of GC per page written (PW 2 / 2.3 = 0.86): its own GC is
         // part of its service, not interference.
         assert_eq!(write_vs_read(MS), Purpose::UserRead);
+    }
+
+    #[test]
+    fn gc_runs_in_the_write_slot_of_the_flow_whose_writes_made_it_due_not_of_a_low_gc_flow() {
+        let purpose_and_flow = |s: &mut dyn TransactionScheduler, txs: &TxArena, now: Time| {
+            let batch = dispatch(s, 0, &DispatchView { gc_pace: 1.0, ..view(txs, now) });
+            (txs[batch[0]].purpose, txs[batch[0]].flow)
+        };
+        let mut txs = TxArena::default();
+        let mut s = flin(|_| {});
+        // The high-GC flow 0 programs a page: its writes now owe one GC transaction (gc_pace 1).
+        add(s.as_mut(), &mut txs, tx(Purpose::UserWrite, 0, 0, 1, 0, 0));
+        assert_eq!(purpose_and_flow(s.as_mut(), &txs, 10), (Purpose::UserWrite, 0));
+        // GC is queued; the low-GC flow 1's write takes the write slot: it owes nothing, so it goes (a die-wide
+        // credit would have run flow 0's GC in its place).
+        add(s.as_mut(), &mut txs, tx(Purpose::Gc, 0, 0, NONE, 0, 15));
+        add(s.as_mut(), &mut txs, tx(Purpose::UserWrite, 0, 0, 2, 1, 15));
+        assert_eq!(purpose_and_flow(s.as_mut(), &txs, 20), (Purpose::UserWrite, 1));
+        // Flow 0's next write triggers the GC its first one made due, and keeps its slot.
+        add(s.as_mut(), &mut txs, tx(Purpose::UserWrite, 0, 0, 3, 0, 25));
+        assert_eq!(purpose_and_flow(s.as_mut(), &txs, 30), (Purpose::Gc, NONE));
+        assert_eq!(purpose_and_flow(s.as_mut(), &txs, 40), (Purpose::UserWrite, 0));
+    }
+
+    #[test]
+    fn past_the_hard_threshold_gc_bypasses_the_slots_for_a_bounded_run_then_one_read_goes_never_a_write() {
+        let mut txs = TxArena::default();
+        let mut s = flin(|_| {});
+        for i in 0..10 {
+            add(s.as_mut(), &mut txs, tx(Purpose::Gc, 0, 0, NONE, 0, i));
+        }
+        add(s.as_mut(), &mut txs, tx(Purpose::UserWrite, 0, 0, 1, 0, 0));
+        add(s.as_mut(), &mut txs, tx(Purpose::UserRead, 0, 0, 2, 1, 0));
+        let urgent = |s: &mut dyn TransactionScheduler, txs: &TxArena, now: Time| {
+            txs[dispatch(s, 0, &DispatchView { gc_urgent: true, ..view(txs, now) })[0]].purpose
+        };
+        let order: Vec<Purpose> = (0..URGENT_GC_RUN as Time + 3).map(|t| urgent(s.as_mut(), &txs, MS + t)).collect();
+        let mut expected = vec![Purpose::Gc; URGENT_GC_RUN as usize];
+        expected.extend([Purpose::UserRead, Purpose::Gc, Purpose::Gc]);
+        assert_eq!(order, expected, "the write waits while the threshold is crossed");
+        // Back above the threshold, the write slot competes again (its flow owes no GC: the write goes).
+        assert_eq!(txs[next(s.as_mut(), &txs, 0, 2 * MS)[0]].purpose, Purpose::UserWrite);
+    }
+
+    #[test]
+    fn one_alone_clock_per_flow_and_die_serves_its_reads_and_writes() {
+        // Flow 0 queues a write, then a read, at the same instant: alone, the read waits behind the write.
+        let mut txs = TxArena::default();
+        let mut s = Flin::new(&SchedulerSetup {
+            dies: 1,
+            planes_per_die: 1,
+            page_bytes: 8192,
+            timing: timing(),
+            config: &config("flin"),
+        });
+        let w = txs.insert(tx(Purpose::UserWrite, 0, 0, 1, 0, 0));
+        s.enqueue(w, &txs);
+        let r = txs.insert(tx(Purpose::UserRead, 0, 0, 2, 0, 0));
+        s.enqueue(r, &txs);
+        let write_service = service_ns(&timing(), &txs[w]);
+        let read_service = service_ns(&timing(), &txs[r]);
+        let read_entry = s.dies[0].queues[READ][class_index(NvmePriority::Medium)].entries[0];
+        assert_eq!(read_entry.alone_finish, write_service + read_service);
+        assert_eq!(s.dies[0].flows[0].alone_finish, write_service + read_service);
+    }
+
+    #[test]
+    fn the_shared_time_and_stage3_wait_count_from_the_requests_arrival_at_the_device() {
+        // A read whose request arrived at 0 but reached the TSU at 10 ms (e.g. after a mapping read).
+        let mut t = tx(Purpose::UserRead, 0, 0, 2, 1, 10 * MS);
+        t.arrived_at = 0;
+        let mut txs = TxArena::default();
+        let mut s = flin(|_| {});
+        add(s.as_mut(), &mut txs, t);
+        // Stage 3: a write that waited 10 ms (PW 7.6) loses to the read, which waited 10 ms + 10 us since
+        // its arrival (PW 100); counted from its enqueue (10 us, PW 0.1) the write would win.
+        add(s.as_mut(), &mut txs, tx(Purpose::UserWrite, 0, 0, 1, 2, 0));
+        let first = next(s.as_mut(), &txs, 0, 10 * MS + 10 * US);
+        assert_eq!(txs[first[0]].purpose, Purpose::UserRead);
+        // Stage 1's estimate: T_shared of an entry counts from the arrival.
+        let e = Entry {
+            tx: 0,
+            flow: 0,
+            plane: 0,
+            op: FlashOp::Read,
+            arrived_at: 100,
+            enqueued_at: 900,
+            service: 100,
+            alone_finish: 1000,
+            barrier: false,
+        };
+        let mut q = ClassQueue::default();
+        q.insert(0, e);
+        let mut est = Estimates::default();
+        assert_eq!(est.compute(&q, 1000, 0, 0), 1000, "(1000 - 100) + 100 of service");
+        assert!((est.mean(0) - 10.0).abs() < 1e-12, "S = 1000 / T_alone 100");
+    }
+
+    #[test]
+    fn the_gc_cost_estimate_is_per_epoch_decayed_and_weighted_by_storage_usage() {
+        let mut gc = GcEstimate::new(10 * MS);
+        // Epoch 0: flows 0 and 1 write 100 pages each; flow 0 over 100 distinct pages, flow 1 rewrites 10.
+        for i in 0..100 {
+            gc.host_write(0, 1_000 + i);
+            gc.host_write(1, i % 10);
+        }
+        gc.charge(0, 100 * MS);
+        gc.charge(1, 100 * MS);
+        assert_eq!(gc.per_page(0), 0, "nothing until the epoch ends");
+        gc.roll(10 * MS);
+        // Same writes, same charges: the flow keeping 10x the data gets ~10x the GC per page. Usage counts
+        // are estimates (HyperLogLog, exact at these counts to a few %).
+        let (p0, p1) = (gc.per_page(0) as f64, gc.per_page(1) as f64);
+        assert!((8.0..12.0).contains(&(p0 / p1)), "{p0} vs {p1}");
+        // The re-weighting keeps the total: 200 ms over 100 + 100 pages.
+        assert!(((p0 + p1) * 100.0 - 200.0 * MS as f64).abs() < 0.01 * 200.0 * MS as f64, "{p0} + {p1}");
+        // Two epochs later with no GC (one closed epoch, one idle): the past is decayed by 0.5^2, but the
+        // pages with it, so the per-page cost holds...
+        gc.roll(30 * MS);
+        assert_eq!(gc.per_page(0) as f64, p0);
+        // ... until new writes without GC dilute it: 100 fresh pages against the decayed 25.
+        for i in 0..100 {
+            gc.host_write(0, 1_000 + i);
+        }
+        gc.roll(40 * MS);
+        let expected = p0 * 25.0 * GC_ESTIMATE_DECAY / (25.0 * GC_ESTIMATE_DECAY + 100.0);
+        assert!((gc.per_page(0) as f64 - expected).abs() < 2.0, "{} vs {expected}", gc.per_page(0));
+    }
+
+    #[test]
+    fn distinct_pages_counts_distinct_logical_pages() {
+        for n in [10u64, 1_000, 100_000] {
+            let mut d = DistinctPages::default();
+            for _ in 0..3 {
+                for lpa in 0..n {
+                    d.add(lpa * 7); // every page written three times
+                }
+            }
+            let count = d.count();
+            assert!((count / n as f64 - 1.0).abs() < 0.2, "{n}: {count}");
+        }
     }
 
     #[test]
@@ -810,6 +1165,7 @@ mod tests {
             flow,
             plane: 0,
             op: FlashOp::Read,
+            arrived_at: enqueued_at,
             enqueued_at,
             service: 100,
             alone_finish,

@@ -200,6 +200,7 @@ pub(super) mod testing {
             ppa: 0,
             lpa: 0,
             bytes: 8192,
+            arrived_at: at,
             enqueued_at: at,
             dispatched_at: 0,
             link: NONE,
