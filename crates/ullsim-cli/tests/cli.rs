@@ -188,10 +188,10 @@ fn check_results(results: &Value, preset: &str, flow_names: &[&str]) {
         let bw = num(f, "bandwidth_bytes_per_s");
         assert!(bw >= 512.0 * iops, "flow {name}: {bw} B/s is less than 512 B per I/O at {iops} IOPS");
         let lat = &f["latency_ns"];
-        let [mean, p50, p90, p99, p99_9, p99_99, min, max] =
-            ["mean", "p50", "p90", "p99", "p99_9", "p99_99", "min", "max"].map(|k| num(lat, k));
+        let [mean, p50, p90, p99, p99_9, p99_99, p99_999, min, max] =
+            ["mean", "p50", "p90", "p99", "p99_9", "p99_99", "p99_999", "min", "max"].map(|k| num(lat, k));
         assert!(min > 0.0, "flow {name}: latency min {min}");
-        let ordered = [min, p50, p90, p99, p99_9, p99_99, max];
+        let ordered = [min, p50, p90, p99, p99_9, p99_99, p99_999, max];
         assert!(ordered.windows(2).all(|w| w[0] <= w[1]), "flow {name}: percentiles out of order: {lat}");
         assert!(min <= mean && mean <= max, "flow {name}: mean {mean} outside [{min}, {max}]");
         // Every request records the time it spent in each layer: the layers' means add up to the mean latency.

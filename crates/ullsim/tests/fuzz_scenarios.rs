@@ -550,7 +550,7 @@ fn check_results(s: &Scenario, r: &RunResults) -> Result<(), (String, String)> {
             .chain([("write", f.write.as_ref().map(|o| &o.latency_ns))])
         {
             let Some(l) = l else { continue };
-            let order = [l.min, l.p50, l.p90, l.p99, l.p99_9, l.p99_99, l.max];
+            let order = [l.min, l.p50, l.p90, l.p99, l.p99_9, l.p99_99, l.p99_999, l.max];
             if order.windows(2).any(|w| w[0] > w[1]) {
                 return fail("latency percentiles out of order", format!("{who} {what}: {l:?}"));
             }

@@ -23,6 +23,8 @@ pub struct LatencySummary {
     pub p99: u64,
     pub p99_9: u64,
     pub p99_99: u64,
+    /// 99.999th percentile: datasheets quote QoS at "five nines" (e.g. P4800X: < 60 us at QD1).
+    pub p99_999: u64,
     pub min: u64,
     pub max: u64,
 }
@@ -77,6 +79,7 @@ impl Recorder {
             p99: q(0.99),
             p99_9: q(0.999),
             p99_99: q(0.9999),
+            p99_999: q(0.99999),
             min: if self.count == 0 { 0 } else { self.hist.min() },
             max: if self.count == 0 { 0 } else { self.hist.max() },
         }

@@ -90,6 +90,10 @@ pub struct HostInterface {
     path_interval_ns: [f64; 2],
     /// When the read / the write path takes its next command (fractional ns, so that 1/rate does not round).
     path_next_at: [f64; 2],
+    /// Whether control TLPs slow the data of each direction (to host, to device): only where the link, not the
+    /// controller's data path, is what limits the data. Where the path binds, the link has room to spare for
+    /// the few control bytes (e.g. 2.0 GB/s of write data on a 3.4 GB/s link).
+    control_delays_data: [bool; 2],
     to_host: LinkDirection,
     to_device: LinkDirection,
 }
@@ -112,6 +116,14 @@ impl HostInterface {
             path_interval_ns: [cfg.max_read_iops, cfg.max_write_iops]
                 .map(|iops| if iops > 0.0 { 1e9 / iops } else { 0.0 }),
             path_next_at: [0.0; 2],
+            control_delays_data: [cfg.max_read_bytes_per_s, cfg.max_write_bytes_per_s].map(|path| {
+                let mps = cfg.pcie_max_payload_bytes as f64;
+                let link_payload = cfg.pcie_lanes as f64
+                    * cfg.pcie_lane_bytes_per_s
+                    * (1.0 - cfg.pcie_dllp_overhead)
+                    * (mps / (mps + cfg.pcie_tlp_overhead_bytes as f64));
+                path >= link_payload
+            }),
             to_host: LinkDirection::default(),
             to_device: LinkDirection::default(),
         })
@@ -180,8 +192,11 @@ impl HostInterface {
         link.start(now, req.0, service).map(|at| (at, link.generation()))
     }
 
-    /// Small control TLPs of `bytes` in all (one TLP per `bytes_per_tlp`) go out in `direction` at `now`.
+    /// `tlps` small control TLPs carrying `bytes` in all go out in `direction` at `now`.
     pub fn control(&mut self, now: Time, direction: Direction, tlps: u64, bytes: u64) {
+        if !self.control_delays_data[(direction == Direction::ToDevice) as usize] {
+            return;
+        }
         let wire = bytes + tlps * self.tlp_overhead_bytes;
         let service = (wire as f64 * 1e9 / self.link_bytes_per_s).ceil() as Time;
         self.link(direction).control(now, service);
