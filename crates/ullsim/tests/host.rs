@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{run, scenario, scenario_with};
+use common::{run, scenario, scenario_with, MIXED};
 use ullsim::RunResults;
 
 /// QD1 4 KB random I/O from one io_uring job on optane-ull (HotStorage'23 §4.1).
@@ -447,12 +447,9 @@ fn keys_that_do_not_apply_to_a_cpu_burner_are_errors() {
     }
 }
 
-#[test]
-fn flow_priorities_reach_the_device_and_weighted_round_robin_serves_them_in_order() {
-    // Three flows saturate the controller (555K commands/s): with weighted round robin the urgent flow's
-    // queues are fetched first, and high gets four times low's share (weights high 4, low 1); round robin
-    // treats all alike.
-    let text = r#"
+/// Three flows of three NVMe classes that saturate optane-ull's controller (555K commands/s), under weighted
+/// round robin.
+const THREE_CLASSES: &str = r#"
 [run]
 duration = "10ms"
 check_invariants = true
@@ -479,6 +476,12 @@ iodepth = 32
 numjobs = 2
 prio = "low"
 "#;
+
+#[test]
+fn flow_priorities_reach_the_device_and_weighted_round_robin_serves_them_in_order() {
+    // With weighted round robin the urgent flow's queues are fetched first, and high gets four times low's
+    // share (weights high 4, low 1); round robin treats all alike.
+    let text = THREE_CLASSES;
     let wrr = run(&scenario(text));
     let (urgent, high, low) = (&wrr.flows[0], &wrr.flows[1], &wrr.flows[2]);
     println!(
@@ -576,42 +579,24 @@ fn device_only_qd1_read_latency_is_the_sum_of_the_device_stages() {
     assert!((f.iops * expected as f64 / 1e9 - 1.0).abs() < 1e-3, "IOPS {} x latency {expected} ns", f.iops);
 }
 
-/// Flows of every kind, two priority classes, under the device-only host (no `check_invariants`: it is linear
-/// in the size of the drive, and znand-ull is large).
-const DEVICE_ONLY_MIX: &str = r#"
-seed = 11
-[run]
-duration = "30ms"
-warmup = "5ms"
-[host]
-model = "device-only"
-[device]
-preset = "znand-ull"
-[[flow]]
-name = "reader"
-class = "critical"
-prio = "high"
-rw = "randread"
-bs = "4k"
-iodepth = 4
-numjobs = 2
-[[flow]]
-name = "writer"
-prio = "low"
-rw = "write"
-bs = "128k"
-iodepth = 8
-[[flow]]
-name = "poisson"
-rw = "randrw"
-bssplit = "4k/60:16k/40"
-rate_iops = 20000
-rate_process = "poisson"
-"#;
+/// Flows of every kind, two priority classes and two jobs sharing a queue, under the device-only host (no
+/// `check_invariants`: it is linear in the size of the drive, and znand-ull is large).
+const DEVICE_ONLY_MIX: [&str; 6] = [
+    "host.model=device-only",
+    "run.duration=30ms",
+    "run.warmup=5ms",
+    "flow.reader.prio=high",
+    "flow.reader.numjobs=2",
+    "flow.writer.prio=low",
+];
 
 #[test]
 fn device_only_runs_are_deterministic() {
-    let json = |seed: &str| serde_json::to_vec(&run(&scenario_with(DEVICE_ONLY_MIX, &[seed]))).unwrap();
+    let json = |seed: &str| {
+        let mut overrides = DEVICE_ONLY_MIX.to_vec();
+        overrides.push(seed);
+        serde_json::to_vec(&run(&scenario_with(MIXED, &overrides))).unwrap()
+    };
     let first = json("seed=11");
     assert!(first == json("seed=11"), "same scenario and seed, different JSON");
     assert!(first != json("seed=12"), "another seed, same JSON");
@@ -628,60 +613,45 @@ fn device_only_runs_are_deterministic() {
 #[test]
 fn device_only_host_keys_are_ignored() {
     // Every [host] key but model and power, and the flows' engine and core keys, change nothing.
-    let base = serde_json::to_value(run(&scenario(DEVICE_ONLY_MIX)).flows).unwrap();
+    let base = serde_json::to_value(run(&scenario_with(MIXED, &DEVICE_ONLY_MIX)).flows).unwrap();
     let other = run(&scenario_with(
-        DEVICE_ONLY_MIX,
+        MIXED,
         &[
-            "host.cores=1",
-            "host.cpu_scheduler=eevdf",
-            "host.io_scheduler=bfq",
-            "host.completion=poll",
-            "host.queue_pairs=1",
-            "host.cpu.context_switch_ns=50000",
-            "host.block.max_sectors_kb=4",
-            "host.nvme.coalesce_count=8",
-            "flow.reader.ioengine=libaio",
-            "flow.reader.cpus_allowed=\"0\"",
-            "flow.writer.sqthread_poll=true",
-            "flow.writer.hipri=true",
-            "flow.writer.iodepth_batch_submit=8",
-            "flow.writer.prioclass=idle",
-        ],
+            &DEVICE_ONLY_MIX[..],
+            &[
+                "host.cores=1",
+                "host.cpu_scheduler=eevdf",
+                "host.io_scheduler=bfq",
+                "host.completion=poll",
+                "host.queue_pairs=1",
+                "host.cpu.context_switch_ns=50000",
+                "host.block.max_sectors_kb=4",
+                "host.nvme.coalesce_count=8",
+                "flow.reader.ioengine=libaio",
+                "flow.reader.cpus_allowed=\"0\"",
+                "flow.writer.sqthread_poll=true",
+                "flow.writer.hipri=true",
+                "flow.writer.iodepth_batch_submit=8",
+                "flow.writer.prioclass=idle",
+            ],
+        ]
+        .concat(),
     ));
     assert_eq!(serde_json::to_value(other.flows).unwrap(), base);
 }
 
 #[test]
 fn device_only_gives_each_flow_its_own_queue_with_its_priority() {
-    // As in the full host's test above: weighted round robin fetches high four times as often as low, now
-    // with one queue per flow (two jobs of a flow share it).
-    let text = r#"
-[run]
-duration = "10ms"
-check_invariants = true
-[host]
-model = "device-only"
-[device]
-preset = "optane-ull"
-[device.host_interface]
-arbiter = "weighted-round-robin"
-[[flow]]
-name = "high"
-rw = "randread"
-iodepth = 32
-numjobs = 2
-prio = "high"
-[[flow]]
-name = "low"
-rw = "randread"
-iodepth = 64
-prio = "low"
-"#;
-    let r = run(&scenario(text));
-    let ratio = r.flows[0].iops / r.flows[1].iops;
+    // As with the full host (above), now with one queue per flow (the two jobs of high and of low share
+    // theirs): weighted round robin fetches urgent first and high four times as often as low.
+    let wrr = run(&scenario_with(THREE_CLASSES, &["host.model=device-only"]));
+    let (urgent, high, low) = (&wrr.flows[0], &wrr.flows[1], &wrr.flows[2]);
+    let ratio = high.iops / low.iops;
     assert!((3.8..4.2).contains(&ratio), "high/low fetch share {ratio}, weights 4:1");
-    let rr = run(&scenario_with(text, &["device.host_interface.arbiter=round-robin"]));
-    let ratio = rr.flows[0].iops / rr.flows[1].iops;
+    let rr =
+        run(&scenario_with(THREE_CLASSES, &["host.model=device-only", "device.host_interface.arbiter=round-robin"]));
+    assert!(urgent.latency_ns.mean * 2.0 < rr.flows[0].latency_ns.mean, "urgent goes first only under wrr");
+    let ratio = rr.flows[1].iops / rr.flows[2].iops;
     assert!((0.95..1.05).contains(&ratio), "round robin: one queue each, equal turns: {ratio}");
 }
 
