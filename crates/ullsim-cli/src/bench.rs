@@ -9,13 +9,39 @@ use anyhow::{bail, Context, Result};
 use serde_json::json;
 use ullsim::Scenario;
 
-/// The benchmark cases: (name, what it runs, scenario). Every case runs the whole stack (host and device):
-/// the scenario format has no device-only mode.
-const CASES: &[(&str, &str, &str)] = &[
-    (
-        "fullstack-qd32",
-        "host stack (io_uring, none, interrupts) + optane-ull, 4 KiB random reads at QD32",
-        r#"
+/// 4 KiB random reads at QD32 on a full mqsim-mlc, through the device-only host (`randread-qd32` measures
+/// the device model alone, as MQSim runs it; `randread-qd32-fullstack` overrides the host back to "full").
+const RANDREAD_QD32: &str = r#"
+name = "bench randread-qd32"
+[run]
+duration = "3s"
+[host]
+model = "device-only"
+[device]
+preset = "mqsim-mlc"
+[[flow]]
+name = "randread"
+rw = "randread"
+bs = "4k"
+iodepth = 32
+"#;
+
+/// One benchmark case.
+struct Case {
+    name: &'static str,
+    /// What it runs, for the JSON.
+    what: &'static str,
+    scenario: &'static str,
+    /// `--set` overrides applied to `scenario`.
+    overrides: &'static [&'static str],
+}
+
+/// The benchmark cases.
+const CASES: &[Case] = &[
+    Case {
+        name: "fullstack-qd32",
+        what: "host stack (io_uring, none, interrupts) + optane-ull, 4 KiB random reads at QD32",
+        scenario: r#"
 name = "bench fullstack-qd32: io_uring QD32 4 KB random reads, none, interrupts, on optane-ull"
 [run]
 duration = "2s"
@@ -31,28 +57,25 @@ bs = "4k"
 iodepth = 32
 ioengine = "io_uring"
 "#,
-    ),
-    (
-        "randread-qd32",
-        "default host stack + a full mqsim-mlc (mapping reads through its 2 MiB CMT), 4 KiB random reads at QD32",
-        r#"
-name = "bench randread-qd32"
-[run]
-duration = "3s"
-[device]
-preset = "mqsim-mlc"
-[[flow]]
-name = "randread"
-rw = "randread"
-bs = "4k"
-iodepth = 32
-"#,
-    ),
-    (
-        "mixed",
-        "default host stack + a full mqsim-mlc: QD1 4 KiB random reader beside a QD32 128 KiB sequential writer, \
-         garbage-collection bound",
-        r#"
+        overrides: &[],
+    },
+    Case {
+        name: "randread-qd32",
+        what: "device-only host + a full mqsim-mlc (mapping reads through its 2 MiB CMT), 4 KiB random reads at QD32",
+        scenario: RANDREAD_QD32,
+        overrides: &[],
+    },
+    Case {
+        name: "randread-qd32-fullstack",
+        what: "default host stack + a full mqsim-mlc (mapping reads through its 2 MiB CMT), 4 KiB random reads at QD32",
+        scenario: RANDREAD_QD32,
+        overrides: &["host.model=full", "name=bench randread-qd32-fullstack"],
+    },
+    Case {
+        name: "mixed",
+        what: "default host stack + a full mqsim-mlc: QD1 4 KiB random reader beside a QD32 128 KiB sequential \
+               writer, garbage-collection bound",
+        scenario: r#"
 name = "bench mixed"
 [run]
 duration = "2s"
@@ -69,7 +92,8 @@ rw = "write"
 bs = "128k"
 iodepth = 32
 "#,
-    ),
+        overrides: &[],
+    },
 ];
 
 /// Peak resident memory of this process (Linux: VmHWM), in bytes.
@@ -85,8 +109,9 @@ fn peak_rss_bytes() -> u64 {
 }
 
 fn run_case(name: &str) -> Result<serde_json::Value> {
-    let (_, what, text) = CASES.iter().find(|(n, _, _)| *n == name).context("unknown case")?;
-    let scenario = Scenario::from_toml_str(text, &format!("bench case {name}"), Path::new("."), &[])?;
+    let case = CASES.iter().find(|c| c.name == name).context("unknown case")?;
+    let overrides: Vec<String> = case.overrides.iter().map(|o| o.to_string()).collect();
+    let scenario = Scenario::from_toml_str(case.scenario, &format!("bench case {name}"), Path::new("."), &overrides)?;
     let setup_start = Instant::now();
     let sim = ullsim::Simulation::new(&scenario)?;
     let setup_seconds = setup_start.elapsed().as_secs_f64();
@@ -95,7 +120,7 @@ fn run_case(name: &str) -> Result<serde_json::Value> {
     let wall_seconds = run_start.elapsed().as_secs_f64();
     Ok(json!({
         "name": name,
-        "what": what,
+        "what": case.what,
         "simulated_requests": results.requests_completed,
         "simulated_seconds": (results.window.end_ns - results.window.start_ns) as f64 / 1e9,
         "events": results.events,
@@ -114,24 +139,25 @@ pub fn main(json_path: Option<&Path>, only: Option<&str>, child: bool) -> Result
         return Ok(());
     }
     if let Some(name) = only {
-        if !CASES.iter().any(|(n, _, _)| *n == name) {
-            bail!("unknown case \"{name}\"; expected one of {:?}", CASES.iter().map(|c| c.0).collect::<Vec<_>>());
+        if !CASES.iter().any(|c| c.name == name) {
+            bail!("unknown case \"{name}\"; expected one of {:?}", CASES.iter().map(|c| c.name).collect::<Vec<_>>());
         }
     }
     let exe = std::env::current_exe().context("cannot find the ullsim executable")?;
     let mut cases = Vec::new();
+    let width = CASES.iter().map(|c| c.name.len()).max().unwrap_or(0);
     println!(
-        "{:<15} {:>12} {:>9} {:>12} {:>9} {:>10}",
+        "{:<width$} {:>12} {:>9} {:>12} {:>9} {:>10}",
         "case", "requests", "wall s", "requests/s", "setup s", "peak MiB"
     );
-    for (name, _, _) in CASES.iter().filter(|(n, _, _)| only.is_none_or(|o| o == *n)) {
+    for name in CASES.iter().map(|c| c.name).filter(|n| only.is_none_or(|o| o == *n)) {
         let output = Command::new(&exe).args(["bench", "--child", "--case", name]).output()?;
         if !output.status.success() {
             bail!("bench case {name} failed: {}", String::from_utf8_lossy(&output.stderr));
         }
         let case: serde_json::Value = serde_json::from_slice(&output.stdout)?;
         println!(
-            "{:<15} {:>12} {:>9.3} {:>12.0} {:>9.3} {:>10.1}",
+            "{:<width$} {:>12} {:>9.3} {:>12.0} {:>9.3} {:>10.1}",
             name,
             case["simulated_requests"].as_u64().unwrap_or(0),
             case["wall_seconds"].as_f64().unwrap_or(0.0),

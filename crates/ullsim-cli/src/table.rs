@@ -2,6 +2,7 @@
 
 use std::fmt::Write;
 
+use ullsim::config::host::HostModel;
 use ullsim::metrics::LatencySummary;
 use ullsim::{RunResults, Scenario};
 
@@ -160,21 +161,31 @@ pub fn render(scenario: &Scenario, r: &RunResults, wall_seconds: f64) -> String 
         );
     }
     let h = &r.host;
-    let _ = writeln!(
-        out,
-        "host: {} cores ({:.2} busy: user {:.2}, kernel {:.2}, polling {:.2}), {} scheduler, {} completions, \
-         {} interrupts; energy {:.1} W, {} J per million I/Os",
-        h.cores.len(),
-        h.busy_cores,
-        h.cores.iter().map(|c| c.user).sum::<f64>(),
-        h.cores.iter().map(|c| c.kernel).sum::<f64>(),
-        h.cores.iter().map(|c| c.poll).sum::<f64>(),
-        h.block.io_scheduler,
-        h.completion,
-        h.interrupts,
+    let energy = format!(
+        "energy {:.1} W, {} J per million I/Os",
         r.energy.mean_watts,
         r.energy.joules_per_million_ios.map_or("-".to_string(), |j| format!("{j:.0}"))
     );
+    let _ = match h.model {
+        HostModel::Full => writeln!(
+            out,
+            "host: {} cores ({:.2} busy: user {:.2}, kernel {:.2}, polling {:.2}), {} scheduler, {} completions, \
+             {} interrupts; {energy}",
+            h.cores.len(),
+            h.busy_cores,
+            h.cores.iter().map(|c| c.user).sum::<f64>(),
+            h.cores.iter().map(|c| c.kernel).sum::<f64>(),
+            h.cores.iter().map(|c| c.poll).sum::<f64>(),
+            h.block.io_scheduler,
+            h.completion,
+            h.interrupts,
+        ),
+        HostModel::DeviceOnly => writeln!(
+            out,
+            "host: device-only (no host time: each flow's I/O goes straight to its own submission queue); {energy} \
+             (no cores)"
+        ),
+    };
     if let Some(f) = &r.fairness {
         let _ = writeln!(
             out,

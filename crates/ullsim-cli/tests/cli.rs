@@ -224,9 +224,13 @@ fn check_results(results: &Value, preset: &str, flow_names: &[&str]) {
         let (mean, max) = (num(&device[key], "mean"), num(&device[key], "max"));
         assert!(0.0 <= mean && mean <= max + 1e-9 && max <= 1.0 + 1e-9, "device.{key}: mean {mean}, max {max}");
     }
-    // Each core's time splits into user, kernel, polling and idle.
+    // Each core's time splits into user, kernel, polling and idle; the device-only host has no cores.
     let cores = results["host"]["cores"].as_array().expect("host.cores is an array");
-    assert!(!cores.is_empty());
+    match text(results, "host.model") {
+        "full" => assert!(!cores.is_empty()),
+        "device-only" => assert!(cores.is_empty() && uint(results, "host.interrupts") == 0),
+        other => panic!("host.model {other:?}"),
+    }
     for c in cores {
         let parts: f64 = ["user", "kernel", "poll", "idle"].iter().map(|k| num(c, k)).sum();
         assert!((parts - 1.0).abs() < 1e-6, "core time parts sum to {parts}: {c}");
@@ -462,6 +466,42 @@ fn set_iodepth_raises_the_iops_of_a_closed_loop_flow() {
     // A flow can be addressed by name as well as by index: same run, same bytes.
     let by_name = json_bytes(&scenario, &["--set", "flow.reader.iodepth=8"], dir.path(), "name.json");
     assert!(by_index == by_name, "flow.0.iodepth and flow.reader.iodepth gave different results");
+}
+
+#[test]
+fn set_host_model_device_only_takes_the_host_out_of_the_latency() {
+    let scenario = example("randread-optane.toml");
+    let full = run_json(Some(&scenario), &[]);
+    let device_only = run_json(Some(&scenario), &["--set", "host.model=device-only"]);
+    check_results(&device_only, "optane-ull", &["reader"]);
+    assert_eq!(text(&device_only, "host.model"), "device-only");
+    assert_eq!(text(&full, "host.model"), "full");
+    let reader = flow(&device_only, "reader");
+    for part in ["syscall", "block", "driver", "completion", "cpu_wait"] {
+        assert_eq!(num(reader, &format!("breakdown_ns.{part}.mean")), 0.0, "device-only {part}");
+    }
+    assert_eq!(num(reader, "cpu_cores"), 0.0);
+    // optane-ull's QD1 read: ~6.5 us in the device (its mean, with the drive's own spread), 12.5 us through
+    // the default host.
+    let (alone, stacked) = (num(reader, "latency_ns.mean"), num(flow(&full, "reader"), "latency_ns.mean"));
+    assert!((6_300.0..6_700.0).contains(&alone), "device-only QD1 read {alone} ns");
+    assert!(stacked - alone > 5_000.0, "the host adds {} ns", stacked - alone);
+    // The terminal table says which host ran, and the same seed gives the same bytes.
+    let table = ullsim(["run", p(&scenario), "--set", "host.model=device-only"]).ok();
+    assert!(table.stdout.contains("host: device-only (no host time"), "{}", table.describe());
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--set", "host.model=device-only", "--set", "flow.reader.iodepth=8"];
+    let first = json_bytes(&scenario, &args, dir.path(), "first.json");
+    assert!(first == json_bytes(&scenario, &args, dir.path(), "second.json"), "device-only runs differ");
+}
+
+#[test]
+fn set_host_model_to_an_unknown_value_fails_naming_the_key_and_the_values() {
+    ullsim(["run", p(&example("randread-optane.toml")), "--set", "host.model=mqsim"]).fails_with(&[
+        "--set host.model=mqsim",
+        "key `host.model`",
+        r#"found "mqsim", expected one of "full", "device-only""#,
+    ]);
 }
 
 #[test]

@@ -1,9 +1,10 @@
 //! The host stack: HotStorage'23 Table 1 calibration, CPU scheduling next to a CPU hog, polling, tags,
-//! splitting, the per-layer breakdown, and `none` never losing to a scheduler on IOPS or energy.
+//! splitting, the per-layer breakdown, and `none` never losing to a scheduler on IOPS or energy; and the
+//! device-only host (`host.model = "device-only"`), which adds no host time at all.
 
 mod common;
 
-use common::{run, scenario, scenario_with};
+use common::{run, scenario, scenario_with, MIXED};
 use ullsim::RunResults;
 
 /// QD1 4 KB random I/O from one io_uring job on optane-ull (HotStorage'23 §4.1).
@@ -213,6 +214,7 @@ fn layers_add_up_for_every_request_under_every_mode() {
         &["host.completion=hybrid", "flow.io.rw=randrw", "flow.io.iodepth=2"],
         &["host.nvme.coalesce_count=4", "flow.io.iodepth=16", "host.io_scheduler=mq-deadline"],
         &["flow.io.bs=64k", "host.block.max_sectors_kb=16", "flow.io.rw=randwrite"],
+        &["host.model=device-only", "flow.io.rw=randrw", "flow.io.iodepth=8", "flow.io.numjobs=2"],
     ] {
         let mut all = vec!["run.check_invariants=true"];
         all.extend_from_slice(overrides);
@@ -445,12 +447,9 @@ fn keys_that_do_not_apply_to_a_cpu_burner_are_errors() {
     }
 }
 
-#[test]
-fn flow_priorities_reach_the_device_and_weighted_round_robin_serves_them_in_order() {
-    // Three flows saturate the controller (555K commands/s): with weighted round robin the urgent flow's
-    // queues are fetched first, and high gets four times low's share (weights high 4, low 1); round robin
-    // treats all alike.
-    let text = r#"
+/// Three flows of three NVMe classes that saturate optane-ull's controller (555K commands/s), under weighted
+/// round robin.
+const THREE_CLASSES: &str = r#"
 [run]
 duration = "10ms"
 check_invariants = true
@@ -477,6 +476,12 @@ iodepth = 32
 numjobs = 2
 prio = "low"
 "#;
+
+#[test]
+fn flow_priorities_reach_the_device_and_weighted_round_robin_serves_them_in_order() {
+    // With weighted round robin the urgent flow's queues are fetched first, and high gets four times low's
+    // share (weights high 4, low 1); round robin treats all alike.
+    let text = THREE_CLASSES;
     let wrr = run(&scenario(text));
     let (urgent, high, low) = (&wrr.flows[0], &wrr.flows[1], &wrr.flows[2]);
     println!(
@@ -497,4 +502,212 @@ prio = "low"
     );
     assert!(urgent.latency_ns.mean * 2.0 < rr.flows[0].latency_ns.mean, "urgent goes first only under wrr");
     assert!((rr.flows[1].iops / rr.flows[2].iops - 1.0).abs() < 0.1, "round robin: high and low alike");
+}
+
+// ---- the device-only host ---------------------------------------------------------------------------------
+
+/// The host parts of a flow's breakdown (everything but the device's two), in ns.
+fn host_parts(f: &ullsim::metrics::FlowResult) -> [f64; 5] {
+    let b = &f.breakdown_ns;
+    [b.syscall.mean, b.block.mean, b.driver.mean, b.completion.mean, b.cpu_wait.mean]
+}
+
+#[test]
+fn device_only_adds_no_host_time_and_the_full_host_adds_its_share() {
+    // Without the device's own spread, every QD1 read takes the device the same time under either host.
+    let fixed = "device.variability.enabled=false";
+    let device_only = run(&scenario_with(QD1, &["host.model=device-only", "run.check_invariants=true", fixed]));
+    let full = run(&scenario_with(QD1, &[fixed]));
+    let (d, f) = (&device_only.flows[0], &full.flows[0]);
+    // Each part is a mean of non-negative per-request times: 0.0 means every request spent exactly 0 there.
+    assert_eq!(host_parts(d), [0.0; 5], "device-only host time: {:?}", d.breakdown_ns);
+    let device_time =
+        |f: &ullsim::metrics::FlowResult| f.breakdown_ns.device_queued.mean + f.breakdown_ns.device_service.mean;
+    assert!(
+        (d.latency_ns.mean - device_time(d)).abs() < 1e-6,
+        "latency {} vs device {}",
+        d.latency_ns.mean,
+        device_time(d)
+    );
+    // At QD1 every read takes the device the same time under either host, so the full host is slower by
+    // exactly its own parts (~6 us of its 12.5).
+    let host_share: f64 = host_parts(f).iter().sum();
+    assert!((device_time(f) - device_time(d)).abs() < 1.0, "device time {} vs {}", device_time(f), device_time(d));
+    assert!((f.latency_ns.mean - d.latency_ns.mean - host_share).abs() < 1.0, "host share {host_share}");
+    assert!((5_000.0..7_000.0).contains(&host_share), "the default host's share of a QD1 read: {host_share} ns");
+    // No cores, no CPU, no interrupts, no block layer: all reported as such, not as a configured machine.
+    let h = &device_only.host;
+    assert_eq!(h.model, ullsim::config::host::HostModel::DeviceOnly);
+    assert!(h.cores.is_empty() && h.busy_cores == 0.0 && h.interrupts == 0, "{h:?}");
+    assert_eq!(
+        (h.cpu_scheduler.as_str(), h.completion.as_str(), h.block.io_scheduler.as_str()),
+        ("none", "none", "none")
+    );
+    assert_eq!(d.cpu_cores, 0.0);
+    // Power: the base and the SSD only.
+    let p = &device_only_power();
+    let busy = device_only.device.busy;
+    let watts = p.base_w + busy * p.device_active_w + (1.0 - busy) * p.device_idle_w;
+    assert!((device_only.energy.mean_watts - watts).abs() < 1e-9, "{} W vs {watts} W", device_only.energy.mean_watts);
+}
+
+fn device_only_power() -> ullsim::config::host::PowerConfig {
+    scenario(QD1).host.power
+}
+
+#[test]
+fn device_only_qd1_read_latency_is_the_sum_of_the_device_stages() {
+    // optane-ull at QD1 without its service-time spread is deterministic: no queueing anywhere, one die per
+    // read, no cache, in-place map.
+    let s = scenario_with(QD1, &["host.model=device-only", "device.variability.enabled=false"]);
+    let (hi, flash) = (&s.device.host_interface, &s.device.flash);
+    // The data crosses the link in 256-byte TLPs (24 bytes of overhead each) at the lanes' rate less the
+    // DLLPs' share, or at the controller's read path if that is slower.
+    let tlps = 4096u64.div_ceil(u64::from(hi.pcie_max_payload_bytes));
+    let wire = (4096 + tlps * u64::from(hi.pcie_tlp_overhead_bytes)) as f64;
+    let link = f64::from(hi.pcie_lanes) * hi.pcie_lane_bytes_per_s * (1.0 - hi.pcie_dllp_overhead);
+    let pcie = (wire * 1e9 / link).max(4096.0 * 1e9 / hi.max_read_bytes_per_s).ceil() as u64;
+    let channel = (4096.0 * 1000.0 / (flash.channel_mts * flash.channel_width_bytes as f64)).ceil() as u64;
+    let expected = hi.doorbell_ns.0
+        + hi.command_process_ns.0
+        + hi.command_fetch_ns.0
+        + flash.command_ns.0
+        + flash.read_ns.0
+        + channel
+        + pcie
+        + hi.completion_ns.0;
+    let r = run(&s);
+    let f = &r.flows[0];
+    println!("QD1 read: {} ns measured, {expected} ns from the device's stages", f.latency_ns.mean);
+    assert!(f.completed > 1_000);
+    // The mean is exact (a sum over requests, not a histogram bucket): every read took exactly this long.
+    assert_eq!(f.latency_ns.mean, expected as f64);
+    assert_eq!(f.breakdown_ns.device_queued.mean, 0.0);
+    // Closed loop at QD1 with no host time: the device is never idle between reads.
+    assert!((f.iops * expected as f64 / 1e9 - 1.0).abs() < 1e-3, "IOPS {} x latency {expected} ns", f.iops);
+}
+
+/// Flows of every kind, two priority classes and two jobs sharing a queue, under the device-only host (no
+/// `check_invariants`: it is linear in the size of the drive, and znand-ull is large).
+const DEVICE_ONLY_MIX: [&str; 6] = [
+    "host.model=device-only",
+    "run.duration=30ms",
+    "run.warmup=5ms",
+    "flow.reader.prio=high",
+    "flow.reader.numjobs=2",
+    "flow.writer.prio=low",
+];
+
+#[test]
+fn device_only_runs_are_deterministic() {
+    let json = |seed: &str| {
+        let mut overrides = DEVICE_ONLY_MIX.to_vec();
+        overrides.push(seed);
+        serde_json::to_vec(&run(&scenario_with(MIXED, &overrides))).unwrap()
+    };
+    let first = json("seed=11");
+    assert!(first == json("seed=11"), "same scenario and seed, different JSON");
+    assert!(first != json("seed=12"), "another seed, same JSON");
+    let r: serde_json::Value = serde_json::from_slice(&first).unwrap();
+    assert_eq!(r["host"]["model"], "device-only");
+    for f in r["flows"].as_array().unwrap() {
+        assert!(f["completed"].as_u64().unwrap() > 100, "{}", f["name"]);
+        for part in ["syscall", "driver", "completion", "cpu_wait"] {
+            assert_eq!(f["breakdown_ns"][part]["mean"], 0.0, "{} {part}", f["name"]);
+        }
+    }
+}
+
+#[test]
+fn device_only_host_keys_are_ignored() {
+    // Every [host] key but model and power, and the flows' engine and core keys, change nothing.
+    let base = serde_json::to_value(run(&scenario_with(MIXED, &DEVICE_ONLY_MIX)).flows).unwrap();
+    let other = run(&scenario_with(
+        MIXED,
+        &[
+            &DEVICE_ONLY_MIX[..],
+            &[
+                "host.cores=1",
+                "host.cpu_scheduler=eevdf",
+                "host.io_scheduler=bfq",
+                "host.completion=poll",
+                "host.queue_pairs=1",
+                "host.cpu.context_switch_ns=50000",
+                "host.block.max_sectors_kb=4",
+                "host.nvme.coalesce_count=8",
+                "flow.reader.ioengine=libaio",
+                "flow.reader.cpus_allowed=\"0\"",
+                "flow.writer.sqthread_poll=true",
+                "flow.writer.hipri=true",
+                "flow.writer.iodepth_batch_submit=8",
+                "flow.writer.prioclass=idle",
+            ],
+        ]
+        .concat(),
+    ));
+    assert_eq!(serde_json::to_value(other.flows).unwrap(), base);
+}
+
+#[test]
+fn device_only_gives_each_flow_its_own_queue_with_its_priority() {
+    // As with the full host (above), now with one queue per flow (the two jobs of high and of low share
+    // theirs): weighted round robin fetches urgent first and high four times as often as low.
+    let wrr = run(&scenario_with(THREE_CLASSES, &["host.model=device-only"]));
+    let (urgent, high, low) = (&wrr.flows[0], &wrr.flows[1], &wrr.flows[2]);
+    let ratio = high.iops / low.iops;
+    assert!((3.8..4.2).contains(&ratio), "high/low fetch share {ratio}, weights 4:1");
+    let rr =
+        run(&scenario_with(THREE_CLASSES, &["host.model=device-only", "device.host_interface.arbiter=round-robin"]));
+    assert!(urgent.latency_ns.mean * 2.0 < rr.flows[0].latency_ns.mean, "urgent goes first only under wrr");
+    let ratio = rr.flows[1].iops / rr.flows[2].iops;
+    assert!((0.95..1.05).contains(&ratio), "round robin: one queue each, equal turns: {ratio}");
+}
+
+#[test]
+fn device_only_io_beyond_the_queue_waits_for_a_slot_in_the_host() {
+    // A 4-entry queue holds 3 commands: the other 13 of QD16 wait in the host (the `block` part) for a slot.
+    let r = run(&scenario_with(
+        QD1,
+        &[
+            "host.model=device-only",
+            "device.host_interface.queue_depth=4",
+            "flow.io.iodepth=16",
+            "run.check_invariants=true",
+        ],
+    ));
+    let f = &r.flows[0];
+    assert_eq!(r.device.queue_depth.max, 3);
+    assert!(f.breakdown_ns.block.mean > 10.0 * f.breakdown_ns.device_service.mean / 3.0, "{:?}", f.breakdown_ns);
+    let [syscall, _, driver, completion, cpu_wait] = host_parts(f);
+    assert_eq!([syscall, driver, completion, cpu_wait], [0.0; 4]);
+    assert!((common::breakdown_sum(&f.breakdown_ns) - f.latency_ns.mean).abs() < 1.0);
+}
+
+#[test]
+fn device_only_bad_input_names_the_key() {
+    let load = |overrides: &[&str]| {
+        ullsim::Scenario::from_toml_str(
+            QD1,
+            "test.toml",
+            std::path::Path::new("."),
+            &overrides.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        )
+        .expect_err("must be rejected")
+        .to_string()
+    };
+    let err = load(&["host.model=device_only"]);
+    assert!(err.contains("key `host.model`") && err.contains(r#"expected one of "full", "device-only""#), "{err}");
+    let err = load(&["host.model=3"]);
+    assert!(err.contains("key `host.model`") && err.contains("found 3"), "{err}");
+    // A CPU burner needs a CPU: one error naming the flow's key and the host model.
+    let text = format!("{QD1}\n[[flow]]\nname = \"hog\"\nioengine = \"cpuio\"\n");
+    let err =
+        ullsim::Scenario::from_toml_str(&text, "t.toml", std::path::Path::new("."), &["host.model=device-only".into()])
+            .expect_err("a cpuio flow under device-only")
+            .to_string();
+    assert!(
+        err.contains("key `flow[1].ioengine` (flow \"hog\")") && err.contains("host.model = \"device-only\""),
+        "{err}"
+    );
+    assert!(err.starts_with("t.toml: --set host.model=device-only") || err.starts_with("t.toml: key"), "{err}");
 }

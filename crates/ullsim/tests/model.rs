@@ -4,7 +4,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{run, scenario, scenario_with, SMALL_MLC};
+use common::{run, scenario, scenario_with, MIXED, SMALL_MLC};
 use ullsim::engine::EventQueue;
 use ullsim::sim::Event;
 use ullsim::workload::Workload;
@@ -76,33 +76,6 @@ fn one_die_is_an_md1_queue() {
         assert!(flow.latency_ns.min as f64 >= (fixed + service) * 0.999);
     }
 }
-
-const MIXED: &str = r#"
-seed = 3
-[run]
-duration = "200ms"
-warmup = "20ms"
-[device]
-preset = "znand-ull"
-[[flow]]
-name = "reader"
-class = "critical"
-rw = "randread"
-bs = "4k"
-iodepth = 4
-[[flow]]
-name = "writer"
-rw = "write"
-bs = "128k"
-iodepth = 8
-[[flow]]
-name = "poisson"
-rw = "randrw"
-rwmixread = 70
-bssplit = "4k/60:16k/40"
-rate_iops = 20000
-rate_process = "poisson"
-"#;
 
 #[test]
 fn littles_law_holds_per_flow() {

@@ -8,12 +8,30 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::keyword::keyword_serde;
 use super::units::Nanos;
+
+/// `host.model`: which host the I/O goes through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", remote = "Self")]
+pub enum HostModel {
+    /// The Linux host stack: tasks on CPU cores, system calls, blk-mq, the NVMe driver, interrupts or polling.
+    #[default]
+    Full,
+    /// No host time: each flow's I/O enters its own submission queue when issued and completes for the flow
+    /// when the device posts it (as MQSim's host does), for comparing the device model with device-only
+    /// simulators. Every other `[host]` key but `power` is ignored.
+    DeviceOnly,
+}
+
+keyword_serde!(HostModel);
 
 /// `[host]`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct HostConfig {
+    /// "full" (the Linux host stack) or "device-only" (no host time, each flow on its own submission queue).
+    pub model: HostModel,
     /// CPU cores the CPU scheduler manages (SMT siblings are not modeled).
     pub cores: u32,
     /// CPU scheduler: "cfs", "eevdf" or "fastresponse" (CFS with FastResponse's critical wake-up).
@@ -35,6 +53,7 @@ pub struct HostConfig {
 impl Default for HostConfig {
     fn default() -> Self {
         HostConfig {
+            model: HostModel::Full,
             cores: 4,
             cpu_scheduler: "cfs".into(),
             io_scheduler: "none".into(),

@@ -154,6 +154,7 @@ impl<'de> Deserializer<'de> for WordsProbe {
 mod tests {
     use super::*;
     use crate::config::device::{BufferSharing, MappingKind, Precondition, Stage3Wait};
+    use crate::config::host::HostModel;
     use crate::config::scenario::{CpusAllowedPolicy, IoEngine, IoPrioClass, RateProcess, RwMode};
     use crate::request::{Criticality, NvmePriority};
     use crate::workload::trace::TraceFormat;
@@ -173,6 +174,7 @@ mod tests {
             words(Criticality::deserialize),
             words(NvmePriority::deserialize),
             words(TraceFormat::deserialize),
+            words(HostModel::deserialize),
         ];
         assert!(lists.iter().all(|words| words.len() >= 2), "{lists:?}");
         // Aliases are words too.

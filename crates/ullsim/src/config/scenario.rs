@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::device::DeviceConfig;
-pub use super::host::HostConfig;
+pub use super::host::{HostConfig, HostModel};
 use super::keyword::keyword_serde;
 use super::presets;
 use super::units::{describe_ns, Bytes, Micros, Seconds, SizeOrPercent};
@@ -470,6 +470,11 @@ impl Scenario {
             if flow.startdelay.is_some_and(|d| d.0 >= self.run.duration.0) {
                 let what = "the flow would start after run.duration ends";
                 return Err(ConfigError::at_flow_key(source, i, flow, "startdelay", what));
+            }
+            if self.host.model == HostModel::DeviceOnly && flow.is_cpu_only() {
+                let what = "\"cpuio\" burns CPU, and host.model = \"device-only\" has no CPU: remove the flow, or \
+                            use host.model = \"full\"";
+                return Err(ConfigError::at_flow_key(source, i, flow, "ioengine", what));
             }
             crate::workload::check_flow_spec(flow, &self.device, self.host.cores)
                 .and_then(|()| crate::workload::check_arrivals(flow, self.run.duration.0))

@@ -92,3 +92,32 @@ pub fn breakdown_sum(b: &ullsim::metrics::Breakdown) -> f64 {
         + b.completion.mean
         + b.cpu_wait.mean
 }
+
+/// Three flows on znand-ull: a critical QD4 4 KiB random reader, a QD8 128 KiB sequential writer and a Poisson
+/// open-loop mixed flow of 4 and 16 KiB I/O.
+pub const MIXED: &str = r#"
+seed = 3
+[run]
+duration = "200ms"
+warmup = "20ms"
+[device]
+preset = "znand-ull"
+[[flow]]
+name = "reader"
+class = "critical"
+rw = "randread"
+bs = "4k"
+iodepth = 4
+[[flow]]
+name = "writer"
+rw = "write"
+bs = "128k"
+iodepth = 8
+[[flow]]
+name = "poisson"
+rw = "randrw"
+rwmixread = 70
+bssplit = "4k/60:16k/40"
+rate_iops = 20000
+rate_process = "poisson"
+"#;

@@ -410,6 +410,7 @@ fn plausible_value(key: &str, rng: &mut Rng) -> String {
         "cpu_scheduler" => quoted(&["cfs", "eevdf", "fastresponse", "fifo"], rng),
         "io_scheduler" => quoted(&["none", "mq-deadline", "kyber", "bfq", "cfq"], rng),
         "completion" => quoted(&["interrupt", "poll", "hybrid", "spin"], rng),
+        "model" => quoted(&["full", "device-only", "mqsim"], rng),
         "channel_mts" => plain(&["1", "333", "1e6", "0.5", "1e7"], rng),
         "pcie_lane_bytes_per_s" => plain(&["1e6", "1e9", "1e12", "999999", "1e13"], rng),
         k if k.ends_with("_ns") => plain(NS, rng),

@@ -1,0 +1,182 @@
+//! The device-only host (`host.model = "device-only"`): no host time at all, for comparing the device model
+//! with device-only simulators such as MQSim, whose host puts each request in its flow's submission queue.
+//!
+//! Each flow gets one NVMe submission queue of its own, created with the flow's priority class (`prio`). An
+//! I/O is written into it and its doorbell rung the instant the application issues it, and the flow sees it
+//! completed the instant the device posts its completion entry: no system call, block layer, I/O scheduler,
+//! driver, interrupt, CPU or context switch, so no CPU contention either. Like the full host, it keeps at
+//! most `queue_depth − 1` commands of a queue in the device; an I/O issued while its flow's queue is full
+//! waits, in issue order, for a completion of that flow to free a slot (MQSim's host does the same). That
+//! wait, and an open-loop arrival's wait in the workload's backlog, is the only time before the device.
+//!
+//! Stamps: `block_entered` when the I/O is issued, `driver_entered` = `submitted` when it enters the
+//! submission queue, and `woken` = `running` = `completed` = `device_done`; so the breakdown's `driver`,
+//! `completion` and `cpu_wait` are exactly 0 and `block` is the wait for a slot.
+
+use std::collections::VecDeque;
+
+use super::block::BlockResults;
+use super::results::{FlowCpu, HostCounters, HostNames, HostResults};
+use crate::config::host::HostModel;
+use crate::config::scenario::FlowSpec;
+use crate::device::Device;
+use crate::engine::{EventQueue, Time};
+use crate::request::{ReqId, RequestArena};
+use crate::sim::Event;
+
+/// One flow's submission queue.
+struct FlowQueue {
+    /// The queue's index on the device.
+    device_queue: u32,
+    /// The flow's commands in the submission queue or in the device.
+    in_device: u32,
+    /// I/O issued while the queue was full, oldest first.
+    waiting: VecDeque<ReqId>,
+}
+
+pub struct DeviceOnlyHost {
+    /// By flow.
+    queues: Vec<FlowQueue>,
+    /// Most commands of one queue in the device (`queue_depth − 1`: NVMe keeps one entry empty).
+    queue_slots: u32,
+    /// The job of each request in flight, by request id (the application is told which job's I/O completed).
+    job_of: Vec<u32>,
+    /// Issued since the last `run_ready` (all at the current instant).
+    issued: Vec<ReqId>,
+    /// Completed by the device since the last `run_ready`: (request, flow, job).
+    completed: Vec<(ReqId, u32, u32)>,
+}
+
+impl DeviceOnlyHost {
+    /// One submission queue on `device` per flow, with the flow's priority class.
+    pub fn new(flows: &[FlowSpec], device: &mut Device) -> Result<DeviceOnlyHost, String> {
+        if let Some(flow) = flows.iter().find(|f| f.is_cpu_only()) {
+            return Err(format!(
+                "flow \"{}\": ioengine = \"cpuio\" burns CPU, and host.model = \"device-only\" has no CPU",
+                flow.name
+            ));
+        }
+        let queues = flows
+            .iter()
+            .map(|f| FlowQueue { device_queue: device.create_queue(f.prio), in_device: 0, waiting: VecDeque::new() })
+            .collect();
+        Ok(DeviceOnlyHost {
+            queues,
+            queue_slots: device.queue_depth().saturating_sub(1).max(1),
+            job_of: Vec::new(),
+            issued: Vec::new(),
+            completed: Vec::new(),
+        })
+    }
+
+    /// The application issued `req` on job `job` now; it enters its queue at the next `run_ready`, which the
+    /// simulation calls at this same instant.
+    pub fn submit(&mut self, job: u32, req: ReqId) {
+        let i = req.index();
+        if self.job_of.len() <= i {
+            self.job_of.resize(i + 1, 0);
+        }
+        self.job_of[i] = job;
+        self.issued.push(req);
+    }
+
+    /// Write what was issued into the submission queues, and hand what completed to the application.
+    pub fn run_ready(
+        &mut self,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        device: &mut Device,
+        delivered: &mut Vec<(ReqId, u32, u32)>,
+    ) {
+        let now = q.now();
+        for req in self.issued.drain(..) {
+            requests[req].stamps.block_entered = now;
+            let queue = &mut self.queues[requests[req].flow as usize];
+            if queue.in_device < self.queue_slots {
+                write_command(q, requests, device, queue, req);
+            } else {
+                queue.waiting.push_back(req);
+            }
+        }
+        delivered.append(&mut self.completed);
+    }
+
+    /// The device posted `req`'s completion entry now: the flow sees it now, and its slot takes the flow's
+    /// oldest waiting I/O.
+    pub fn on_device_completion(
+        &mut self,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        device: &mut Device,
+        req: ReqId,
+    ) {
+        let now = q.now();
+        let r = &mut requests[req];
+        r.stamps.woken = now;
+        r.stamps.running = now;
+        r.stamps.completed = now;
+        let flow = r.flow;
+        let queue = &mut self.queues[flow as usize];
+        queue.in_device -= 1;
+        if let Some(next) = queue.waiting.pop_front() {
+            write_command(q, requests, device, queue, next);
+        }
+        self.completed.push((req, flow, self.job_of[req.index()]));
+    }
+
+    /// The cumulative counters at `at`: no cores, no CPU time, no interrupts, no block layer.
+    pub fn counters(&mut self, at: Time) -> HostCounters {
+        HostCounters {
+            at,
+            cores: Vec::new(),
+            flow_cpu_ns: vec![0; self.queues.len()],
+            interrupts: 0,
+            block: BlockResults {
+                io_scheduler: "none".into(),
+                tag_waits: 0,
+                lock_wait_ns: 0,
+                max_sched_queued: 0,
+                plug_flushes: 0,
+                merges: 0,
+            },
+        }
+    }
+
+    /// Host results between the snapshots `since` and `now`: all empty or zero, named "none".
+    pub fn results(&self, since: &HostCounters, now: &HostCounters) -> (HostResults, FlowCpu) {
+        let names = HostNames { model: HostModel::DeviceOnly, cpu_scheduler: "none".into(), completion: "none".into() };
+        since.until(now, names)
+    }
+
+    /// Model invariants: no queue holds more than its slots, and nothing waits while a slot is free.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        for (flow, queue) in self.queues.iter().enumerate() {
+            if queue.in_device > self.queue_slots {
+                return Err(format!(
+                    "flow {flow} has {} commands in the device, above its queue's {} slots",
+                    queue.in_device, self.queue_slots
+                ));
+            }
+            if !queue.waiting.is_empty() && queue.in_device < self.queue_slots {
+                return Err(format!("flow {flow} has I/O waiting while its submission queue has a free slot"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Write `req` into `queue` and ring its doorbell now.
+fn write_command(
+    q: &mut EventQueue<Event>,
+    requests: &mut RequestArena,
+    device: &mut Device,
+    queue: &mut FlowQueue,
+    req: ReqId,
+) {
+    let now = q.now();
+    let stamps = &mut requests[req].stamps;
+    stamps.driver_entered = now;
+    stamps.submitted = now;
+    queue.in_device += 1;
+    device.ring_doorbell(q, req, queue.device_queue, now);
+}

@@ -1,0 +1,1046 @@
+//! The full host: the application's tasks on CPU cores, the system call, blk-mq with its I/O scheduler, the
+//! NVMe driver, and interrupts or polling on the way back (`host.model = "full"`).
+//!
+//! Each flow runs `numjobs` tasks. A task loops like fio: reap completions (user code), submit new I/O
+//! (system call -> file system -> block layer -> driver: one kernel segment per request, doorbells rung
+//! where the driver finishes), then wait for completions by sleeping (interrupt) or spinning (polling). With
+//! `sqthread_poll` a kernel thread on the next core submits instead, spinning on the submission ring.
+//! Completions come back through the interrupt handler (which completes requests in the block layer and wakes
+//! their tasks) or a poll loop. Every request is stamped at each hop; see `metrics::Breakdown`.
+
+use std::collections::VecDeque;
+
+use super::block::sched::SchedRequest;
+use super::block::{BlockLayer, Dispatched, Plug, PlugOutcome};
+use super::completion::{self, CompletionPolicy, WaitMode};
+use super::cpu::{Activity, Cpu, TaskId};
+use super::nvme::{IrqAction, NvmeDriver};
+use super::results::{FlowCpu, HostCounters, HostNames, HostResults};
+use super::HostEvent;
+use crate::config::host::HostModel;
+use crate::config::scenario::{parse_cpu_list, CpusAllowedPolicy, FlowSpec, IoEngine};
+use crate::config::HostConfig;
+use crate::device::Device;
+use crate::engine::{EventQueue, Time};
+use crate::request::{Class, Criticality, NvmePriority, Op, ReqId, Request, RequestArena, Stamps};
+use crate::sim::Event;
+
+/// "No request" in the links below.
+const NO_PARENT: u32 = u32::MAX;
+
+/// A system call submitting this many requests or more plugs them (io_uring's `need_plug` and libaio's
+/// `AIO_PLUG_THRESHOLD` both start a plug above two).
+const PLUG_MIN_BATCH: usize = 3;
+
+/// Take the stamps of the layers below the block layer from the request that went down for `to`.
+fn copy_lower_stamps(from: &Stamps, to: &mut Stamps) {
+    to.driver_entered = from.driver_entered;
+    to.submitted = from.submitted;
+    to.device_arrival = from.device_arrival;
+    to.device_fetched = from.device_fetched;
+    to.device_internal_wait = from.device_internal_wait;
+    to.device_done = from.device_done;
+    to.woken = from.woken;
+    to.running = from.running;
+}
+
+/// What the host keeps per request (by request id).
+#[derive(Debug, Clone, Copy)]
+struct HostReq {
+    job: u32,
+    hwq: u32,
+    mode: WaitMode,
+    /// For a piece of a split request: the request it belongs to.
+    parent: u32,
+    /// For a split request: pieces not completed yet.
+    pieces_left: u32,
+    /// For a request made of merged bios: the first application request it carries.
+    riders: u32,
+    /// For a carried application request: the next one carried with it.
+    next_rider: u32,
+}
+
+impl Default for HostReq {
+    fn default() -> Self {
+        HostReq {
+            job: 0,
+            hwq: 0,
+            mode: WaitMode::Interrupt,
+            parent: NO_PARENT,
+            pieces_left: 0,
+            riders: NO_PARENT,
+            next_rider: NO_PARENT,
+        }
+    }
+}
+
+/// What a task's current segment does (applied when it ends).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Action {
+    None,
+    /// Reaping the first `n` completions of `done` (user code, after the system call returns).
+    Reap(u32),
+    /// Processing the first `n` polled completion entries of `found`.
+    PollComplete(u32),
+    /// System call transition (exit and re-entry, or exit before idling).
+    Transition,
+}
+
+/// How a job's task is waiting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Waiting {
+    No,
+    /// Asleep until a completion's interrupt or new work.
+    Sleeping,
+    /// Asleep for hybrid polling's delay.
+    HybridSleep,
+    /// Spinning on the completion queue.
+    Spinning,
+}
+
+/// One fio job: a task issuing one flow's I/O.
+struct Job {
+    flow: u32,
+    task: TaskId,
+    /// The NVMe driver's queue set for the flow's priority class.
+    queue_set: u32,
+    /// Linux I/O priority class as the block layer's schedulers number it.
+    ioprio_class: u8,
+    engine: IoEngine,
+    mode: WaitMode,
+    /// The kernel thread that submits (and polls) for it with `sqthread_poll`.
+    sqpoll: Option<TaskId>,
+    /// Issued by the application, not yet submitted.
+    to_submit: VecDeque<ReqId>,
+    /// In the submission ring for the sqpoll thread.
+    sq_ring: VecDeque<ReqId>,
+    /// The block-layer plug of whichever task submits for the job.
+    plug: Plug,
+    /// Polled completion entries seen on the device's queue, not processed yet.
+    found: VecDeque<ReqId>,
+    /// Completed, waiting for the application to reap.
+    done: VecDeque<ReqId>,
+    /// Submitted and not yet completed.
+    in_flight: u32,
+    in_kernel: bool,
+    /// Direction and size of the last I/O submitted (what hybrid polling sleeps for).
+    last_submitted: (Op, u32),
+    /// Most requests one submitting system call takes (`iodepth_batch_submit`).
+    batch_submit: u32,
+    /// A submitting system call is in progress with this many more requests it may take.
+    submit_call: Option<u32>,
+    /// libaio: the submit system call must return before io_getevents is entered.
+    needs_getevents_entry: bool,
+    hybrid_slept: bool,
+    waiting: Waiting,
+    action: Action,
+    sq_action: Action,
+}
+
+/// A CPU-burning task (ioengine = cpuio): burns `burn_ns`, pauses `pause_ns`, until `stop_ns`.
+struct Burner {
+    burn_ns: Time,
+    pause_ns: Time,
+    stop_ns: Time,
+    burning: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Role {
+    Job(u32),
+    SqPoll(u32),
+    Burner(u32),
+}
+
+struct Costs {
+    syscall_entry_ns: Time,
+    syscall_exit_ns: Time,
+    fs_submit_ns: Time,
+    reap_ns: Time,
+    wakeup_ns: Time,
+    poll_loop_ns: Time,
+}
+
+/// The interrupt handler run in progress for a hardware queue.
+#[derive(Default)]
+struct IsrRun {
+    reqs: Vec<ReqId>,
+    end: Time,
+    gen: u32,
+    active: bool,
+}
+
+pub struct FullHost {
+    cpu: Cpu,
+    block: BlockLayer,
+    nvme: NvmeDriver,
+    completion: Box<dyn CompletionPolicy>,
+    costs: Costs,
+    max_request_bytes: u64,
+    jobs: Vec<Job>,
+    burners: Vec<Burner>,
+    roles: Vec<Role>,
+    timer_gen: Vec<u32>,
+    /// Tasks interrupted while spinning that must be told what to run.
+    kicked: Vec<TaskId>,
+    /// Tasks that reaped completions and go on once the application issued what follows.
+    after_delivery: Vec<TaskId>,
+    /// Scratch: the `after_delivery` list being resumed, kept to be reused (no allocation per completion).
+    resuming: Vec<TaskId>,
+    /// First job of each flow.
+    first_job: Vec<u32>,
+    /// Tasks of each flow (including sqpoll threads), for CPU accounting.
+    flow_tasks: Vec<Vec<TaskId>>,
+    /// Start time of each task that starts on a timer (burners, sqpoll threads).
+    timed_starts: Vec<(TaskId, Time)>,
+    reqs: Vec<HostReq>,
+    isr: Vec<IsrRun>,
+    dispatched: Vec<Dispatched>,
+    scratch: Vec<ReqId>,
+    /// Tasks the current interrupt handler run has paid a wake-up for.
+    woken_in_irq: Vec<TaskId>,
+}
+
+impl FullHost {
+    /// Build the host for `flows` on `device`: cores, tasks, queues.
+    pub fn new(cfg: &HostConfig, flows: &[FlowSpec], run_end: Time, device: &mut Device) -> Result<FullHost, String> {
+        let mut cpu = Cpu::new(cfg)?;
+        // One queue set per NVMe priority class the I/O flows use, in class order.
+        let mut classes: Vec<NvmePriority> = flows.iter().filter(|f| !f.is_cpu_only()).map(|f| f.prio).collect();
+        classes.sort();
+        classes.dedup();
+        let nvme = NvmeDriver::new(&cfg.nvme, cfg.cores, cfg.queue_pairs, &classes, device);
+        let depth = device.queue_depth().saturating_sub(1).max(1);
+        let block = BlockLayer::new(&cfg.block, &cfg.io_scheduler, nvme.hw_queues(), depth)?;
+        let completion = completion::make(&cfg.completion).ok_or_else(|| {
+            format!("host.completion: unknown policy \"{}\"; expected one of {:?}", cfg.completion, completion::names())
+        })?;
+        let mut jobs = Vec::new();
+        let mut burners = Vec::new();
+        let mut roles = Vec::new();
+        let mut first_job = Vec::new();
+        let mut flow_tasks = Vec::new();
+        let mut timed_starts = Vec::new();
+        let all: Vec<u32> = (0..cfg.cores).collect();
+        let mut spread = 0usize;
+        for (flow, spec) in flows.iter().enumerate() {
+            first_job.push(jobs.len() as u32);
+            let allowed = match &spec.cpus_allowed {
+                Some(list) => parse_cpu_list(list, cfg.cores)?,
+                None => all.clone(),
+            };
+            let split = spec.cpus_allowed_policy.unwrap_or_default() == CpusAllowedPolicy::Split;
+            let class = Class { criticality: spec.class, priority: spec.prio };
+            let critical = class.criticality == Criticality::Critical;
+            let engine = spec.ioengine.unwrap_or_default();
+            let start = spec.startdelay.map_or(0, |d| d.0);
+            let mut tasks = Vec::new();
+            for j in 0..spec.numjobs.unwrap_or(1).max(1) as usize {
+                // Spread tasks over their cores as fork balancing does; `split` pins each to one.
+                let first = allowed[if split { j } else { spread } % allowed.len()];
+                spread += 1;
+                let mut cores = vec![first];
+                if !split {
+                    cores.extend(allowed.iter().copied().filter(|&c| c != first));
+                }
+                let task = cpu.add_task(cores, critical);
+                tasks.push(task);
+                if engine == IoEngine::Cpuio {
+                    let load = u64::from(spec.cpuload.unwrap_or(100).clamp(1, 100));
+                    let burn_ns = spec.cpuchunks.map_or(DEFAULT_CPUCHUNKS_NS, |c| c.0);
+                    roles.push(Role::Burner(burners.len() as u32));
+                    burners.push(Burner {
+                        burn_ns,
+                        pause_ns: burn_ns * (100 - load) / load,
+                        stop_ns: spec.runtime.map_or(run_end, |r| start.saturating_add(r.0)),
+                        burning: false,
+                    });
+                    timed_starts.push((task, start));
+                    continue;
+                }
+                roles.push(Role::Job(jobs.len() as u32));
+                let sqpoll = (spec.sqthread_poll == Some(true)).then(|| {
+                    // fio leaves the SQ thread's CPU to the kernel (it is not bound by the job's
+                    // cpus_allowed): it starts on the core after the job's and may run on any.
+                    let home = (first + 1) % cfg.cores;
+                    let t = cpu.add_task(
+                        std::iter::once(home).chain(all.iter().copied().filter(|&c| c != home)).collect(),
+                        false,
+                    );
+                    roles.push(Role::SqPoll(jobs.len() as u32));
+                    timed_starts.push((t, start));
+                    tasks.push(t);
+                    t
+                });
+                jobs.push(Job {
+                    flow: flow as u32,
+                    task,
+                    queue_set: classes.binary_search(&spec.prio).unwrap_or(0) as u32,
+                    ioprio_class: spec.prioclass.unwrap_or_default().level(),
+                    engine,
+                    mode: completion.mode(class, spec.hipri == Some(true)),
+                    sqpoll,
+                    to_submit: VecDeque::new(),
+                    sq_ring: VecDeque::new(),
+                    plug: Plug::default(),
+                    found: VecDeque::new(),
+                    done: VecDeque::new(),
+                    in_flight: 0,
+                    in_kernel: false,
+                    batch_submit: if engine.is_blocking() { 1 } else { spec.iodepth_batch_submit.unwrap_or(1) },
+                    submit_call: None,
+                    last_submitted: (Op::Read, 0),
+                    needs_getevents_entry: false,
+                    hybrid_slept: false,
+                    waiting: Waiting::Sleeping,
+                    action: Action::None,
+                    sq_action: Action::None,
+                });
+            }
+            flow_tasks.push(tasks);
+        }
+        let task_count = roles.len();
+        Ok(FullHost {
+            cpu,
+            block,
+            isr: (0..nvme.hw_queues()).map(|_| IsrRun::default()).collect(),
+            nvme,
+            completion,
+            costs: Costs {
+                syscall_entry_ns: cfg.cpu.syscall_entry_ns.0,
+                syscall_exit_ns: cfg.cpu.syscall_exit_ns.0,
+                fs_submit_ns: cfg.cpu.fs_submit_ns.0,
+                reap_ns: cfg.cpu.reap_ns.0,
+                wakeup_ns: cfg.cpu.wakeup_ns.0,
+                poll_loop_ns: cfg.cpu.poll_loop_ns.0,
+            },
+            max_request_bytes: u64::from(cfg.block.max_sectors_kb) * 1024,
+            jobs,
+            burners,
+            roles,
+            timer_gen: vec![0; task_count],
+            kicked: Vec::new(),
+            after_delivery: Vec::new(),
+            resuming: Vec::new(),
+            first_job,
+            flow_tasks,
+            timed_starts,
+            reqs: Vec::new(),
+            dispatched: Vec::new(),
+            scratch: Vec::new(),
+            woken_in_irq: Vec::new(),
+        })
+    }
+
+    /// Start CPU burners and sqpoll threads at their start times.
+    pub fn start(&mut self, q: &mut EventQueue<Event>) {
+        for &(task, at) in &self.timed_starts {
+            q.schedule_at(at, Event::Host(HostEvent::TimerWake { task, gen: 0 }));
+        }
+    }
+
+    fn req_mut(&mut self, id: ReqId) -> &mut HostReq {
+        let i = id.index();
+        if self.reqs.len() <= i {
+            self.reqs.resize(i + 1, HostReq::default());
+        }
+        &mut self.reqs[i]
+    }
+
+    /// The application (job `job` of flow `flow`) issued `req` now.
+    pub fn submit(&mut self, q: &mut EventQueue<Event>, flow: u32, job: u32, req: ReqId) {
+        let j = self.first_job[flow as usize] + job;
+        let mode = self.jobs[j as usize].mode;
+        *self.req_mut(req) = HostReq { job: j, mode, ..HostReq::default() };
+        self.jobs[j as usize].to_submit.push_back(req);
+        self.kick_job(q, j);
+    }
+
+    /// New work for job `j`: a sleeping or spinning task goes on now.
+    fn kick_job(&mut self, q: &mut EventQueue<Event>, j: u32) {
+        let job = &mut self.jobs[j as usize];
+        let task = job.task;
+        match job.waiting {
+            Waiting::Sleeping | Waiting::HybridSleep => {
+                job.waiting = Waiting::No;
+                self.timer_gen[task as usize] += 1;
+                self.cpu.wake(q, task);
+            }
+            Waiting::Spinning => {
+                job.waiting = Waiting::No;
+                self.stop_spinning(q.now(), task);
+            }
+            Waiting::No => {}
+        }
+    }
+
+    /// A task that waits in a polling loop has something to do: if it spins now, it stops and goes on. It may
+    /// not spin yet (`Cpu::spin` first runs its switch-in costs as a segment); it then sees the work when that
+    /// segment ends, and kicking it too would step it twice.
+    fn stop_spinning(&mut self, now: Time, task: TaskId) {
+        if self.cpu.is_spinning(task) {
+            self.cpu.stop_spin(now, task);
+            self.kicked.push(task);
+        }
+    }
+
+    /// The device posted `req`'s completion entry now.
+    pub fn on_device_completion(
+        &mut self,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        device: &mut Device,
+        req: ReqId,
+    ) {
+        let now = q.now();
+        let r = self.reqs[req.index()];
+        match r.mode {
+            WaitMode::Interrupt => match self.nvme.on_completion_entry(r.hwq, req, now) {
+                IrqAction::Fire => self.fire_irq(q, requests, device, r.hwq),
+                IrqAction::ArmTimer(at) => {
+                    let gen = self.nvme.timer_gen(r.hwq);
+                    q.schedule_at(at, Event::Host(HostEvent::CoalesceTimer { hwq: r.hwq, gen }));
+                }
+                IrqAction::Wait => {}
+            },
+            WaitMode::Poll | WaitMode::Hybrid => {
+                let done = &requests[req];
+                let service = done.stamps.device_done.saturating_sub(done.stamps.submitted);
+                self.completion.observe(done.op, done.len, service);
+                let job = &mut self.jobs[r.job as usize];
+                job.found.push_back(req);
+                let poller = job.sqpoll.unwrap_or(job.task);
+                if self.cpu.is_spinning(poller) {
+                    if poller == job.task {
+                        job.waiting = Waiting::No;
+                    }
+                    self.cpu.stop_spin(now, poller);
+                    self.kicked.push(poller);
+                }
+            }
+        }
+    }
+
+    /// Raise hardware queue `hwq`'s interrupt now: its handler completes every pending entry.
+    fn fire_irq(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, device: &mut Device, hwq: u32) {
+        let now = q.now();
+        let mut entries = std::mem::take(&mut self.scratch);
+        self.nvme.fire(hwq, &mut entries);
+        let core = self.nvme.irq_core(hwq);
+        let run = &self.isr[hwq as usize];
+        // A handler still running processes new entries in the same run.
+        let joins = run.active && run.end > now;
+        let start = if joins { run.end } else { self.cpu.irq_start(core, now + self.nvme.irq_delivery_ns) };
+        let mut t = if joins { start } else { start + self.nvme.isr_ns };
+        let mut woken = std::mem::take(&mut self.woken_in_irq);
+        for &req in &entries {
+            t += self.nvme.cqe_ns;
+            let task = self.jobs[self.reqs[req.index()].job as usize].task;
+            // Waking a sleeping task costs once per handler run, however many of its requests complete.
+            if self.cpu.is_sleeping(task) && !woken.contains(&task) {
+                woken.push(task);
+                t += self.costs.wakeup_ns;
+            }
+            t = self.complete_in_block(q, requests, device, req, t);
+        }
+        woken.clear();
+        self.woken_in_irq = woken;
+        self.cpu.book_irq(core, start, t - start);
+        let run = &mut self.isr[hwq as usize];
+        run.reqs.append(&mut entries);
+        run.end = t;
+        run.gen = run.gen.wrapping_add(1);
+        run.active = true;
+        let gen = run.gen;
+        self.scratch = entries;
+        q.schedule_at(t, Event::Host(HostEvent::IrqDone { hwq, gen }));
+    }
+
+    /// Complete `req` in the block layer from `at` (in an interrupt handler or a poll loop); requests that
+    /// were waiting go to the driver. Returns when that work ends.
+    fn complete_in_block(
+        &mut self,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        device: &mut Device,
+        req: ReqId,
+        at: Time,
+    ) -> Time {
+        let mut out = std::mem::take(&mut self.dispatched);
+        let t = self.block.complete(req, at, self.nvme.submit_ns, &mut out);
+        self.ring_all(q, requests, device, &mut out, None);
+        self.dispatched = out;
+        t
+    }
+
+    /// Ring the doorbell of every request the block layer handed to the driver: each its own after the
+    /// driver's work on it, or all at `batch_doorbell` (a plug flush writes the doorbell once, at the end).
+    fn ring_all(
+        &mut self,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        device: &mut Device,
+        out: &mut Vec<Dispatched>,
+        batch_doorbell: Option<Time>,
+    ) {
+        for d in out.drain(..) {
+            let doorbell = batch_doorbell.unwrap_or(d.at + self.nvme.submit_ns);
+            let s = &mut requests[d.id].stamps;
+            s.driver_entered = d.at;
+            s.submitted = doorbell;
+            self.nvme.ring(device, q, d.id, d.hwq, doorbell);
+        }
+    }
+
+    /// Submit `req`, the first of `batch` requests the submitting task has for job `j`, from `block_at` on
+    /// `core`. A batch of [`PLUG_MIN_BATCH`] or more is plugged, and the plug flushed with its last request.
+    /// Returns when the submitting core is done.
+    #[allow(clippy::too_many_arguments)]
+    fn submit_from_batch(
+        &mut self,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        device: &mut Device,
+        j: u32,
+        req: ReqId,
+        batch: usize,
+        core: u32,
+        block_at: Time,
+    ) -> Time {
+        requests[req].stamps.block_entered = block_at;
+        let job = &mut self.jobs[j as usize];
+        job.last_submitted = (requests[req].op, requests[req].len);
+        // A blocking engine's batch is always one request (its `batch_submit` is 1).
+        if batch >= PLUG_MIN_BATCH && !job.plug.is_started() {
+            self.block.start_plug(&mut job.plug);
+        }
+        let end = self.submit_to_block(q, requests, device, req, core, block_at);
+        if batch == 1 && self.jobs[j as usize].plug.is_started() {
+            return self.flush_plug(q, requests, device, j, end, true);
+        }
+        end
+    }
+
+    /// Flush job `j`'s plug from `at` (and end it if `finish`): its requests go down together and the
+    /// doorbell is written once.
+    fn flush_plug(
+        &mut self,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        device: &mut Device,
+        j: u32,
+        at: Time,
+        finish: bool,
+    ) -> Time {
+        let mut out = std::mem::take(&mut self.dispatched);
+        let (plug, rq_ns) = (&mut self.jobs[j as usize].plug, self.nvme.queue_rq_ns);
+        let mut t = if finish {
+            self.block.finish_plug(plug, at, rq_ns, &mut out)
+        } else {
+            self.block.flush(plug, at, rq_ns, &mut out)
+        };
+        if !out.is_empty() {
+            t += self.nvme.doorbell_ns;
+            self.ring_all(q, requests, device, &mut out, Some(t));
+        }
+        self.dispatched = out;
+        t
+    }
+
+    /// Submit `req` through the block layer from `at` on `core` (into the job's plug if it has one started,
+    /// splitting it at max_sectors_kb); returns when the submitting core is done.
+    fn submit_to_block(
+        &mut self,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        device: &mut Device,
+        req: ReqId,
+        core: u32,
+        at: Time,
+    ) -> Time {
+        let job = self.reqs[req.index()].job;
+        let hwq = self.nvme.hwq_of(core, self.jobs[job as usize].queue_set);
+        let len = requests[req].len as u64;
+        self.reqs[req.index()].hwq = hwq;
+        let mut t = at;
+        if self.jobs[job as usize].plug.is_started() {
+            if len <= self.max_request_bytes {
+                if self.jobs[job as usize].plug.must_flush_before_add() {
+                    t = self.flush_plug(q, requests, device, job, t, false);
+                }
+                let rq = self.sched_request(requests, req, job, t);
+                let (t, outcome) = self.block.plug_add(&mut self.jobs[job as usize].plug, rq, hwq, t);
+                if let PlugOutcome::Merged { into, sector, sectors } = outcome {
+                    self.carry(requests, job, into, req, sector, sectors);
+                }
+                return t;
+            }
+            // A request to split goes down on its own, after what the plug holds.
+            t = self.flush_plug(q, requests, device, job, t, false);
+        }
+        let mut out = std::mem::take(&mut self.dispatched);
+        let t = if len <= self.max_request_bytes {
+            let rq = self.sched_request(requests, req, job, t);
+            self.block.submit(rq, hwq, t, self.nvme.submit_ns, &mut out)
+        } else {
+            // Split: each piece is a request of its own; the parent completes with its last piece.
+            let count = len.div_ceil(self.max_request_bytes);
+            self.reqs[req.index()].pieces_left = count as u32;
+            let base = self.reqs[req.index()];
+            for i in 0..count {
+                let offset = i * self.max_request_bytes;
+                let parent = &requests[req];
+                let piece = Request {
+                    offset: parent.offset + offset,
+                    len: (len - offset).min(self.max_request_bytes) as u32,
+                    stamps: Stamps { issued: parent.stamps.issued, ..Stamps::default() },
+                    ..parent.clone()
+                };
+                let id = requests.insert(piece);
+                *self.req_mut(id) = HostReq { parent: req.0, ..base };
+                let rq = self.sched_request(requests, id, job, t);
+                t = self.block.submit(rq, hwq, t, self.nvme.submit_ns, &mut out);
+            }
+            t
+        };
+        self.ring_all(q, requests, device, &mut out, None);
+        self.dispatched = out;
+        t
+    }
+
+    /// Bio `bio` of job `j` merged into the plugged request `into`, which now spans `sectors` from `sector`.
+    /// The first merge makes a request of its own for the merged extent; the application requests ride on it.
+    fn carry(&mut self, requests: &mut RequestArena, j: u32, into: ReqId, bio: ReqId, sector: u64, sectors: u32) {
+        let carrier = if self.reqs[into.index()].riders != NO_PARENT {
+            into
+        } else {
+            let first = &requests[into];
+            let merged =
+                Request { stamps: Stamps { issued: first.stamps.issued, ..Stamps::default() }, ..first.clone() };
+            let c = requests.insert(merged);
+            let base = self.reqs[into.index()];
+            *self.req_mut(c) = HostReq { riders: into.0, ..base };
+            self.jobs[j as usize].plug.rename(into, c);
+            c
+        };
+        let first_rider = self.reqs[carrier.index()].riders;
+        self.reqs[bio.index()].next_rider = first_rider;
+        self.reqs[carrier.index()].riders = bio.0;
+        let r = &mut requests[carrier];
+        r.offset = sector * 512;
+        r.len = sectors * 512;
+    }
+
+    /// The block layer's view of request `id` of job `job`, entering it at `at`.
+    fn sched_request(&self, requests: &RequestArena, id: ReqId, job: u32, at: Time) -> SchedRequest {
+        let r = &requests[id];
+        let job = &self.jobs[job as usize];
+        SchedRequest {
+            id,
+            op: r.op,
+            sector: r.offset / 512,
+            sectors: r.len.div_ceil(512),
+            flow: r.flow,
+            task: job.task,
+            prio_class: job.ioprio_class,
+            inserted_at: at,
+        }
+    }
+
+    /// Handle a host event.
+    pub fn handle(
+        &mut self,
+        event: HostEvent,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        device: &mut Device,
+    ) {
+        let now = q.now();
+        match event {
+            HostEvent::Cpu(e) => self.cpu.handle(q, e),
+            HostEvent::IrqDone { hwq, gen } => {
+                let run = &mut self.isr[hwq as usize];
+                if run.gen != gen || !run.active {
+                    return;
+                }
+                run.active = false;
+                let mut reqs = std::mem::take(&mut run.reqs);
+                for &req in &reqs {
+                    requests[req].stamps.woken = now;
+                    self.request_done(q, requests, req);
+                }
+                reqs.clear();
+                self.isr[hwq as usize].reqs = reqs;
+            }
+            HostEvent::CoalesceTimer { hwq, gen } => {
+                if self.nvme.timer_gen(hwq) == gen {
+                    self.fire_irq(q, requests, device, hwq);
+                }
+            }
+            HostEvent::TimerWake { task, gen } => {
+                if self.timer_gen[task as usize] != gen {
+                    return;
+                }
+                if let Role::Job(j) = self.roles[task as usize] {
+                    self.jobs[j as usize].waiting = Waiting::No;
+                }
+                self.cpu.wake(q, task);
+            }
+        }
+    }
+
+    /// `req`'s completion was processed and its task told: it waits for the application to reap it.
+    fn request_done(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, req: ReqId) {
+        let r = self.reqs[req.index()];
+        if r.riders != NO_PARENT {
+            // A request made of merged bios: each application request it carried is done.
+            let lower = requests[req].stamps;
+            requests.remove(req);
+            let mut next = r.riders;
+            while next != NO_PARENT {
+                let rider = ReqId(next);
+                next = self.reqs[rider.index()].next_rider;
+                copy_lower_stamps(&lower, &mut requests[rider].stamps);
+                self.app_request_done(q, r.job, rider);
+            }
+            return;
+        }
+        let done = if r.parent != NO_PARENT {
+            // A piece of a split request: the request is done with its last piece, whose path it takes.
+            let parent = ReqId(r.parent);
+            let piece = requests[req].stamps;
+            requests.remove(req);
+            let p = &mut self.reqs[parent.index()];
+            p.pieces_left -= 1;
+            if p.pieces_left > 0 {
+                return;
+            }
+            copy_lower_stamps(&piece, &mut requests[parent].stamps);
+            parent
+        } else {
+            req
+        };
+        self.app_request_done(q, r.job, done);
+    }
+
+    /// Application request `done` of job `j` completed: it waits to be reaped; wake the job if it waits.
+    fn app_request_done(&mut self, q: &mut EventQueue<Event>, j: u32, done: ReqId) {
+        let job = &mut self.jobs[j as usize];
+        job.in_flight -= 1;
+        job.done.push_back(done);
+        let task = job.task;
+        match job.waiting {
+            Waiting::Sleeping => {
+                job.waiting = Waiting::No;
+                self.cpu.wake(q, task);
+            }
+            Waiting::Spinning => {
+                // A user-space spin on the completion ring (sqpoll) sees it at the next loop.
+                job.waiting = Waiting::No;
+                self.stop_spinning(q.now(), task);
+            }
+            Waiting::HybridSleep | Waiting::No => {}
+        }
+    }
+
+    /// Let tasks that got a core or finished a segment go on. Requests the application now sees completed
+    /// are appended to `delivered` with their flow and job; call again once the application issued what
+    /// follows.
+    pub fn run_ready(
+        &mut self,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        device: &mut Device,
+        delivered: &mut Vec<(ReqId, u32, u32)>,
+    ) {
+        // Swap the list with the empty scratch one: tasks that step puts back wait for the next call.
+        let mut resumed = std::mem::replace(&mut self.after_delivery, std::mem::take(&mut self.resuming));
+        for &task in &resumed {
+            self.step(q, requests, device, task, delivered);
+        }
+        resumed.clear();
+        self.resuming = resumed;
+        loop {
+            let task = match self.kicked.pop() {
+                Some(t) => t,
+                None => match self.cpu.take_ready() {
+                    Some(t) => t,
+                    None => break,
+                },
+            };
+            self.step(q, requests, device, task, delivered);
+        }
+    }
+
+    /// `task` holds its core with nothing running: apply what its last segment did, decide what it does next.
+    fn step(
+        &mut self,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        device: &mut Device,
+        task: TaskId,
+        delivered: &mut Vec<(ReqId, u32, u32)>,
+    ) {
+        match self.roles[task as usize] {
+            Role::Job(j) => self.step_job(q, requests, device, j, delivered),
+            Role::SqPoll(j) => self.step_sqpoll(q, requests, device, j),
+            Role::Burner(b) => self.step_burner(q, task, b),
+        }
+    }
+
+    fn step_burner(&mut self, q: &mut EventQueue<Event>, task: TaskId, b: u32) {
+        let now = q.now();
+        let burner = &mut self.burners[b as usize];
+        if now >= burner.stop_ns {
+            self.cpu.sleep(q, task);
+            return;
+        }
+        if burner.burning && burner.pause_ns > 0 {
+            burner.burning = false;
+            self.timer_gen[task as usize] += 1;
+            let gen = self.timer_gen[task as usize];
+            q.schedule_at(now + burner.pause_ns, Event::Host(HostEvent::TimerWake { task, gen }));
+            self.cpu.sleep(q, task);
+            return;
+        }
+        burner.burning = true;
+        let burn = burner.burn_ns.min(burner.stop_ns - now);
+        self.cpu.run(q, task, burn, Activity::User);
+    }
+
+    /// Process polled completion entries in `found` from `at` (detection and completion work); returns the
+    /// end and how many were taken.
+    fn poll_complete(
+        &mut self,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        device: &mut Device,
+        j: u32,
+        at: Time,
+    ) -> (Time, u32) {
+        let mut t = at + self.costs.poll_loop_ns;
+        let count = self.jobs[j as usize].found.len();
+        for i in 0..count {
+            let req = self.jobs[j as usize].found[i];
+            t += self.nvme.cqe_ns;
+            t = self.complete_in_block(q, requests, device, req, t);
+        }
+        (t, count as u32)
+    }
+
+    /// Mark the first `n` polled entries of job `j` completed at `now`.
+    fn finish_polled(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, j: u32, n: u32) {
+        let now = q.now();
+        for _ in 0..n {
+            let req = self.jobs[j as usize].found.pop_front().expect("n entries were processed");
+            let s = &mut requests[req].stamps;
+            s.woken = now;
+            s.running = now;
+            self.request_done(q, requests, req);
+        }
+    }
+
+    fn step_job(
+        &mut self,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        device: &mut Device,
+        j: u32,
+        delivered: &mut Vec<(ReqId, u32, u32)>,
+    ) {
+        let now = q.now();
+        let task = self.jobs[j as usize].task;
+        // What the finished segment did.
+        match std::mem::replace(&mut self.jobs[j as usize].action, Action::None) {
+            Action::Reap(n) => {
+                let job = &mut self.jobs[j as usize];
+                for _ in 0..n {
+                    let req = job.done.pop_front().expect("n completions were reaped");
+                    requests[req].stamps.completed = now;
+                    delivered.push((req, job.flow, j - self.first_job[job.flow as usize]));
+                }
+                // The application issues what follows before the task goes on.
+                self.after_delivery.push(task);
+                return;
+            }
+            Action::PollComplete(n) => self.finish_polled(q, requests, j, n),
+            Action::None | Action::Transition => {}
+        }
+        let start = self.cpu.work_starts_at(task, now);
+        let job = &mut self.jobs[j as usize];
+        // 1. Polled completion entries waiting to be processed (by the task itself without an sqpoll thread).
+        if !job.found.is_empty() && job.sqpoll.is_none() {
+            let (end, n) = self.poll_complete(q, requests, device, j, start);
+            self.jobs[j as usize].action = Action::PollComplete(n);
+            self.cpu.run(q, task, end - start, Activity::Kernel);
+            return;
+        }
+        // 2. Reap completions: return from the system call, then the application's per-I/O work.
+        if !job.done.is_empty() {
+            let n = job.done.len() as u32;
+            let exit = if job.in_kernel { self.costs.syscall_exit_ns } else { 0 };
+            job.in_kernel = false;
+            job.needs_getevents_entry = false;
+            for &req in &job.done {
+                let s = &mut requests[req].stamps;
+                if s.running == 0 {
+                    s.running = start;
+                }
+            }
+            job.action = Action::Reap(n);
+            let cost = exit + self.costs.reap_ns * u64::from(n);
+            self.cpu.run(q, task, cost, Activity::User);
+            return;
+        }
+        // 3. Submit what the application issued.
+        if let Some(sqpoll) = job.sqpoll {
+            if !job.to_submit.is_empty() {
+                // Into the submission ring: the kernel thread picks it up, no system call.
+                job.in_flight += job.to_submit.len() as u32;
+                job.sq_ring.extend(job.to_submit.drain(..));
+                if self.cpu.is_spinning(sqpoll) {
+                    self.cpu.stop_spin(now, sqpoll);
+                    self.kicked.push(sqpoll);
+                }
+            }
+        } else if !job.to_submit.is_empty() && (!job.engine.is_blocking() || job.in_flight == 0) {
+            // One submitting system call takes up to `iodepth_batch_submit` requests; then it returns and
+            // the next one enters.
+            let quota = match job.submit_call {
+                Some(0) => {
+                    job.submit_call = Some(job.batch_submit);
+                    job.action = Action::Transition;
+                    self.cpu.run(q, task, self.costs.syscall_exit_ns + self.costs.syscall_entry_ns, Activity::Kernel);
+                    return;
+                }
+                Some(left) => left,
+                None => job.batch_submit,
+            };
+            let req = job.to_submit.pop_front().expect("checked non-empty");
+            let batch = (job.to_submit.len() + 1).min(quota as usize);
+            job.submit_call = if job.to_submit.is_empty() { None } else { Some(quota - 1) };
+            let entry = if job.in_kernel { 0 } else { self.costs.syscall_entry_ns };
+            job.in_kernel = true;
+            job.in_flight += 1;
+            job.needs_getevents_entry = job.engine == IoEngine::Libaio;
+            let block_at = start + entry + self.costs.fs_submit_ns;
+            let core = self.cpu.core_of(task);
+            let end = self.submit_from_batch(q, requests, device, j, req, batch, core, block_at);
+            self.jobs[j as usize].action = Action::None;
+            self.cpu.run(q, task, end - start, Activity::Kernel);
+            return;
+        }
+        // 4. Wait for completions, or for new work.
+        let job = &mut self.jobs[j as usize];
+        if job.in_flight == 0 {
+            if job.in_kernel {
+                job.in_kernel = false;
+                job.action = Action::Transition;
+                self.cpu.run(q, task, self.costs.syscall_exit_ns, Activity::Kernel);
+                return;
+            }
+            job.waiting = Waiting::Sleeping;
+            self.cpu.sleep(q, task);
+            return;
+        }
+        if job.needs_getevents_entry {
+            // libaio: io_submit returns, io_getevents enters.
+            job.needs_getevents_entry = false;
+            job.action = Action::Transition;
+            self.cpu.run(q, task, self.costs.syscall_exit_ns + self.costs.syscall_entry_ns, Activity::Kernel);
+            return;
+        }
+        match job.mode {
+            WaitMode::Interrupt => {
+                if !job.in_kernel {
+                    job.in_kernel = true;
+                    job.action = Action::Transition;
+                    self.cpu.run(q, task, self.costs.syscall_entry_ns, Activity::Kernel);
+                    return;
+                }
+                job.waiting = Waiting::Sleeping;
+                self.cpu.sleep(q, task);
+            }
+            WaitMode::Poll | WaitMode::Hybrid if job.sqpoll.is_some() => {
+                // The sqpoll thread polls the device; the application spins on the completion ring.
+                job.waiting = Waiting::Spinning;
+                self.cpu.spin(q, task);
+            }
+            WaitMode::Poll | WaitMode::Hybrid => {
+                if !job.in_kernel {
+                    job.in_kernel = true;
+                    job.action = Action::Transition;
+                    self.cpu.run(q, task, self.costs.syscall_entry_ns, Activity::Kernel);
+                    return;
+                }
+                if job.mode == WaitMode::Hybrid && !job.hybrid_slept {
+                    job.hybrid_slept = true;
+                    job.waiting = Waiting::HybridSleep;
+                    self.timer_gen[task as usize] += 1;
+                    let gen = self.timer_gen[task as usize];
+                    let (op, bytes) = job.last_submitted;
+                    let wake_at = now + self.completion.sleep_before_poll(op, bytes);
+                    q.schedule_at(wake_at, Event::Host(HostEvent::TimerWake { task, gen }));
+                    self.cpu.sleep(q, task);
+                    return;
+                }
+                job.hybrid_slept = false;
+                job.waiting = Waiting::Spinning;
+                self.cpu.spin(q, task);
+            }
+        }
+    }
+
+    /// The sqpoll kernel thread of job `j`: process polled completions, submit from the ring, or spin.
+    fn step_sqpoll(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, device: &mut Device, j: u32) {
+        let now = q.now();
+        let task = self.jobs[j as usize].sqpoll.expect("an sqpoll role has a thread");
+        if let Action::PollComplete(n) = std::mem::replace(&mut self.jobs[j as usize].sq_action, Action::None) {
+            self.finish_polled(q, requests, j, n);
+        }
+        let start = self.cpu.work_starts_at(task, now);
+        if !self.jobs[j as usize].found.is_empty() {
+            let (end, n) = self.poll_complete(q, requests, device, j, start);
+            self.jobs[j as usize].sq_action = Action::PollComplete(n);
+            self.cpu.run(q, task, end - start, Activity::Kernel);
+            return;
+        }
+        if let Some(req) = self.jobs[j as usize].sq_ring.pop_front() {
+            let batch = self.jobs[j as usize].sq_ring.len() + 1;
+            let block_at = start + self.costs.poll_loop_ns + self.costs.fs_submit_ns;
+            let core = self.cpu.core_of(task);
+            let end = self.submit_from_batch(q, requests, device, j, req, batch, core, block_at);
+            self.cpu.run(q, task, end - start, Activity::Kernel);
+            return;
+        }
+        self.cpu.spin(q, task);
+    }
+
+    /// Model invariants: tags conserved.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        self.block.check_tags()
+    }
+}
+
+impl FullHost {
+    /// The cumulative counters at `at`.
+    pub fn counters(&mut self, at: Time) -> HostCounters {
+        let cores = self.cpu.core_times(at);
+        let flow_cpu_ns =
+            self.flow_tasks.iter().map(|tasks| tasks.iter().map(|&t| self.cpu.task_cpu_ns(t)).sum()).collect();
+        HostCounters { at, cores, flow_cpu_ns, interrupts: self.nvme.interrupts(), block: self.block.results() }
+    }
+
+    /// Host results between the snapshots `since` and `now`, and the CPU each flow used (in cores).
+    pub fn results(&self, since: &HostCounters, now: &HostCounters) -> (HostResults, FlowCpu) {
+        let names = HostNames {
+            model: HostModel::Full,
+            cpu_scheduler: self.cpu.scheduler_name().to_string(),
+            completion: self.completion.name().to_string(),
+        };
+        since.until(now, names)
+    }
+}
+
+/// fio's cpuio burns in chunks; a 10 ms default keeps events rare while staying below a CFS slice.
+const DEFAULT_CPUCHUNKS_NS: Time = 10_000_000;
