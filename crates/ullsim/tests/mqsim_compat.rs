@@ -58,7 +58,11 @@ fn one_die_per_chip_never_overlaps_two_dies_of_a_chip_and_halves_a_two_die_chip(
     // One die at a time: each 4 KB read holds the chip for command + sense + its data over the channel.
     let per_read_ns = 100.0 + 75_000.0 + (4096.0_f64 * 1000.0 / 333.0).ceil();
     let expected = 1e9 / per_read_ns;
-    assert!((iops(&one) / expected - 1.0).abs() < 0.02, "one die per chip: {} IOPS, expected {expected:.0}", iops(&one));
+    assert!(
+        (iops(&one) / expected - 1.0).abs() < 0.02,
+        "one die per chip: {} IOPS, expected {expected:.0}",
+        iops(&one)
+    );
     assert!(iops(&interleaved) > 1.8 * iops(&one), "two interleaved dies: {} IOPS", iops(&interleaved));
 }
 
@@ -90,10 +94,8 @@ fn same_page_multiplane_joins_only_equal_page_numbers() {
     assert!(same.device.multiplane_ops < any.device.multiplane_ops / 4);
     // Sequential writes fill the planes' open blocks in step: they still pair, at equal page numbers.
     for scheduler in ["fifo", "sprinkler", "flin"] {
-        let writes = format!(
-            "{}\n[[flow]]\nname = \"w\"\nrw = \"write\"\nbs = \"64k\"\niodepth = 8\n",
-            small_drive(1, 1, 2)
-        );
+        let writes =
+            format!("{}\n[[flow]]\nname = \"w\"\nrw = \"write\"\nbs = \"64k\"\niodepth = 8\n", small_drive(1, 1, 2));
         let r = run(&scenario_with(
             &writes,
             &["device.tsu.multiplane_same_page=true", &format!("device.tsu.scheduler={scheduler}")],

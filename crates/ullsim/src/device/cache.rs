@@ -12,6 +12,10 @@
 //! The write buffer is one pool (`shared`) or split equally among the run's flows (`per-flow`, MQSim's
 //! EQUAL_PARTITIONING): then a flow's pending programs are bounded by its own part, so a heavy writer fills
 //! only its part and other flows' writes still complete at DRAM speed. The read cache is shared either way.
+//!
+//! `destage_limit_pages_per_plane` (MQSim's back-pressure depth) bounds each partition's pending programs
+//! further, whatever the buffer's size: writes then wait in front of the cache as soon as that much data is
+//! on its way to flash.
 
 use rustc_hash::FxHashMap;
 

@@ -39,7 +39,6 @@ pub struct LinkDirection {
 }
 
 impl LinkDirection {
-
     /// Busy time in the `elapsed` ns after the last update: all of it while data is in flight, else the
     /// control TLPs still to send.
     fn busy_between(&self, elapsed: Time) -> Time {
@@ -49,7 +48,6 @@ impl LinkDirection {
             elapsed
         }
     }
-
 
     fn advance(&mut self, now: Time) {
         let mut elapsed = now - self.updated_at;
