@@ -55,6 +55,30 @@ pub struct HostInterfaceConfig {
     /// Write commands the controller's write path starts per second (0: no limit beyond `command_process_ns`).
     pub max_write_iops: f64,
     pub completion_ns: Nanos,
+    /// How a direction of the PCIe link serves the transfers crossing it at once: shared TLP by TLP
+    /// (`processor-sharing`) or one whole message after another (`fifo`, MQSim's `PCIe_Link`).
+    pub pcie_link_service: LinkService,
+}
+
+/// How a direction of the PCIe link serves concurrent transfers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", remote = "Self")]
+pub enum LinkService {
+    /// Transfers interleave a TLP at a time: each of `n` in flight moves at `1/n` of the rate (real links).
+    ProcessorSharing,
+    /// Whole messages in arrival order, commands and completions included (MQSim's `PCIe_Link`).
+    Fifo,
+}
+
+/// Which chip of a channel gets the bus next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", remote = "Self")]
+pub enum ChannelArbitration {
+    /// A die starts as soon as it is idle; its transfers take the bus in the order they are requested.
+    Fcfs,
+    /// A die starts only while its channel is idle (command cycles hold the bus); when the bus frees, the
+    /// chips waiting for it are offered it in turn, starting after the last one served (MQSim's TSU).
+    RoundRobin,
 }
 
 /// `[device.variability]`: where a real drive's service times vary, so a run at QD1 has a tail of its own.
@@ -86,6 +110,10 @@ pub struct CacheConfig {
     pub cache_reads: bool,
     /// Who may use the write buffer's space: every flow (`shared`) or each flow an equal part (`per-flow`).
     pub write_buffer_sharing: BufferSharing,
+    /// Buffered pages each partition may have on their way to flash (destaged, not yet programmed), per plane
+    /// of the drive; writes beyond it wait in front of the cache. 0: only the buffer's size bounds them.
+    /// MQSim: 1 (its back-pressure depth is planes x page).
+    pub destage_limit_pages_per_plane: u32,
 }
 
 /// How the write buffer's space is divided among flows (MQSim's `Data_Cache_Sharing_Mode`).
@@ -133,7 +161,7 @@ pub enum Precondition {
     Random,
 }
 
-keyword_serde!(BufferSharing, Stage3Wait, MappingKind, Precondition);
+keyword_serde!(BufferSharing, Stage3Wait, MappingKind, Precondition, LinkService, ChannelArbitration);
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -163,6 +191,9 @@ pub struct TsuConfig {
     pub scheduler: String,
     /// Batch transactions of the same operation on distinct planes of a die into one operation.
     pub multiplane: bool,
+    /// A multi-plane operation joins only transactions at the same page index within their blocks (MQSim
+    /// compares `PageID`; the blocks may differ).
+    pub multiplane_same_page: bool,
     /// `sprinkler-fairness`: length of a budget epoch (ns).
     pub budget_epoch_ns: Nanos,
     /// `sprinkler-fairness`: die time each flow may use per epoch (ns); 0 shares the dies' time of an epoch
@@ -220,6 +251,11 @@ pub struct FlashConfig {
     pub suspend_read_batches: u32,
     /// Times one program or erase may be suspended.
     pub suspend_max_per_op: u32,
+    /// A chip runs one die's operation at a time (its other dies wait): MQSim's TSU issues only to an idle
+    /// chip, never a multi-die command. Off: dies of a chip interleave.
+    pub one_die_per_chip: bool,
+    /// Who gets a channel's bus next: `fcfs` or `round-robin` over the channel's chips (MQSim).
+    pub channel_arbitration: ChannelArbitration,
 }
 
 impl DeviceConfig {
@@ -276,6 +312,11 @@ impl DeviceConfig {
             "expected 1 to 1024 suspensions per operation",
         );
         check(f.planes_per_die <= 64, "flash.planes_per_die", "expected at most 64 planes per die");
+        check(
+            self.cache.destage_limit_pages_per_plane <= 1 << 16,
+            "cache.destage_limit_pages_per_plane",
+            "expected 0 (no limit beyond the buffer) or at most 65536 pages per plane",
+        );
         check(f.pages_per_block <= 65_535, "flash.pages_per_block", "expected at most 65535 pages per block");
         check(
             f.page_bytes.0 >= 512 && f.page_bytes.0.is_power_of_two() && f.page_bytes.0 <= 1 << 20,

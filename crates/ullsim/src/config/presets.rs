@@ -26,6 +26,11 @@ pub const PRESETS: &[Preset] = &[
         toml: include_str!("presets/mqsim-mlc.toml"),
     },
     Preset {
+        name: "mqsim-compat",
+        summary: "mqsim-mlc plus MQSim's own behaviours: one die per chip, round-robin channels, same-page multi-plane",
+        toml: include_str!("presets/mqsim-compat.toml"),
+    },
+    Preset {
         name: "tlc-enterprise",
         summary: "Generic enterprise TLC drive: 16 KiB pages, 60/900/4000 us, ONFI 1000 MT/s, 768 GiB",
         toml: include_str!("presets/tlc-enterprise.toml"),

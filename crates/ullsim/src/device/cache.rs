@@ -12,6 +12,10 @@
 //! The write buffer is one pool (`shared`) or split equally among the run's flows (`per-flow`, MQSim's
 //! EQUAL_PARTITIONING): then a flow's pending programs are bounded by its own part, so a heavy writer fills
 //! only its part and other flows' writes still complete at DRAM speed. The read cache is shared either way.
+//!
+//! `destage_limit_pages_per_plane` (MQSim's back-pressure depth) bounds each partition's pending programs
+//! further, whatever the buffer's size: writes then wait in front of the cache as soon as that much data is
+//! on its way to flash.
 
 use rustc_hash::FxHashMap;
 
@@ -34,19 +38,27 @@ pub struct DataCache {
     pending_programs: usize,
     /// Programs outstanding per write-buffer partition (one partition when shared, one per flow when split).
     pending_by_partition: Vec<usize>,
-    /// Pages of buffer space each partition may hold.
+    /// Pages of buffer space each partition may hold for programs outstanding.
     partition_pages: usize,
+    /// Most programs outstanding at once so far.
+    max_pending_programs: usize,
     pub read_page_lookups: u64,
     pub read_page_hits: u64,
 }
 
 impl DataCache {
-    /// A cache for a run of `flows` flows (the number of write-buffer partitions when split per flow).
-    pub fn new(cfg: &CacheConfig, page_bytes: u64, flows: usize) -> Self {
+    /// A cache for a run of `flows` flows (the number of write-buffer partitions when split per flow) on a
+    /// drive of `planes` planes (`destage_limit_pages_per_plane` is per plane).
+    pub fn new(cfg: &CacheConfig, page_bytes: u64, planes: u32, flows: usize) -> Self {
         let capacity_pages = if cfg.enabled { (cfg.capacity_bytes.0 / page_bytes) as usize } else { 0 };
         let partitions = match cfg.write_buffer_sharing {
             BufferSharing::Shared => 1,
             BufferSharing::PerFlow => flows.max(1),
+        };
+        // MQSim's back-pressure limit: a partition's data on its way to flash, whatever the buffer's size.
+        let destage_limit = match cfg.destage_limit_pages_per_plane {
+            0 => usize::MAX,
+            per_plane => per_plane as usize * planes as usize,
         };
         DataCache {
             enabled: cfg.enabled && capacity_pages > 0,
@@ -56,7 +68,8 @@ impl DataCache {
             dirty: FxHashMap::default(),
             pending_programs: 0,
             pending_by_partition: vec![0; partitions],
-            partition_pages: capacity_pages / partitions,
+            partition_pages: (capacity_pages / partitions).min(destage_limit),
+            max_pending_programs: 0,
             read_page_lookups: 0,
             read_page_hits: 0,
         }
@@ -122,6 +135,7 @@ impl DataCache {
         self.clean.remove(lpa);
         *self.dirty.entry(lpa).or_insert(0) += 1;
         self.pending_programs += 1;
+        self.max_pending_programs = self.max_pending_programs.max(self.pending_programs);
         self.pending_by_partition[partition] += 1;
         // The buffered page takes DRAM from the read cache: evict a clean page (from the same set, the
         // cheapest stand-in for the LRU one) while clean pages and pending programs exceed the capacity.
@@ -143,6 +157,11 @@ impl DataCache {
                 self.keep(lpa);
             }
         }
+    }
+
+    /// Most programs of buffered pages outstanding at once so far.
+    pub fn max_pending_programs(&self) -> usize {
+        self.max_pending_programs
     }
 
     /// Programs of buffered pages not finished yet.
@@ -167,8 +186,9 @@ mod tests {
             dram_access_ns: Nanos::from_ns(100),
             cache_reads: true,
             write_buffer_sharing,
+            destage_limit_pages_per_plane: 0,
         };
-        DataCache::new(&cfg, 4096, flows)
+        DataCache::new(&cfg, 4096, 1, flows)
     }
 
     #[test]

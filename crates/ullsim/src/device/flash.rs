@@ -129,6 +129,8 @@ pub struct Backend {
     /// `busy_chips` is every chip).
     chip_busy_dies: Vec<u32>,
     busy_chips: usize,
+    /// Most dies of one chip busy at once so far (1 under `one_die_per_chip`).
+    max_busy_dies_per_chip: u32,
     all_busy_since: Time,
     /// Time every chip was busy at once, up to the last time one of them went idle.
     all_busy_ns: Time,
@@ -148,6 +150,7 @@ impl Backend {
             die_busy_since: vec![0; dies],
             die_busy_ns: vec![0; dies],
             busy_chips: 0,
+            max_busy_dies_per_chip: 0,
             all_busy_since: 0,
             all_busy_ns: 0,
         }
@@ -164,6 +167,7 @@ impl Backend {
         self.die_busy_since[die as usize] = now;
         let chip = self.geometry.chip_of_die(die) as usize;
         self.chip_busy_dies[chip] += 1;
+        self.max_busy_dies_per_chip = self.max_busy_dies_per_chip.max(self.chip_busy_dies[chip]);
         if self.chip_busy_dies[chip] == 1 {
             self.busy_chips += 1;
             if self.busy_chips == self.chip_busy_dies.len() {
@@ -187,11 +191,31 @@ impl Backend {
         }
     }
 
+    /// Whether some die of `die`'s chip (itself included) is busy.
+    pub fn chip_is_busy(&self, die: u32) -> bool {
+        self.chip_busy_dies[self.geometry.chip_of_die(die) as usize] > 0
+    }
+
+    /// Most dies of one chip that were busy at once so far.
+    pub fn max_busy_dies_per_chip(&self) -> u32 {
+        self.max_busy_dies_per_chip
+    }
+
+    /// When `die`'s channel has carried every transfer reserved on it.
+    pub fn channel_free_at(&self, die: u32) -> Time {
+        self.channel_free_at[self.geometry.channel_of_die(die) as usize]
+    }
+
     /// Reserve `die`'s channel for `bytes` starting no earlier than `earliest`; returns the end time.
     pub fn reserve_channel(&mut self, die: u32, earliest: Time, bytes: u64) -> Time {
+        let duration = self.timing.transfer_ns(bytes);
+        self.reserve_channel_ns(die, earliest, duration)
+    }
+
+    /// Reserve `die`'s channel for `duration` ns starting no earlier than `earliest`; returns the end time.
+    pub fn reserve_channel_ns(&mut self, die: u32, earliest: Time, duration: Time) -> Time {
         let channel = self.geometry.channel_of_die(die) as usize;
         let start = earliest.max(self.channel_free_at[channel]);
-        let duration = self.timing.transfer_ns(bytes);
         self.channel_free_at[channel] = start + duration;
         self.channel_busy_ns[channel] += duration;
         start + duration

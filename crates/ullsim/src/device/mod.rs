@@ -12,6 +12,7 @@ pub mod ftl;
 pub mod gc_cost;
 pub mod hil;
 mod results;
+mod start_gate;
 pub mod suspend;
 pub mod transaction;
 pub mod tsu;
@@ -32,6 +33,7 @@ use ftl::{Ftl, MappingCache};
 use gc_cost::GcCost;
 use hil::{Direction, HostInterface, COMMAND_BYTES, COMPLETION_BYTES, MESSAGE_BYTES};
 pub use results::{DeviceCounters, DeviceResults, QueueDepth, Utilization};
+use start_gate::{Blocked, StartGate};
 use suspend::Suspension;
 use transaction::{Purpose, Transaction, TxArena, TxId, NONE};
 use tsu::{CompletionView, DispatchView, SchedulerSetup, TransactionScheduler};
@@ -54,6 +56,9 @@ pub enum DeviceEvent {
     /// Transfers on one direction of the PCIe link may have finished. Stale, and ignored, when the link
     /// scheduled a newer check (see `hil/link.rs`).
     LinkCheck { direction: Direction, generation: u32 },
+    /// A channel may have become idle: offer it to the chips waiting for it, in turn (round-robin channel
+    /// arbitration, `start_gate.rs`). Stale, and ignored, when a newer wake-up replaced it.
+    ChannelIdle { channel: u32 },
     /// A die finished sensing a read; its data now needs the channel.
     DieSensed { die: u32 },
     /// A die finished its operation (including the data transfer). Stale, and ignored, when the die's
@@ -79,6 +84,7 @@ pub struct Device {
     preset: String,
     page_bytes: u64,
     multiplane: bool,
+    multiplane_same_page: bool,
     dram_access_ns: Time,
     logical_capacity_bytes: u64,
     hil: HostInterface,
@@ -88,6 +94,10 @@ pub struct Device {
     tsu: Box<dyn TransactionScheduler>,
     flash: Backend,
     txs: TxArena,
+    /// When an idle die may start (one die per chip, channel turns).
+    start_gate: StartGate,
+    /// Multi-plane operations started, and those joining different page indices.
+    multiplane_ops: [u64; 2],
     /// The transactions each die is executing.
     running: Vec<Vec<TxId>>,
     /// Programs and erases set aside for reads.
@@ -151,12 +161,13 @@ impl Device {
         .ok_or_else(|| format!("device.tsu.scheduler: unknown scheduler \"{}\"", cfg.tsu.scheduler))?;
         let tsu_wants_completions = tsu.wants_completions();
         let ideal_map = cfg.ftl.ideal_map || cfg.ftl.mapping == MappingKind::InPlace;
-        let cache = DataCache::new(&cfg.cache, geometry.page_bytes, flows);
+        let cache = DataCache::new(&cfg.cache, geometry.page_bytes, geometry.planes(), flows);
         let waiting_for_buffer = BufferWaiters::new(cache.partitions());
         Ok(Device {
             preset: cfg.preset.clone(),
             page_bytes: geometry.page_bytes,
             multiplane: cfg.tsu.multiplane,
+            multiplane_same_page: cfg.tsu.multiplane_same_page,
             dram_access_ns: cfg.cache.dram_access_ns.0,
             logical_capacity_bytes: cfg.logical_capacity_bytes(),
             hil: HostInterface::new(&cfg.host_interface)?,
@@ -170,6 +181,8 @@ impl Device {
             ),
             tsu,
             flash: Backend::new(geometry, Timing::from_config(&cfg.flash)),
+            start_gate: StartGate::new(&cfg.flash, &geometry),
+            multiplane_ops: [0; 2],
             txs: TxArena::default(),
             running: (0..geometry.dies()).map(|_| Vec::with_capacity(geometry.planes_per_die as usize)).collect(),
             suspension: Suspension::new(&cfg.flash, geometry.dies()),
@@ -305,7 +318,14 @@ impl Device {
                     self.continue_suspension(q, die);
                 } else {
                     self.flash.release_die(die, now);
-                    self.dispatch(q, die);
+                    for next in self.start_gate.dies_after_release(&self.flash.geometry, die) {
+                        self.dispatch(q, next);
+                    }
+                }
+            }
+            DeviceEvent::ChannelIdle { channel } => {
+                if self.start_gate.woken(channel as usize, now) {
+                    self.offer_channel(q, channel);
                 }
             }
             DeviceEvent::CompletionPosted { req } => {
@@ -557,6 +577,8 @@ impl Device {
             gc_urgent: self.ftl.gc_urgent(die),
             gc_pace: self.ftl.gc_pace(die),
             multiplane: self.multiplane,
+            multiplane_same_page: self.multiplane_same_page,
+            pages_per_block: self.flash.geometry.pages_per_block,
             host_writes_blocked_since: self.waiting_for_buffer.blocked_since(),
             reads_only,
         };
@@ -569,6 +591,13 @@ impl Device {
             return;
         }
         let now = q.now();
+        if let Err(blocked) = self.start_gate.check(&self.flash, die, now) {
+            if let Blocked::Channel { wake_at: Some(at) } = blocked {
+                let channel = self.flash.geometry.channel_of_die(die);
+                q.schedule_at(at, Event::Device(DeviceEvent::ChannelIdle { channel }));
+            }
+            return; // the chip's release or the channel's wake-up offers it again
+        }
         let mut batch = std::mem::take(&mut self.running[die as usize]);
         self.ask_scheduler(die, now, false, &mut batch);
         if batch.is_empty() {
@@ -581,6 +610,37 @@ impl Device {
         self.running[die as usize] = batch;
     }
 
+    /// `channel` is idle (round robin): offer it to its chips in turn until one takes the bus.
+    fn offer_channel(&mut self, q: &mut EventQueue<Event>, channel: u32) {
+        let now = q.now();
+        let geometry = self.flash.geometry;
+        let first_die = channel; // a die of the channel, to read its bus state
+        if self.flash.channel_free_at(first_die) > now {
+            // Reserved again since the wake-up was set (read data goes first): wait for the new end.
+            if let Some(at) = self.start_gate.arm(channel as usize, self.flash.channel_free_at(first_die)) {
+                q.schedule_at(at, Event::Device(DeviceEvent::ChannelIdle { channel }));
+            }
+            return;
+        }
+        let mut offered = 0;
+        for chip in self.start_gate.chip_order(&geometry, channel) {
+            offered += 1;
+            for die in start_gate::dies_of_chip(&geometry, chip) {
+                self.dispatch(q, die);
+            }
+            if self.flash.channel_free_at(first_die) > now {
+                break; // a chip took the bus; the others wait for it to free (their wake-up is armed again)
+            }
+        }
+        self.start_gate.advance(&geometry, channel, offered);
+        if self.flash.channel_free_at(first_die) > now {
+            // Chips not offered yet may have work: look again when the bus frees.
+            if let Some(at) = self.start_gate.arm(channel as usize, self.flash.channel_free_at(first_die)) {
+                q.schedule_at(at, Event::Device(DeviceEvent::ChannelIdle { channel }));
+            }
+        }
+    }
+
     /// Issue `batch` on `die` (marked busy) at `start`; returns when its array phase starts and when it ends
     /// (for a read: when sensing ends, its transfer follows).
     fn start_batch(&mut self, q: &mut EventQueue<Event>, die: u32, batch: &[TxId], start: Time) -> (Time, Time) {
@@ -588,31 +648,49 @@ impl Device {
         for &tx in batch {
             self.txs[tx].dispatched_at = now;
         }
+        if batch.len() > 1 {
+            self.count_multiplane(batch);
+        }
         let timing = self.flash.timing;
         let op = self.txs[batch[0]].op;
         let generation = self.suspension.generation(die);
+        // Command and address cycles: on the bus when chips take turns for it, else a fixed delay.
+        let commanded = if self.start_gate.commands_hold_channel() {
+            self.flash.reserve_channel_ns(die, start, timing.command_ns)
+        } else {
+            start + timing.command_ns
+        };
         match op {
             FlashOp::Read => {
                 self.flash_ops[0] += batch.len() as u64;
-                let sensed = start + timing.command_ns + self.variability.read_ns(timing.read_ns);
+                let sensed = commanded + self.variability.read_ns(timing.read_ns);
                 q.schedule_at(sensed, Event::Device(DeviceEvent::DieSensed { die }));
-                (start + timing.command_ns, sensed)
+                (commanded, sensed)
             }
             FlashOp::Program => {
                 self.flash_ops[1] += batch.len() as u64;
                 let bytes: u64 = batch.iter().map(|&t| self.txs[t].bytes as u64).sum();
-                let data_in = self.flash.reserve_channel(die, start + timing.command_ns, bytes);
+                let data_in = self.flash.reserve_channel(die, commanded, bytes);
                 let end = data_in + self.variability.program_ns(timing.program_ns);
                 q.schedule_at(end, Event::Device(DeviceEvent::DieDone { die, generation }));
                 (data_in, end)
             }
             FlashOp::Erase => {
                 self.flash_ops[2] += batch.len() as u64;
-                let end = start + timing.command_ns + timing.erase_ns;
+                let end = commanded + timing.erase_ns;
                 q.schedule_at(end, Event::Device(DeviceEvent::DieDone { die, generation }));
-                (start + timing.command_ns, end)
+                (commanded, end)
             }
         }
+    }
+
+    /// Count a multi-plane operation, and whether it joins different page indices (for results).
+    fn count_multiplane(&mut self, batch: &[TxId]) {
+        let pages_per_block = self.flash.geometry.pages_per_block as u64;
+        let page = |tx: TxId| self.txs[tx].ppa % pages_per_block;
+        let mixed = batch.iter().any(|&tx| page(tx) != page(batch[0]));
+        self.multiplane_ops[0] += 1;
+        self.multiplane_ops[1] += mixed as u64;
     }
 
     /// A read was queued on busy `die`: suspend the program or erase it runs, if allowed and the scheduler

@@ -40,6 +40,15 @@ pub struct DeviceResults {
     pub gc_busy_ns: u64,
     /// Programs and erases suspended for reads (`device.flash.program_suspend`, `erase_suspend`).
     pub suspensions: u64,
+    /// Multi-plane operations started, and how many of them joined different page indices within their
+    /// blocks (0 under `device.tsu.multiplane_same_page`).
+    pub multiplane_ops: u64,
+    pub mixed_page_multiplane_ops: u64,
+    /// Most dies of one chip busy at once, over the whole run (1 under `device.flash.one_die_per_chip`).
+    pub max_busy_dies_per_chip: u32,
+    /// Most buffered write data on its way to flash at once (destaged, not yet programmed), over the whole
+    /// run: at most the write buffer, or planes x `device.cache.destage_limit_pages_per_plane` pages.
+    pub max_destaging_bytes: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -73,6 +82,7 @@ pub struct DeviceCounters {
     flash_ops: [u64; 3],
     gc_busy_ns: Time,
     suspensions: u64,
+    multiplane_ops: [u64; 2],
     /// Most commands inside at once since the previous snapshot.
     max_outstanding: u64,
     /// GC die time charged to each flow (see `gc_cost.rs`).
@@ -111,6 +121,7 @@ impl Device {
             flash_ops: self.flash_ops,
             gc_busy_ns: self.gc_cost.total_ns(),
             suspensions: self.suspension.count,
+            multiplane_ops: self.multiplane_ops,
             max_outstanding,
             gc_busy_by_flow: (0..flows as u32).map(|f| self.gc_cost.charged_ns(f)).collect(),
         }
@@ -156,6 +167,10 @@ impl Device {
             flash_erases: now.flash_ops[2] - since.flash_ops[2],
             gc_busy_ns: now.gc_busy_ns - since.gc_busy_ns,
             suspensions: now.suspensions - since.suspensions,
+            multiplane_ops: now.multiplane_ops[0] - since.multiplane_ops[0],
+            mixed_page_multiplane_ops: now.multiplane_ops[1] - since.multiplane_ops[1],
+            max_busy_dies_per_chip: self.flash.max_busy_dies_per_chip(),
+            max_destaging_bytes: self.cache.max_pending_programs() as u64 * self.page_bytes,
         }
     }
 }

@@ -13,6 +13,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use super::Link;
 use crate::engine::Time;
 
 /// Virtual service is kept in units of 1/720,720 ns (the least common multiple of 1..=16), so that sharing
@@ -38,16 +39,6 @@ pub struct LinkDirection {
 }
 
 impl LinkDirection {
-    /// Transfers in flight.
-    pub fn in_flight(&self) -> usize {
-        self.active.len()
-    }
-
-    /// Time the direction carried data or control traffic up to `now`.
-    pub fn busy_ns(&self, now: Time) -> Time {
-        self.busy_ns + self.busy_between(now.saturating_sub(self.updated_at))
-    }
-
     /// Busy time in the `elapsed` ns after the last update: all of it while data is in flight, else the
     /// control TLPs still to send.
     fn busy_between(&self, elapsed: Time) -> Time {
@@ -56,11 +47,6 @@ impl LinkDirection {
         } else {
             elapsed
         }
-    }
-
-    /// The generation a scheduled check must carry to be current.
-    pub fn generation(&self) -> u32 {
-        self.generation
     }
 
     fn advance(&mut self, now: Time) {
@@ -94,26 +80,25 @@ impl LinkDirection {
         self.check_at = Some(at);
         Some(at)
     }
+}
 
-    /// Transfer `id` starts at `now` and needs `service_ns` of the link to itself. Returns the time of a new
-    /// completion check to schedule (with [`Self::generation`]), if one is needed.
-    pub fn start(&mut self, now: Time, id: u32, service_ns: Time) -> Option<Time> {
+impl Link for LinkDirection {
+    fn start(&mut self, now: Time, id: u32, service_ns: Time) -> Option<Time> {
         self.advance(now);
         self.active.push(Reverse((self.served + service_ns as u128 * UNITS_PER_NS, id)));
         let next = self.next_finish(now);
         self.check_by(next)
     }
 
-    /// A control TLP of `service_ns` wire time goes out at `now`, ahead of the data in flight.
-    pub fn control(&mut self, now: Time, service_ns: Time) {
+    /// A control TLP goes out ahead of the data in flight: it delays them by its wire time.
+    fn control(&mut self, now: Time, service_ns: Time) {
         self.advance(now);
         self.stall_ns += service_ns;
         // Completions only move later: a check already scheduled fires early and reschedules.
     }
 
-    /// Run the check of `generation` at `now`: the ids of the transfers done go to `done` (in order of
-    /// completion, ties by id). Returns the time of the next check to schedule, if any.
-    pub fn check(&mut self, now: Time, generation: u32, done: &mut Vec<u32>) -> Option<Time> {
+    /// Transfers done go out in order of completion, ties by id.
+    fn check(&mut self, now: Time, generation: u32, done: &mut Vec<u32>) -> Option<Time> {
         if generation != self.generation {
             return None; // superseded by an earlier check
         }
@@ -131,6 +116,18 @@ impl LinkDirection {
         }
         let next = self.next_finish(now);
         self.check_by(next)
+    }
+
+    fn generation(&self) -> u32 {
+        self.generation
+    }
+
+    fn busy_ns(&self, now: Time) -> Time {
+        self.busy_ns + self.busy_between(now.saturating_sub(self.updated_at))
+    }
+
+    fn in_flight(&self) -> usize {
+        self.active.len()
     }
 }
 

@@ -1,17 +1,19 @@
 //! The host interface: NVMe submission queues, the controller's command fetch with pluggable arbitration,
-//! its per-direction read and write paths, and the PCIe link (`link.rs`). One file per arbiter; add one by
+//! its per-direction read and write paths, and the PCIe link (`link.rs`, or `link_fifo.rs` as MQSim serves it). One file per arbiter; add one by
 //! adding a file and a line in [`make_arbiter`].
 
 mod link;
+mod link_fifo;
 mod round_robin;
 mod wrr;
 
 use std::collections::VecDeque;
 
-use crate::config::device::HostInterfaceConfig;
+use crate::config::device::{HostInterfaceConfig, LinkService};
 use crate::engine::Time;
 use crate::request::{NvmePriority, Op, ReqId};
 use link::LinkDirection;
+use link_fifo::FifoLinkDirection;
 
 /// A direction of the PCIe link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +46,33 @@ impl SubmissionQueue {
     }
     pub fn is_empty(&self) -> bool {
         self.pending.is_empty()
+    }
+}
+
+/// One direction of the PCIe link: how the transfers crossing it share it (`link.rs`: TLPs interleave, as on
+/// a real link; `link_fifo.rs`: whole messages in turn, as in MQSim). Completions are found by checks the
+/// device schedules: each call that returns a time asks for a check then, carrying [`Link::generation`].
+pub trait Link {
+    /// Transfer `id` starts at `now` and needs `service_ns` of the link to itself.
+    fn start(&mut self, now: Time, id: u32, service_ns: Time) -> Option<Time>;
+    /// A control message (command, completion entry, interrupt) of `service_ns` wire time goes out at `now`.
+    fn control(&mut self, now: Time, service_ns: Time);
+    /// Run the check of `generation` at `now`: the ids of the transfers done go to `done`. Stale
+    /// generations do nothing.
+    fn check(&mut self, now: Time, generation: u32, done: &mut Vec<u32>) -> Option<Time>;
+    /// The generation a scheduled check must carry to be current.
+    fn generation(&self) -> u32;
+    /// Time the direction carried traffic up to `now`.
+    fn busy_ns(&self, now: Time) -> Time;
+    /// Transfers in flight.
+    fn in_flight(&self) -> usize;
+}
+
+/// A link direction served as `service` says.
+fn make_link(service: LinkService) -> Box<dyn Link> {
+    match service {
+        LinkService::ProcessorSharing => Box::<LinkDirection>::default(),
+        LinkService::Fifo => Box::<FifoLinkDirection>::default(),
     }
 }
 
@@ -94,8 +123,8 @@ pub struct HostInterface {
     /// controller's data path, is what limits the data. Where the path binds, the link has room to spare for
     /// the few control bytes (e.g. 2.0 GB/s of write data on a 3.4 GB/s link).
     control_delays_data: [bool; 2],
-    to_host: LinkDirection,
-    to_device: LinkDirection,
+    to_host: Box<dyn Link>,
+    to_device: Box<dyn Link>,
 }
 
 impl HostInterface {
@@ -124,8 +153,8 @@ impl HostInterface {
                     * (mps / (mps + cfg.pcie_tlp_overhead_bytes as f64));
                 path >= link_payload
             }),
-            to_host: LinkDirection::default(),
-            to_device: LinkDirection::default(),
+            to_host: make_link(cfg.pcie_link_service),
+            to_device: make_link(cfg.pcie_link_service),
         })
     }
 
@@ -177,10 +206,10 @@ impl HostInterface {
         link_ns.max(path_ns).ceil() as Time
     }
 
-    fn link(&mut self, direction: Direction) -> &mut LinkDirection {
+    fn link(&mut self, direction: Direction) -> &mut dyn Link {
         match direction {
-            Direction::ToHost => &mut self.to_host,
-            Direction::ToDevice => &mut self.to_device,
+            Direction::ToHost => self.to_host.as_mut(),
+            Direction::ToDevice => self.to_device.as_mut(),
         }
     }
 

@@ -53,7 +53,7 @@ pub(super) fn take_batch(queue: &mut VecDeque<TxId>, view: &DispatchView, planes
     while i < queue.len().min(MULTIPLANE_WINDOW) && batch.len() < planes_per_die as usize {
         let candidate = queue[i];
         let tx = &view.txs[candidate];
-        if tx.op == op && planes_used & (1 << tx.plane) == 0 {
+        if tx.op == op && planes_used & (1 << tx.plane) == 0 && view.pairs_with(head, candidate) {
             planes_used |= 1 << tx.plane;
             batch.push(candidate);
             queue.remove(i);

@@ -597,7 +597,7 @@ impl Flin {
         let mut i = 0;
         while i < q.entries.len().min(MULTIPLANE_WINDOW) && batch.len() < self.planes_per_die as usize {
             let e = q.entries[i];
-            if e.op == head.op && planes_used & (1 << e.plane) == 0 {
+            if e.op == head.op && planes_used & (1 << e.plane) == 0 && view.pairs_with(head.tx, e.tx) {
                 planes_used |= 1 << e.plane;
                 batch.push(q.remove(i).tx);
                 d.in_queues[kind] -= 1;

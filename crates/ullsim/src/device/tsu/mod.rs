@@ -24,12 +24,27 @@ pub struct DispatchView<'a> {
     pub gc_pace: f64,
     /// Gather transactions for several planes of the die into one multi-plane operation.
     pub multiplane: bool,
+    /// A multi-plane operation joins only transactions at the same page index within their blocks (see
+    /// [`DispatchView::pairs_with`]).
+    pub multiplane_same_page: bool,
+    pub pages_per_block: u32,
     /// Since when host writes have been waiting for write-buffer space (`None`: they are not). Until then a
     /// background destage (a program with `req == NONE`, its host write already complete) stalls nobody.
     pub host_writes_blocked_since: Option<Time>,
     /// A program or erase is suspended on the die for reads (`device/suspend.rs`): only a read operation
     /// (mapping or host reads) may start; leave `batch` empty if there is none.
     pub reads_only: bool,
+}
+
+impl DispatchView<'_> {
+    /// Whether `other` may join `head`'s multi-plane operation as far as page numbers go (planes and the
+    /// operation are the caller's to check): always, unless `multiplane_same_page` asks for equal page
+    /// indices within the blocks, as MQSim's `issue_command_to_chip` does.
+    #[inline(always)]
+    pub fn pairs_with(&self, head: TxId, other: TxId) -> bool {
+        !self.multiplane_same_page
+            || self.txs[head].ppa % self.pages_per_block as u64 == self.txs[other].ppa % self.pages_per_block as u64
+    }
 }
 
 /// What a scheduler learns when a die finishes the batch it was running.
@@ -223,6 +238,8 @@ pub(super) mod testing {
             gc_urgent: false,
             gc_pace: 0.0,
             multiplane: true,
+            multiplane_same_page: false,
+            pages_per_block: 64,
             host_writes_blocked_since: None,
             reads_only: false,
         }

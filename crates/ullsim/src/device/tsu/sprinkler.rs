@@ -233,13 +233,16 @@ fn take_faro(
         if other == plane || queues.planes[other].is_empty() {
             continue;
         }
-        let window = || queues.planes[other].iter().take(FARO_WINDOW);
+        // Only transactions that may pair with the anchor (page numbers, `DispatchView::pairs_with`) count.
+        let window = || queues.planes[other].iter().take(FARO_WINDOW).map(|w| (w, view.pairs_with(anchor.tx, w.tx)));
         let index = (anchor.req != NONE)
-            .then(|| window().position(|w| w.req == anchor.req))
+            .then(|| window().position(|(w, pairs)| pairs && w.req == anchor.req))
             .flatten()
-            .or_else(|| flow.and_then(|f| window().position(|w| w.flow == f)))
-            .unwrap_or(0);
-        take(queues.remove(other, index), batch);
+            .or_else(|| flow.and_then(|f| window().position(|(w, pairs)| pairs && w.flow == f)))
+            .or_else(|| window().position(|(_, pairs)| pairs));
+        if let Some(index) = index {
+            take(queues.remove(other, index), batch);
+        }
     }
     debug_assert!(batch.len() <= planes_per_die as usize);
 }
