@@ -254,6 +254,10 @@ pub struct FlashConfig {
     /// A chip runs one die's operation at a time (its other dies wait): MQSim's TSU issues only to an idle
     /// chip, never a multi-die command. Off: dies of a chip interleave.
     pub one_die_per_chip: bool,
+    /// A freed chip, or a chip offered its idle channel, goes first to one of its dies with reads queued,
+    /// then to the others in turn (MQSim's `process_chip_requests` serves a chip's reads before its writes).
+    /// Off: the dies' turn alone decides. Read by the `fifo` scheduler.
+    pub chip_reads_first: bool,
     /// Who gets a channel's bus next: `fcfs` or `round-robin` over the channel's chips (MQSim).
     pub channel_arbitration: ChannelArbitration,
 }
