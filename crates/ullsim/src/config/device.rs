@@ -159,6 +159,10 @@ pub enum Precondition {
     /// Filled, then randomly overwritten to garbage-collection steady state: logical pages scattered and
     /// blocks holding a steady-state mix of valid and stale pages.
     Random,
+    /// MQSim's steady state for a streaming (sequential) writer: logical pages striped in order as
+    /// `sequential`, but every used block either fully valid or fully stale and the free pool at the GC
+    /// threshold, so GC runs from the start and its victims are mostly stale blocks (erases, few moves).
+    Streaming,
 }
 
 keyword_serde!(BufferSharing, Stage3Wait, MappingKind, Precondition, LinkService, ChannelArbitration);

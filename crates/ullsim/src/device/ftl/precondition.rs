@@ -53,6 +53,30 @@ pub fn sequential(blocks: u32, pages_per_block: u32, valid_pages: u64) -> PlaneI
     PlaneInit { valid, written, free: (first_free as u32..blocks).collect(), open }
 }
 
+/// A plane holding `valid_pages` as MQSim preconditions a streaming flow (`Allocate_address_for_preconditioning`
+/// with the two-point steady state of `FTL::Perform_precondition`): the used blocks, at random places, are
+/// fully valid (in order, so the data sits as `sequential` puts it) or fully stale; `min_free` blocks (the GC
+/// threshold) stay free, fewer if the data would not fit.
+pub fn streaming(blocks: u32, pages_per_block: u32, valid_pages: u64, min_free: u32, rng: &mut SimRng) -> PlaneInit {
+    let (n, ppb) = (blocks as usize, pages_per_block as u64);
+    let full = (valid_pages / ppb) as usize;
+    let rest = (valid_pages % ppb) as u16;
+    let n_free = (min_free as usize).min(n - full - 1);
+    let mut order: Vec<u32> = (0..blocks).collect();
+    order.shuffle(rng);
+    let (free, used) = order.split_at(n_free);
+    let mut valid = vec![0u16; n];
+    let mut written = vec![0u16; n];
+    // The open block takes the last partial block of data; every other used block is full.
+    let open = used[0];
+    (valid[open as usize], written[open as usize]) = (rest, rest);
+    for (i, &b) in used[1..].iter().enumerate() {
+        written[b as usize] = pages_per_block as u16;
+        valid[b as usize] = if i < full { pages_per_block as u16 } else { 0 };
+    }
+    PlaneInit { valid, written, free: free.to_vec(), open: Some(open) }
+}
+
 /// Steady-state valid-page counts of the full blocks of a plane under random overwrites, and the fraction of
 /// blocks that are free, from a mean-field run on a small plane.
 #[derive(Debug, Clone)]
