@@ -204,7 +204,10 @@ fn a_streaming_precondition_gives_a_sequential_writer_gc_without_moves() {
     let streaming = run(&scenario_with(&text, &["device.ftl.precondition=streaming"]));
     let random = run(&scenario_with(&text, &["device.ftl.precondition=random"]));
     let d = &streaming.device;
-    println!("streaming: GC {} blocks, WA {:?}; random: GC {}, WA {:?}", d.gc_count, d.write_amplification, random.device.gc_count, random.device.write_amplification);
+    println!(
+        "streaming: GC {} blocks, WA {:?}; random: GC {}, WA {:?}",
+        d.gc_count, d.write_amplification, random.device.gc_count, random.device.write_amplification
+    );
     assert!(d.gc_count >= 2, "GC should run from the start: {} blocks", d.gc_count);
     assert_eq!((d.gc_pages_programmed, d.write_amplification), (0, Some(1.0)), "a victim held valid pages");
     let wa = random.device.write_amplification.unwrap_or(0.0);

@@ -298,6 +298,21 @@ mod tests {
     }
 
     #[test]
+    fn streaming_blocks_are_all_valid_or_all_stale_with_the_threshold_free() {
+        let mut rng = SimRng::seed_from_u64(5);
+        let p = streaming(100, 8, 8 * 60 + 3, 5, &mut rng);
+        let open = p.open.expect("an open block") as usize;
+        assert_eq!((p.valid[open], p.written[open], p.free.len()), (3, 3, 5));
+        let used: Vec<usize> = (0..100).filter(|&b| b != open && !p.free.contains(&(b as u32))).collect();
+        assert_eq!(used.len(), 94);
+        assert!(used.iter().all(|&b| p.written[b] == 8 && (p.valid[b] == 8 || p.valid[b] == 0)));
+        assert_eq!(used.iter().filter(|&&b| p.valid[b] == 8).count(), 60);
+        assert_eq!(p.valid.iter().map(|&v| v as u64).sum::<u64>(), 8 * 60 + 3);
+        // Data that does not fit beside the threshold takes free blocks instead.
+        assert_eq!(streaming(10, 8, 8 * 9, 5, &mut rng).free.len(), 0);
+    }
+
+    #[test]
     fn fenwick_samples_by_weight() {
         let mut f = Fenwick::new(5);
         for (i, w) in [0, 3, 0, 2, 5].iter().enumerate() {
