@@ -159,6 +159,10 @@ pub enum Precondition {
     /// Filled, then randomly overwritten to garbage-collection steady state: logical pages scattered and
     /// blocks holding a steady-state mix of valid and stale pages.
     Random,
+    /// MQSim's steady state for a streaming (sequential) writer: logical pages striped in order as
+    /// `sequential`, but every used block either fully valid or fully stale and the free pool at the GC
+    /// threshold, so GC runs from the start and its victims are mostly stale blocks (erases, few moves).
+    Streaming,
 }
 
 keyword_serde!(BufferSharing, Stage3Wait, MappingKind, Precondition, LinkService, ChannelArbitration);
@@ -254,6 +258,10 @@ pub struct FlashConfig {
     /// A chip runs one die's operation at a time (its other dies wait): MQSim's TSU issues only to an idle
     /// chip, never a multi-die command. Off: dies of a chip interleave.
     pub one_die_per_chip: bool,
+    /// A freed chip, or a chip offered its idle channel, goes first to one of its dies with reads queued,
+    /// then to the others in turn (MQSim's `process_chip_requests` serves a chip's reads before its writes).
+    /// Off: the dies' turn alone decides. Read by the `fifo` scheduler.
+    pub chip_reads_first: bool,
     /// Who gets a channel's bus next: `fcfs` or `round-robin` over the channel's chips (MQSim).
     pub channel_arbitration: ChannelArbitration,
 }

@@ -6,6 +6,7 @@
 
 pub mod buffer_waiters;
 pub mod cache;
+mod chip_offer;
 mod collect;
 pub mod flash;
 pub mod ftl;
@@ -318,9 +319,7 @@ impl Device {
                     self.continue_suspension(q, die);
                 } else {
                     self.flash.release_die(die, now);
-                    for next in self.start_gate.dies_after_release(&self.flash.geometry, die) {
-                        self.dispatch(q, next);
-                    }
+                    self.offer_released_chip(q, die);
                 }
             }
             DeviceEvent::ChannelIdle { channel } => {
@@ -610,37 +609,6 @@ impl Device {
         self.running[die as usize] = batch;
     }
 
-    /// `channel` is idle (round robin): offer it to its chips in turn until one takes the bus.
-    fn offer_channel(&mut self, q: &mut EventQueue<Event>, channel: u32) {
-        let now = q.now();
-        let geometry = self.flash.geometry;
-        let first_die = channel; // a die of the channel, to read its bus state
-        if self.flash.channel_free_at(first_die) > now {
-            // Reserved again since the wake-up was set (read data goes first): wait for the new end.
-            if let Some(at) = self.start_gate.arm(channel as usize, self.flash.channel_free_at(first_die)) {
-                q.schedule_at(at, Event::Device(DeviceEvent::ChannelIdle { channel }));
-            }
-            return;
-        }
-        let mut offered = 0;
-        for chip in self.start_gate.chip_order(&geometry, channel) {
-            offered += 1;
-            for die in start_gate::dies_of_chip(&geometry, chip) {
-                self.dispatch(q, die);
-            }
-            if self.flash.channel_free_at(first_die) > now {
-                break; // a chip took the bus; the others wait for it to free (their wake-up is armed again)
-            }
-        }
-        self.start_gate.advance(&geometry, channel, offered);
-        if self.flash.channel_free_at(first_die) > now {
-            // Chips not offered yet may have work: look again when the bus frees.
-            if let Some(at) = self.start_gate.arm(channel as usize, self.flash.channel_free_at(first_die)) {
-                q.schedule_at(at, Event::Device(DeviceEvent::ChannelIdle { channel }));
-            }
-        }
-    }
-
     /// Issue `batch` on `die` (marked busy) at `start`; returns when its array phase starts and when it ends
     /// (for a read: when sensing ends, its transfer follows).
     fn start_batch(&mut self, q: &mut EventQueue<Event>, die: u32, batch: &[TxId], start: Time) -> (Time, Time) {
@@ -682,15 +650,6 @@ impl Device {
                 (commanded, end)
             }
         }
-    }
-
-    /// Count a multi-plane operation, and whether it joins different page indices (for results).
-    fn count_multiplane(&mut self, batch: &[TxId]) {
-        let pages_per_block = self.flash.geometry.pages_per_block as u64;
-        let page = |tx: TxId| self.txs[tx].ppa % pages_per_block;
-        let mixed = batch.iter().any(|&tx| page(tx) != page(batch[0]));
-        self.multiplane_ops[0] += 1;
-        self.multiplane_ops[1] += mixed as u64;
     }
 
     /// A read was queued on busy `die`: suspend the program or erase it runs, if allowed and the scheduler

@@ -27,6 +27,8 @@ pub enum Blocked {
 
 pub struct StartGate {
     one_die_per_chip: bool,
+    /// A chip offered to its dies goes first to one with reads queued (`chip_reads_first`).
+    reads_first: bool,
     round_robin: bool,
     /// Per channel: the chip (index within the channel) offered the bus first when it frees.
     turn: Vec<u32>,
@@ -38,10 +40,16 @@ impl StartGate {
     pub fn new(cfg: &FlashConfig, geometry: &Geometry) -> Self {
         StartGate {
             one_die_per_chip: cfg.one_die_per_chip,
+            reads_first: cfg.chip_reads_first,
             round_robin: cfg.channel_arbitration == ChannelArbitration::RoundRobin,
             turn: vec![0; geometry.channels as usize],
             wake_at: vec![None; geometry.channels as usize],
         }
+    }
+
+    /// A chip offered to its dies goes first to a die with reads queued (`device.flash.chip_reads_first`).
+    pub fn chip_reads_first(&self) -> bool {
+        self.reads_first
     }
 
     /// Command cycles hold the channel (so an idle channel is what a die waits for).
@@ -98,7 +106,7 @@ impl StartGate {
 
     /// The dies to offer after `die` finished: with one die per chip, every die of its chip, starting after
     /// it (it comes last); otherwise just `die`.
-    pub fn dies_after_release(&self, geometry: &Geometry, die: u32) -> impl Iterator<Item = u32> {
+    pub fn dies_after_release(&self, geometry: &Geometry, die: u32) -> impl Iterator<Item = u32> + Clone {
         let (chips, per_chip) = (geometry.chips(), geometry.dies_per_chip);
         let (chip, index) = (die % chips, die / chips);
         let n = if self.one_die_per_chip { per_chip } else { 1 };
@@ -108,7 +116,7 @@ impl StartGate {
 }
 
 /// The dies of `chip`, in index order.
-pub fn dies_of_chip(geometry: &Geometry, chip: u32) -> impl Iterator<Item = u32> {
+pub fn dies_of_chip(geometry: &Geometry, chip: u32) -> impl Iterator<Item = u32> + Clone {
     let chips = geometry.chips();
     (0..geometry.dies_per_chip).map(move |k| chip + k * chips)
 }

@@ -185,9 +185,12 @@ impl Ftl {
         ftl.initial_prefix = vec![0; n_blocks];
         ftl.planes = (0..units).map(|_| PlaneState::default()).collect();
         for u in 0..units {
-            let init = match &steady {
-                Some(s) => s.plane(bpp, ppb, per_plane(u), soft_free_blocks as u32, &mut rng),
-                None => precondition::sequential(bpp, ppb, per_plane(u)),
+            let init = match (&steady, cfg.ftl.precondition) {
+                (Some(s), _) => s.plane(bpp, ppb, per_plane(u), soft_free_blocks as u32, &mut rng),
+                (None, Precondition::Streaming) => {
+                    precondition::streaming(bpp, ppb, per_plane(u), soft_free_blocks as u32, &mut rng)
+                }
+                (None, _) => precondition::sequential(bpp, ppb, per_plane(u)),
             };
             let base = u as usize * bpp as usize;
             let mut prefix = 0u32;

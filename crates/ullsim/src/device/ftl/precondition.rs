@@ -53,6 +53,30 @@ pub fn sequential(blocks: u32, pages_per_block: u32, valid_pages: u64) -> PlaneI
     PlaneInit { valid, written, free: (first_free as u32..blocks).collect(), open }
 }
 
+/// A plane holding `valid_pages` as MQSim preconditions a streaming flow (`Allocate_address_for_preconditioning`
+/// with the two-point steady state of `FTL::Perform_precondition`): the used blocks, at random places, are
+/// fully valid (in order, so the data sits as `sequential` puts it) or fully stale; `min_free` blocks (the GC
+/// threshold) stay free, fewer if the data would not fit.
+pub fn streaming(blocks: u32, pages_per_block: u32, valid_pages: u64, min_free: u32, rng: &mut SimRng) -> PlaneInit {
+    let (n, ppb) = (blocks as usize, pages_per_block as u64);
+    let full = (valid_pages / ppb) as usize;
+    let rest = (valid_pages % ppb) as u16;
+    let n_free = (min_free as usize).min(n - full - 1);
+    let mut order: Vec<u32> = (0..blocks).collect();
+    order.shuffle(rng);
+    let (free, used) = order.split_at(n_free);
+    let mut valid = vec![0u16; n];
+    let mut written = vec![0u16; n];
+    // The open block takes the last partial block of data; every other used block is full.
+    let open = used[0];
+    (valid[open as usize], written[open as usize]) = (rest, rest);
+    for (i, &b) in used[1..].iter().enumerate() {
+        written[b as usize] = pages_per_block as u16;
+        valid[b as usize] = if i < full { pages_per_block as u16 } else { 0 };
+    }
+    PlaneInit { valid, written, free: free.to_vec(), open: Some(open) }
+}
+
 /// Steady-state valid-page counts of the full blocks of a plane under random overwrites, and the fraction of
 /// blocks that are free, from a mean-field run on a small plane.
 #[derive(Debug, Clone)]
@@ -271,6 +295,21 @@ mod tests {
         assert_eq!(&p.valid[..4], &[4, 4, 1, 0]);
         assert_eq!(p.open, Some(2));
         assert_eq!(p.free, (3..10).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn streaming_blocks_are_all_valid_or_all_stale_with_the_threshold_free() {
+        let mut rng = SimRng::seed_from_u64(5);
+        let p = streaming(100, 8, 8 * 60 + 3, 5, &mut rng);
+        let open = p.open.expect("an open block") as usize;
+        assert_eq!((p.valid[open], p.written[open], p.free.len()), (3, 3, 5));
+        let used: Vec<usize> = (0..100).filter(|&b| b != open && !p.free.contains(&(b as u32))).collect();
+        assert_eq!(used.len(), 94);
+        assert!(used.iter().all(|&b| p.written[b] == 8 && (p.valid[b] == 8 || p.valid[b] == 0)));
+        assert_eq!(used.iter().filter(|&&b| p.valid[b] == 8).count(), 60);
+        assert_eq!(p.valid.iter().map(|&v| v as u64).sum::<u64>(), 8 * 60 + 3);
+        // Data that does not fit beside the threshold takes free blocks instead.
+        assert_eq!(streaming(10, 8, 8 * 9, 5, &mut rng).free.len(), 0);
     }
 
     #[test]

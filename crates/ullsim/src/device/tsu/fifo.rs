@@ -112,4 +112,9 @@ impl TransactionScheduler for Fifo {
     fn queued(&self) -> usize {
         self.queued
     }
+
+    fn reads_waiting(&self, die: u32) -> bool {
+        let q = &self.dies[die as usize];
+        !q.map_reads.is_empty() || !q.user_reads.is_empty()
+    }
 }

@@ -85,6 +85,11 @@ pub trait TransactionScheduler {
     }
     /// Transactions waiting (not yet dispatched).
     fn queued(&self) -> usize;
+    /// Whether `die` has host or mapping reads queued (`device.flash.chip_reads_first` offers such a die
+    /// its chip first). Policies that do not say are never asked first.
+    fn reads_waiting(&self, _die: u32) -> bool {
+        false
+    }
 }
 
 /// Names accepted by `device.tsu.scheduler`.
