@@ -248,3 +248,25 @@ fn fastresponse_fig6_shape() {
     assert!(latencies.windows(2).all(|w| w[1] > w[0]), "QD1 latency should grow with size: {latencies:?}");
     assert!(latencies[4] > 5.0 * latencies[1], "128 KB vs 4 KB at QD1: {latencies:?}");
 }
+
+/// The presets without a datasheet of their own (`tlc-enterprise` is generic, `flin-eval` is FLIN's Table 1
+/// configuration) run at the limits their flash and read path set: sequential reads at the read path
+/// (`tlc-enterprise`, the Intel DC P4500's 3.2 GB/s) or the channels (`flin-eval`, 8 x 333 MB/s), and
+/// sequential writes without the DRAM buffer at the planes' program rate (planes x page / `program_ns`).
+#[test]
+fn generic_presets_run_at_their_flash_limits() {
+    for preset in ["tlc-enterprise", "flin-eval"] {
+        let s = scenario(&format!("[device]\npreset = \"{preset}\"\n[[flow]]\nname = \"f\"\nrw = \"read\"\n"));
+        let (hi, flash) = (&s.device.host_interface, &s.device.flash);
+        let channels = flash.channels as f64 * flash.channel_mts * 1e6 * flash.channel_width_bytes as f64;
+        let planes = (flash.channels * flash.chips_per_channel * flash.dies_per_chip * flash.planes_per_die) as f64;
+        let programs = planes * flash.page_bytes.0 as f64 / (flash.program_ns.0 as f64 / 1e9);
+        let read_limit = hi.max_read_bytes_per_s.min(channels);
+        let read = device_run(preset, "read", "128k", 8, 4, "200ms", &[]).flows[0].bandwidth_bytes_per_s;
+        let no_buffer = ["device.cache.enabled=false", "device.ftl.precondition=\"sequential\""];
+        let write = device_run(preset, "write", "128k", 8, 4, "200ms", &no_buffer).flows[0].bandwidth_bytes_per_s;
+        println!("{preset}: read {read:.3e} of {read_limit:.3e} B/s, write {write:.3e} of {programs:.3e} B/s");
+        assert!(read <= read_limit * 1.001 && read > 0.85 * read_limit, "{preset}: sequential read {read:.3e}");
+        assert!(write <= programs * 1.001 && write > 0.75 * programs, "{preset}: sequential write {write:.3e}");
+    }
+}
