@@ -133,6 +133,12 @@ pub struct BlockConfig {
     pub nr_requests: u32,
     /// Largest request in KiB; bigger I/Os are split into pieces of this size.
     pub max_sectors_kb: u32,
+    /// Largest request of a non-critical flow in KiB (FastResponse's split: 32); 0 means `max_sectors_kb`.
+    /// Critical requests keep `max_sectors_kb`.
+    pub noncritical_max_sectors_kb: u32,
+    /// Critical requests skip the plug and the I/O scheduler and go straight to the driver (FastResponse's
+    /// bypass); when the hardware queue is full they wait on its dispatch list, ahead of scheduler work.
+    pub critical_bypass: bool,
     /// Plug a submission batch of three or more requests (flushed at the end of the batch, at 32 requests,
     /// or after a request of 128 KiB or more).
     pub plug: bool,
@@ -149,6 +155,8 @@ impl Default for BlockConfig {
             complete_ns: Nanos::from_ns(150),
             nr_requests: 0,
             max_sectors_kb: 1280,
+            noncritical_max_sectors_kb: 0,
+            critical_bypass: false,
             plug: true,
             merges: true,
             merge_check_ns: Nanos::from_ns(50),
@@ -291,6 +299,13 @@ impl HostConfig {
         }
         if b.max_sectors_kb < 4 || b.max_sectors_kb > 1 << 20 || !b.max_sectors_kb.is_multiple_of(4) {
             return err("block.max_sectors_kb", "expected a multiple of 4 from 4 to 1048576 (KiB)".into());
+        }
+        let split_kb = b.noncritical_max_sectors_kb;
+        if split_kb != 0 && (split_kb < 4 || split_kb > b.max_sectors_kb || !split_kb.is_multiple_of(4)) {
+            return err(
+                "block.noncritical_max_sectors_kb",
+                "expected 0 (same as max_sectors_kb) or a multiple of 4 from 4 to max_sectors_kb (KiB)".into(),
+            );
         }
         if n.coalesce_count > 256 {
             return err("nvme.coalesce_count", "expected 0 to 256 completions (NVMe's aggregation threshold)".into());

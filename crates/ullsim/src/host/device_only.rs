@@ -138,6 +138,7 @@ impl DeviceOnlyHost {
                 max_sched_queued: 0,
                 plug_flushes: 0,
                 merges: 0,
+                bypassed: 0,
             },
         }
     }

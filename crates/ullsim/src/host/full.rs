@@ -176,7 +176,11 @@ pub struct FullHost {
     nvme: NvmeDriver,
     completion: Box<dyn CompletionPolicy>,
     costs: Costs,
+    /// Largest request of a critical flow, and of the others (FastResponse's split).
     max_request_bytes: u64,
+    noncritical_max_request_bytes: u64,
+    /// Critical requests go around the plug and the scheduler (FastResponse's bypass).
+    critical_bypass: bool,
     jobs: Vec<Job>,
     burners: Vec<Burner>,
     roles: Vec<Role>,
@@ -315,6 +319,11 @@ impl FullHost {
                 poll_loop_ns: cfg.cpu.poll_loop_ns.0,
             },
             max_request_bytes: u64::from(cfg.block.max_sectors_kb) * 1024,
+            noncritical_max_request_bytes: u64::from(match cfg.block.noncritical_max_sectors_kb {
+                0 => cfg.block.max_sectors_kb,
+                kb => kb,
+            }) * 1024,
+            critical_bypass: cfg.block.critical_bypass,
             jobs,
             burners,
             roles,
@@ -562,14 +571,20 @@ impl FullHost {
         let hwq = self.nvme.hwq_of(core, self.jobs[job as usize].queue_set);
         let len = requests[req].len as u64;
         self.reqs[req.index()].hwq = hwq;
+        // FastResponse: a critical request may be as large as the device takes and can go around the plug and
+        // the scheduler; the others are split at their own, smaller limit.
+        let critical = requests[req].class.criticality == Criticality::Critical;
+        let max_bytes = if critical { self.max_request_bytes } else { self.noncritical_max_request_bytes };
+        let bypass = critical && self.critical_bypass;
         let mut t = at;
-        if self.jobs[job as usize].plug.is_started() {
-            if len <= self.max_request_bytes {
+        if self.jobs[job as usize].plug.is_started() && !bypass {
+            if len <= max_bytes {
                 if self.jobs[job as usize].plug.must_flush_before_add() {
                     t = self.flush_plug(q, requests, device, job, t, false);
                 }
                 let rq = self.sched_request(requests, req, job, t);
-                let (t, outcome) = self.block.plug_add(&mut self.jobs[job as usize].plug, rq, hwq, t);
+                let max_sectors = (max_bytes / 512) as u32;
+                let (t, outcome) = self.block.plug_add(&mut self.jobs[job as usize].plug, rq, hwq, max_sectors, t);
                 if let PlugOutcome::Merged { into, sector, sectors } = outcome {
                     self.carry(requests, job, into, req, sector, sectors);
                 }
@@ -579,27 +594,28 @@ impl FullHost {
             t = self.flush_plug(q, requests, device, job, t, false);
         }
         let mut out = std::mem::take(&mut self.dispatched);
-        let t = if len <= self.max_request_bytes {
+        let driver_ns = self.nvme.submit_ns;
+        let t = if len <= max_bytes {
             let rq = self.sched_request(requests, req, job, t);
-            self.block.submit(rq, hwq, t, self.nvme.submit_ns, &mut out)
+            self.block.submit_via(rq, hwq, t, driver_ns, bypass, &mut out)
         } else {
-            // Split: each piece is a request of its own; the parent completes with its last piece.
-            let count = len.div_ceil(self.max_request_bytes);
+            // Split: each piece is a request of its own, in LBA order; the parent completes with its last piece.
+            let count = len.div_ceil(max_bytes);
             self.reqs[req.index()].pieces_left = count as u32;
             let base = self.reqs[req.index()];
             for i in 0..count {
-                let offset = i * self.max_request_bytes;
+                let offset = i * max_bytes;
                 let parent = &requests[req];
                 let piece = Request {
                     offset: parent.offset + offset,
-                    len: (len - offset).min(self.max_request_bytes) as u32,
+                    len: (len - offset).min(max_bytes) as u32,
                     stamps: Stamps { issued: parent.stamps.issued, ..Stamps::default() },
                     ..parent.clone()
                 };
                 let id = requests.insert(piece);
                 *self.req_mut(id) = HostReq { parent: req.0, ..base };
                 let rq = self.sched_request(requests, id, job, t);
-                t = self.block.submit(rq, hwq, t, self.nvme.submit_ns, &mut out);
+                t = self.block.submit_via(rq, hwq, t, driver_ns, bypass, &mut out);
             }
             t
         };

@@ -89,6 +89,8 @@ pub struct BlockResults {
     pub plug_flushes: u64,
     /// Bios merged into a plugged request instead of becoming requests of their own.
     pub merges: u64,
+    /// Critical requests that went around the scheduler (`host.block.critical_bypass`).
+    pub bypassed: u64,
 }
 
 impl BlockResults {
@@ -101,8 +103,21 @@ impl BlockResults {
             max_sched_queued: self.max_sched_queued,
             plug_flushes: self.plug_flushes - before.plug_flushes,
             merges: self.merges - before.merges,
+            bypassed: self.bypassed - before.bypassed,
         }
     }
+}
+
+/// A request in the block layer.
+#[derive(Debug, Clone, Copy)]
+struct Inflight {
+    rq: SchedRequest,
+    hwq: u32,
+    /// Holds a driver tag (handed to the driver).
+    at_driver: bool,
+    /// Went around the scheduler ([`BlockLayer::submit_bypass`]): holds no allocation tag and the scheduler
+    /// never saw it.
+    bypassed: bool,
 }
 
 pub struct BlockLayer {
@@ -113,7 +128,6 @@ pub struct BlockLayer {
     plugging: bool,
     merges: bool,
     merge_check_ns: Time,
-    max_request_sectors: u32,
     /// Free allocation tags per hardware queue.
     alloc_tags: Vec<u32>,
     /// Free driver tags per hardware queue (commands the submission queue may hold).
@@ -124,9 +138,8 @@ pub struct BlockLayer {
     dispatch_lists: Vec<VecDeque<SchedRequest>>,
     /// The scheduler's queue-wide lock is free from then.
     lock_free_at: Time,
-    /// Each request holding an allocation tag (in the scheduler or at the driver), by request id, with its
-    /// hardware queue and whether it holds a driver tag.
-    inflight: Vec<Option<(SchedRequest, u32, bool)>>,
+    /// Each request in the block layer (in the scheduler, on a dispatch list or at the driver), by request id.
+    inflight: Vec<Option<Inflight>>,
     alloc_capacity: u32,
     driver_capacity: u32,
     sched_queued: u64,
@@ -155,6 +168,7 @@ impl BlockLayer {
                 max_sched_queued: 0,
                 plug_flushes: 0,
                 merges: 0,
+                bypassed: 0,
             },
             sched,
             submit_ns: cfg.submit_ns.0,
@@ -162,7 +176,6 @@ impl BlockLayer {
             plugging: cfg.plug,
             merges: cfg.merges,
             merge_check_ns: cfg.merge_check_ns.0,
-            max_request_sectors: cfg.max_sectors_kb * 2,
             alloc_tags: vec![alloc; hw_queues as usize],
             driver_tags: vec![hw_queue_depth; hw_queues as usize],
             tag_waiters: (0..hw_queues).map(|_| VecDeque::new()).collect(),
@@ -194,6 +207,47 @@ impl BlockLayer {
         self.enter(rq, hwq, at + self.submit_ns, driver_ns, out)
     }
 
+    /// Submit `rq` through the scheduler or, with `bypass`, around it ([`Self::submit_bypass`]).
+    pub fn submit_via(
+        &mut self,
+        rq: SchedRequest,
+        hwq: u32,
+        at: Time,
+        driver_ns: Time,
+        bypass: bool,
+        out: &mut Vec<Dispatched>,
+    ) -> Time {
+        if bypass {
+            self.submit_bypass(rq, hwq, at, driver_ns, out)
+        } else {
+            self.submit(rq, hwq, at, driver_ns, out)
+        }
+    }
+
+    /// Submit critical `rq` around the scheduler (FastResponse's bypass, like `blk_mq_try_issue_directly`):
+    /// straight to the driver if hardware queue `hwq` has a driver tag, else onto its dispatch list, which is
+    /// served before the scheduler. It takes no allocation tag and costs no scheduler time. Returns when the
+    /// caller's block-layer and driver work ends.
+    pub fn submit_bypass(
+        &mut self,
+        mut rq: SchedRequest,
+        hwq: u32,
+        at: Time,
+        driver_ns: Time,
+        out: &mut Vec<Dispatched>,
+    ) -> Time {
+        let t = at + self.submit_ns;
+        rq.inserted_at = t;
+        let index = rq.id.index();
+        if self.inflight.len() <= index {
+            self.inflight.resize(index + 1, None);
+        }
+        self.inflight[index] = Some(Inflight { rq, hwq, at_driver: false, bypassed: true });
+        self.results.bypassed += 1;
+        self.dispatch_lists[hwq as usize].push_back(rq);
+        self.run_queue(hwq, t, driver_ns, out)
+    }
+
     /// Start `plug` for a submission batch (`blk_start_plug`), unless plugging is off (`host.block.plug`).
     pub fn start_plug(&self, plug: &mut Plug) {
         plug.started = self.plugging;
@@ -206,15 +260,22 @@ impl BlockLayer {
     }
 
     /// Add `rq` (bound for `hwq`) to `plug` from `at`: merge it into the last plugged request when they are
-    /// adjacent, of the same direction and hardware queue, and together no larger than `max_sectors_kb`
-    /// (`blk_attempt_plug_merge` looks only at the last one); otherwise hold it. Returns when the caller is
-    /// done. The caller flushes first if [`Plug::must_flush_before_add`].
-    pub fn plug_add(&mut self, plug: &mut Plug, rq: SchedRequest, hwq: u32, at: Time) -> (Time, PlugOutcome) {
+    /// adjacent, of the same direction and hardware queue, and together no larger than `max_sectors` (the
+    /// issuer's request size limit; `blk_attempt_plug_merge` looks only at the last one); otherwise hold it.
+    /// Returns when the caller is done. The caller flushes first if [`Plug::must_flush_before_add`].
+    pub fn plug_add(
+        &mut self,
+        plug: &mut Plug,
+        rq: SchedRequest,
+        hwq: u32,
+        max_sectors: u32,
+        at: Time,
+    ) -> (Time, PlugOutcome) {
         let mut t = at + self.submit_ns;
         if self.merges {
             if let Some((last, last_hwq)) = plug.reqs.last_mut() {
                 t += self.merge_check_ns;
-                let fits = last.sectors + rq.sectors <= self.max_request_sectors;
+                let fits = last.sectors + rq.sectors <= max_sectors;
                 let back = last.sector + u64::from(last.sectors) == rq.sector;
                 let front = rq.sector + u64::from(rq.sectors) == last.sector;
                 if *last_hwq == hwq && last.op == rq.op && fits && (back || front) {
@@ -265,7 +326,7 @@ impl BlockLayer {
         if self.inflight.len() <= index {
             self.inflight.resize(index + 1, None);
         }
-        self.inflight[index] = Some((rq, hwq, false));
+        self.inflight[index] = Some(Inflight { rq, hwq, at_driver: false, bypassed: false });
         self.sched.insert(hwq, rq, t);
         self.sched_queued += 1;
         self.results.max_sched_queued = self.results.max_sched_queued.max(self.sched_queued);
@@ -293,12 +354,12 @@ impl BlockLayer {
             };
             // Queue-wide schedulers may hand over a request meant for another hardware queue.
             let entry = self.inflight[rq.id.index()].as_mut().expect("a scheduled request holds a tag");
-            let own = entry.1;
+            let own = entry.hwq;
             if self.driver_tags[own as usize] == 0 {
                 self.dispatch_lists[own as usize].push_back(rq);
                 continue;
             }
-            entry.2 = true;
+            entry.at_driver = true;
             self.driver_tags[own as usize] -= 1;
             out.push(Dispatched { id: rq.id, hwq: own, at: t });
             t += driver_ns;
@@ -310,18 +371,21 @@ impl BlockLayer {
     /// block-layer work (including dispatching requests that were waiting) ends.
     pub fn complete(&mut self, id: ReqId, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
         let mut t = at + self.complete_ns;
-        let (rq, hwq, at_driver) =
+        let Inflight { rq, hwq, at_driver, bypassed } =
             self.inflight.get_mut(id.index()).and_then(Option::take).expect("a completed request was dispatched");
         debug_assert!(at_driver, "completed without a driver tag");
-        t = self.sched_op(t, self.costs.completed_ns);
-        self.sched.completed(&rq, t.saturating_sub(rq.inserted_at), t);
         let h = hwq as usize;
         self.driver_tags[h] += 1;
-        if let Some(waiter) = self.tag_waiters[h].pop_front() {
-            // The freed allocation tag goes straight to the oldest waiter.
-            t = self.insert(waiter, hwq, t);
-        } else {
-            self.alloc_tags[h] += 1;
+        // A bypassed request gives back only its driver tag: the scheduler never saw it.
+        if !bypassed {
+            t = self.sched_op(t, self.costs.completed_ns);
+            self.sched.completed(&rq, t.saturating_sub(rq.inserted_at), t);
+            if let Some(waiter) = self.tag_waiters[h].pop_front() {
+                // The freed allocation tag goes straight to the oldest waiter.
+                t = self.insert(waiter, hwq, t);
+            } else {
+                self.alloc_tags[h] += 1;
+            }
         }
         for q in 0..self.alloc_tags.len() as u32 {
             let hq = (hwq + q) % self.alloc_tags.len() as u32;
@@ -342,9 +406,9 @@ impl BlockLayer {
         let queues = self.alloc_tags.len();
         let mut holding = vec![0u32; queues];
         let mut at_driver = vec![0u32; queues];
-        for (_, hwq, driver) in self.inflight.iter().flatten() {
-            holding[*hwq as usize] += 1;
-            at_driver[*hwq as usize] += u32::from(*driver);
+        for f in self.inflight.iter().flatten() {
+            holding[f.hwq as usize] += u32::from(!f.bypassed);
+            at_driver[f.hwq as usize] += u32::from(f.at_driver);
         }
         for h in 0..queues {
             if self.alloc_capacity - self.alloc_tags[h] != holding[h] {

@@ -1,0 +1,102 @@
+//! FastResponse's block-layer mechanisms (ICS'22): non-critical requests split at a smaller size, and
+//! critical requests around the plug and the I/O scheduler.
+
+mod common;
+
+use common::{run, scenario_with};
+
+/// One 128 KB reader at QD1 of class `class`, alone on optane-ull.
+fn one_reader(class: &str) -> String {
+    format!(
+        r#"
+[run]
+duration = "10ms"
+check_invariants = true
+[device]
+preset = "optane-ull"
+[[flow]]
+name = "big"
+class = "{class}"
+rw = "randread"
+bs = "128k"
+"#
+    )
+}
+
+#[test]
+fn noncritical_requests_split_at_their_own_limit_and_critical_ones_do_not() {
+    let split = ["host.block.noncritical_max_sectors_kb=32"];
+    let normal = run(&scenario_with(&one_reader("normal"), &split));
+    let critical = run(&scenario_with(&one_reader("critical"), &split));
+    assert_eq!(normal.device.queue_depth.max, 4, "a normal 128 KiB read becomes four 32 KiB commands");
+    assert_eq!(critical.device.queue_depth.max, 1, "a critical one keeps max_sectors_kb (1280 KiB)");
+    assert!(normal.flows[0].completed > 100 && critical.flows[0].completed > 100);
+}
+
+/// A critical QD1 reader and a QD64 bulk reader on the same core, so the same hardware queue, whose
+/// submission queue holds only 4 commands: the bulk reader keeps mq-deadline full and the queue busy.
+const SHARED_QUEUE: &str = r#"
+seed = 1
+[run]
+duration = "50ms"
+warmup = "5ms"
+check_invariants = true
+[host]
+io_scheduler = "mq-deadline"
+[device]
+preset = "optane-ull"
+[device.host_interface]
+queue_depth = 5
+[[flow]]
+name = "critical"
+class = "critical"
+rw = "randread"
+bs = "4k"
+iodepth = 1
+cpus_allowed = "0"
+[[flow]]
+name = "bulk"
+rw = "randread"
+bs = "4k"
+iodepth = 64
+cpus_allowed = "0"
+"#;
+
+#[test]
+fn critical_requests_bypass_the_scheduler_and_go_ahead_of_its_work() {
+    let through = run(&scenario_with(SHARED_QUEUE, &[]));
+    let bypass = run(&scenario_with(SHARED_QUEUE, &["host.block.critical_bypass=true"]));
+    let (c_through, c_bypass) = (&through.flows[0], &bypass.flows[0]);
+    // Every critical request went around the scheduler (one may still be in flight at the window's end),
+    // and none of the bulk reader's did.
+    let bypassed = bypass.host.block.bypassed;
+    assert!(bypassed == c_bypass.completed || bypassed == c_bypass.completed + 1, "{bypassed} bypassed");
+    assert_eq!(through.host.block.bypassed, 0);
+    // Its block-layer time is the submission cost alone: no scheduler insert or dispatch, no lock, no wait for
+    // an allocation tag (host.block.submit_ns = 200 ns).
+    assert_eq!(c_bypass.breakdown_ns.block.mean, 200.0);
+    assert!(c_through.breakdown_ns.block.mean > 400.0, "{}", c_through.breakdown_ns.block.mean);
+    // Waiting on the dispatch list ahead of the scheduler's 64 bulk requests, its tail shrinks.
+    assert!(
+        c_bypass.latency_ns.p99_9 < c_through.latency_ns.p99_9,
+        "p99.9 {} with bypass vs {} through mq-deadline",
+        c_bypass.latency_ns.p99_9,
+        c_through.latency_ns.p99_9
+    );
+    assert!(c_bypass.latency_ns.max < c_through.latency_ns.max / 2);
+}
+
+#[test]
+fn bad_split_size_names_the_key() {
+    for bad in ["3", "6", "2048"] {
+        let err = ullsim::Scenario::from_toml_str(
+            &one_reader("normal"),
+            "t.toml",
+            std::path::Path::new("."),
+            &[format!("host.block.noncritical_max_sectors_kb={bad}")],
+        )
+        .expect_err(bad)
+        .to_string();
+        assert!(err.contains("host.block.noncritical_max_sectors_kb"), "{err}");
+    }
+}
