@@ -3,25 +3,7 @@
 
 mod common;
 
-use common::{run, scenario_with};
-
-/// One 128 KB reader at QD1 of class `class`, alone on optane-ull.
-fn one_reader(class: &str) -> String {
-    format!(
-        r#"
-[run]
-duration = "10ms"
-check_invariants = true
-[device]
-preset = "optane-ull"
-[[flow]]
-name = "big"
-class = "{class}"
-rw = "randread"
-bs = "128k"
-"#
-    )
-}
+use common::{big_reader as one_reader, run, scenario_with};
 
 #[test]
 fn noncritical_requests_split_at_their_own_limit_and_critical_ones_do_not() {

@@ -183,17 +183,7 @@ numjobs = 4
 
 #[test]
 fn large_requests_are_split_at_max_sectors_kb() {
-    let text = r#"
-[run]
-duration = "10ms"
-check_invariants = true
-[device]
-preset = "optane-ull"
-[[flow]]
-name = "big"
-rw = "randread"
-bs = "128k"
-"#;
+    let text = &common::big_reader("normal");
     let whole = run(&scenario(text));
     let split = run(&scenario_with(text, &["host.block.max_sectors_kb=32"]));
     assert_eq!(whole.device.queue_depth.max, 1);

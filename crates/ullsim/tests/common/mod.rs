@@ -121,3 +121,22 @@ bssplit = "4k/60:16k/40"
 rate_iops = 20000
 rate_process = "poisson"
 "#;
+
+/// One 128 KiB random reader at QD1 of class `class` (`"normal"` or `"critical"`), alone on optane-ull for
+/// 10 ms, with the invariants checked.
+pub fn big_reader(class: &str) -> String {
+    format!(
+        r#"
+[run]
+duration = "10ms"
+check_invariants = true
+[device]
+preset = "optane-ull"
+[[flow]]
+name = "big"
+class = "{class}"
+rw = "randread"
+bs = "128k"
+"#
+    )
+}
