@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
-use ullsim::config::presets;
+use ullsim::config::{presets, stacks};
 use ullsim::Scenario;
 
 #[derive(Parser)]
@@ -132,6 +132,8 @@ enum Command {
     },
     /// List device presets, or print one in full with the source of every value.
     Presets { name: Option<String> },
+    /// List host stacks (named sets of [host] policy choices), or print one with every setting.
+    Stacks { name: Option<String> },
     /// Measure the simulator's speed and memory on fixed cases (each in its own process).
     Bench {
         /// Write the results as JSON to this file.
@@ -171,6 +173,7 @@ fn main() -> ExitCode {
         }
         Command::Validate { scenario, set } => validate(&scenario, &set),
         Command::Presets { name } => show_presets(name.as_deref()),
+        Command::Stacks { name } => show_stacks(name.as_deref()),
         Command::Bench { json, case, child } => bench::main(json.as_deref(), case.as_deref(), child),
     };
     match outcome {
@@ -250,6 +253,22 @@ fn validate(path: &Path, set: &[String]) -> Result<()> {
         scenario.device.logical_capacity_bytes() as f64 / (1u64 << 30) as f64,
         if records > 0 { format!(", {records} trace records") } else { String::new() }
     );
+    Ok(())
+}
+
+fn show_stacks(name: Option<&str>) -> Result<()> {
+    match name {
+        None => {
+            for s in stacks::STACKS {
+                println!("{:<16} {}", s.name, s.summary);
+            }
+            println!("\n`ullsim stacks NAME` prints one in full; use it as [host] stack = \"NAME\" (any [host] key still overrides it).");
+        }
+        Some(n) => match stacks::find(n) {
+            Some(s) => print!("{}", s.toml),
+            None => bail!("unknown stack \"{n}\"; expected one of {:?}", stacks::names()),
+        },
+    }
     Ok(())
 }
 

@@ -549,6 +549,22 @@ fn presets_unknown_name_fails_naming_the_valid_ones() {
 }
 
 #[test]
+fn stacks_lists_each_stack_and_prints_one() {
+    let run = ullsim(["stacks"]).ok();
+    for name in ["vanilla", "selectisr"] {
+        assert!(run.stdout.lines().any(|l| l.starts_with(name)), "stack {name} not listed: {}", run.describe());
+    }
+    let one = ullsim(["stacks", "selectisr"]).ok();
+    assert_eq!(one.stdout, include_str!("../../ullsim/src/config/stacks/selectisr.toml"));
+    ullsim(["stacks", "nope"]).fails_with(&["\"nope\"", "vanilla", "selectisr"]);
+    // compare puts stacks side by side.
+    let scenario = example("randread-optane.toml");
+    let side = ullsim(["compare", p(&scenario), "--vary", "host.stack=vanilla,selectisr", "--json", "-"]).ok();
+    let v: Value = serde_json::from_str(&side.stdout).unwrap();
+    assert_eq!(v["variants"].as_array().map(Vec::len), Some(2), "{}", side.describe());
+}
+
+#[test]
 fn bench_unknown_case_fails_naming_the_valid_ones() {
     ullsim(["bench", "--case", "nope"]).fails_with(&["unknown case \"nope\"", "randread-qd32"]);
 }

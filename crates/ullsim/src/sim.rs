@@ -51,6 +51,8 @@ pub struct ScenarioInfo {
     pub name: String,
     pub seed: u64,
     pub preset: String,
+    /// The named host stack (`host.stack`) the host keys started from.
+    pub stack: String,
 }
 
 /// Everything a run reports. Serialized as the JSON result (same scenario and seed: same bytes).
@@ -114,6 +116,7 @@ impl Simulation {
                 name: scenario.name.clone(),
                 seed: scenario.seed,
                 preset: scenario.device.preset.clone(),
+                stack: scenario.host.stack.clone(),
             },
             q: EventQueue::new(),
             requests: RequestArena::default(),

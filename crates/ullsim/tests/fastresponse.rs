@@ -82,3 +82,68 @@ fn bad_split_size_names_the_key() {
         assert!(err.contains("host.block.noncritical_max_sectors_kb"), "{err}");
     }
 }
+
+/// A critical QD1 reader beside a normal QD8 reader, each on its own core.
+const TWO_CLASSES: &str = r#"
+seed = 1
+[run]
+duration = "20ms"
+warmup = "2ms"
+check_invariants = true
+[device]
+preset = "optane-ull"
+[[flow]]
+name = "critical"
+class = "critical"
+rw = "randread"
+bs = "4k"
+iodepth = 1
+cpus_allowed = "0"
+[[flow]]
+name = "bulk"
+rw = "randread"
+bs = "4k"
+iodepth = 8
+cpus_allowed = "1"
+"#;
+
+#[test]
+fn every_stack_loads_runs_and_is_overridable() {
+    for stack in ullsim::config::stacks::names() {
+        let s = scenario_with(TWO_CLASSES, &[&format!("host.stack={stack}")]);
+        assert_eq!(s.host.stack, stack);
+        let r = run(&s);
+        assert_eq!(r.scenario.stack, stack);
+        assert!(r.flows.iter().all(|f| f.completed > 100), "{stack}");
+    }
+    // A stack's keys are defaults: the scenario's own keys win.
+    let s = scenario_with(TWO_CLASSES, &["host.stack=selectisr", "host.completion=interrupt"]);
+    assert_eq!((s.host.completion.as_str(), s.host.block.critical_bypass), ("interrupt", true));
+    let err =
+        ullsim::Scenario::from_toml_str(TWO_CLASSES, "t.toml", std::path::Path::new("."), &["host.stack=fast".into()])
+            .expect_err("unknown stack")
+            .to_string();
+    assert!(err.contains("host.stack") && err.contains("selectisr"), "{err}");
+}
+
+#[test]
+fn select_isr_polls_critical_requests_and_interrupts_the_rest() {
+    let vanilla = run(&scenario_with(TWO_CLASSES, &[]));
+    let select = run(&scenario_with(TWO_CLASSES, &["host.stack=selectisr"]));
+    // Polled: no interrupt, no wake-up, no context switch for the critical reader.
+    let (v, s) = (&vanilla.flows[0].breakdown_ns, &select.flows[0].breakdown_ns);
+    assert_eq!(s.cpu_wait.mean, 0.0);
+    assert!(s.completion.mean < v.completion.mean / 2.0, "{} vs {}", s.completion.mean, v.completion.mean);
+    // The ~4.5 us of interrupt, wake-up and context switch go; the device, busy with the bulk reader, takes
+    // some back as the critical reader submits more often.
+    assert!((v.completion.mean + v.cpu_wait.mean) - (s.completion.mean + s.cpu_wait.mean) > 4_000.0);
+    assert!(select.flows[0].latency_ns.mean < vanilla.flows[0].latency_ns.mean);
+    // The bulk reader's requests still raise interrupts; the critical reader's never do.
+    let bulk_completions = select.flows[1].completed;
+    let interrupts = select.host.interrupts;
+    // (Up to two queue depths of slack: interrupts and completions are counted at the window's edges.)
+    assert!(interrupts > 0 && interrupts <= bulk_completions + 16, "{interrupts} interrupts, {bulk_completions} bulk");
+    assert!(vanilla.host.interrupts > bulk_completions, "under vanilla every request interrupts");
+    // And its core spins while it waits.
+    assert!(select.flows[0].cpu_cores > 0.9, "{}", select.flows[0].cpu_cores);
+}

@@ -30,6 +30,8 @@ keyword_serde!(HostModel);
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct HostConfig {
+    /// The named stack the other keys started from (`config/stacks/`; "vanilla": every default).
+    pub stack: String,
     /// "full" (the Linux host stack) or "device-only" (no host time, each flow on its own submission queue).
     pub model: HostModel,
     /// CPU cores the CPU scheduler manages (SMT siblings are not modeled).
@@ -38,7 +40,8 @@ pub struct HostConfig {
     pub cpu_scheduler: String,
     /// blk-mq I/O scheduler: "none", "mq-deadline", "kyber" or "bfq".
     pub io_scheduler: String,
-    /// How completions are noticed: "interrupt" (polls only `hipri` flows), "poll" (every request is polled,
+    /// How completions are noticed: "interrupt" (polls only `hipri` flows), "select-isr" (polls critical and
+    /// `hipri` flows, FlashShare's Select-ISR), "poll" (every request is polled,
     /// the waiting core spins) or "hybrid" (every request is polled after sleeping half the mean service time).
     pub completion: String,
     /// NVMe I/O queue pairs; 0 means one per core (Linux's default). Core c submits to queue c mod queue_pairs,
@@ -53,6 +56,7 @@ pub struct HostConfig {
 impl Default for HostConfig {
     fn default() -> Self {
         HostConfig {
+            stack: "vanilla".into(),
             model: HostModel::Full,
             cores: 4,
             cpu_scheduler: "cfs".into(),

@@ -5,6 +5,7 @@ pub mod host;
 pub mod keyword;
 pub mod presets;
 pub mod scenario;
+pub mod stacks;
 pub mod units;
 
 pub use device::DeviceConfig;

@@ -391,6 +391,8 @@ impl Scenario {
         }
         let blame = |e: ConfigError| e.blaming_overrides(&set_keys);
         merge_device_preset(&mut table).map_err(|(key, what)| blame(ConfigError::at_key(source_name, &key, what)))?;
+        super::stacks::merge_host_stack(&mut table)
+            .map_err(|(key, what)| blame(ConfigError::at_key(source_name, &key, what)))?;
         let file: ScenarioFile = serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
             let path = e.path().to_string();
             blame(ConfigError::at_key(source_name, &path, plain_expectation(e.into_inner().message().trim())))
@@ -582,7 +584,7 @@ fn merge_device_preset(table: &mut toml::Table) -> Result<(), (String, String)> 
 }
 
 /// Deep-merge `top` over `base`: tables merge key by key, anything else replaces.
-fn overlay(base: &mut toml::Table, top: toml::Table) {
+pub(super) fn overlay(base: &mut toml::Table, top: toml::Table) {
     for (key, value) in top {
         match (base.get_mut(&key), value) {
             (Some(toml::Value::Table(b)), toml::Value::Table(t)) => overlay(b, t),

@@ -1,11 +1,12 @@
 //! How the host notices that a request completed, behind [`CompletionPolicy`]: by interrupt (the handler
 //! wakes the sleeping task), by classic polling (the waiting task spins on the completion queue; its core
 //! is busy all the while) or by hybrid polling (sleep about half the expected service time, then spin).
-//! Adding a policy (e.g. FlashShare's Select-ISR) means a file here and a name in [`make`].
+//! Adding a policy means a file here and a name in [`make`].
 
 mod hybrid;
 mod interrupt;
 mod poll;
+mod select_isr;
 
 use crate::engine::Time;
 use crate::request::{Class, Op};
@@ -37,7 +38,7 @@ pub trait CompletionPolicy {
 
 /// Names of the completion policies.
 pub fn names() -> &'static [&'static str] {
-    &["interrupt", "poll", "hybrid"]
+    &["interrupt", "poll", "hybrid", "select-isr"]
 }
 
 pub fn make(name: &str) -> Option<Box<dyn CompletionPolicy>> {
@@ -45,6 +46,7 @@ pub fn make(name: &str) -> Option<Box<dyn CompletionPolicy>> {
         "interrupt" => Some(Box::new(interrupt::Interrupt)),
         "poll" => Some(Box::new(poll::Poll)),
         "hybrid" => Some(Box::new(hybrid::Hybrid::default())),
+        "select-isr" => Some(Box::new(select_isr::SelectIsr)),
         _ => None,
     }
 }
