@@ -257,32 +257,37 @@ fn validate(path: &Path, set: &[String]) -> Result<()> {
 }
 
 fn show_stacks(name: Option<&str>) -> Result<()> {
-    match name {
-        None => {
-            for s in stacks::STACKS {
-                println!("{:<16} {}", s.name, s.summary);
-            }
-            println!("\n`ullsim stacks NAME` prints one in full; use it as [host] stack = \"NAME\" (any [host] key still overrides it).");
-        }
-        Some(n) => match stacks::find(n) {
-            Some(s) => print!("{}", s.toml),
-            None => bail!("unknown stack \"{n}\"; expected one of {:?}", stacks::names()),
-        },
-    }
-    Ok(())
+    let all = stacks::STACKS.iter().map(|s| (s.name, s.summary, s.toml));
+    let usage = "`ullsim stacks NAME` prints one in full; use it as [host] stack = \"NAME\" (any [host] key still overrides it).";
+    show_catalog("stack", all, name, usage)
 }
 
 fn show_presets(name: Option<&str>) -> Result<()> {
+    let all = presets::PRESETS.iter().map(|p| (p.name, p.summary, p.toml));
+    let usage = "`ullsim presets NAME` prints one in full; use it as [device] preset = \"NAME\".";
+    show_catalog("preset", all, name, usage)
+}
+
+/// List a built-in catalog's (name, summary, TOML) entries, or print the TOML of the one called `name`.
+fn show_catalog<'a>(
+    what: &str,
+    all: impl Iterator<Item = (&'a str, &'a str, &'a str)> + Clone,
+    name: Option<&str>,
+    usage: &str,
+) -> Result<()> {
     match name {
         None => {
-            for p in presets::PRESETS {
-                println!("{:<16} {}", p.name, p.summary);
+            for (entry, summary, _) in all {
+                println!("{entry:<16} {summary}");
             }
-            println!("\n`ullsim presets NAME` prints one in full; use it as [device] preset = \"NAME\".");
+            println!("\n{usage}");
         }
-        Some(n) => match presets::find(n) {
-            Some(p) => print!("{}", p.toml),
-            None => bail!("unknown preset \"{n}\"; expected one of {:?}", presets::names()),
+        Some(n) => match all.clone().find(|(entry, _, _)| *entry == n) {
+            Some((_, _, toml)) => print!("{toml}"),
+            None => {
+                let names: Vec<&str> = all.map(|(entry, _, _)| entry).collect();
+                bail!("unknown {what} \"{n}\"; expected one of {names:?}")
+            }
         },
     }
     Ok(())

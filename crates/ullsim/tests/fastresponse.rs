@@ -15,39 +15,20 @@ fn noncritical_requests_split_at_their_own_limit_and_critical_ones_do_not() {
     assert!(normal.flows[0].completed > 100 && critical.flows[0].completed > 100);
 }
 
-/// A critical QD1 reader and a QD64 bulk reader on the same core, so the same hardware queue, whose
-/// submission queue holds only 4 commands: the bulk reader keeps mq-deadline full and the queue busy.
-const SHARED_QUEUE: &str = r#"
-seed = 1
-[run]
-duration = "50ms"
-warmup = "5ms"
-check_invariants = true
-[host]
-io_scheduler = "mq-deadline"
-[device]
-preset = "optane-ull"
-[device.host_interface]
-queue_depth = 5
-[[flow]]
-name = "critical"
-class = "critical"
-rw = "randread"
-bs = "4k"
-iodepth = 1
-cpus_allowed = "0"
-[[flow]]
-name = "bulk"
-rw = "randread"
-bs = "4k"
-iodepth = 64
-cpus_allowed = "0"
-"#;
-
 #[test]
 fn critical_requests_bypass_the_scheduler_and_go_ahead_of_its_work() {
-    let through = run(&scenario_with(SHARED_QUEUE, &[]));
-    let bypass = run(&scenario_with(SHARED_QUEUE, &["host.block.critical_bypass=true"]));
+    // The bulk reader moves to the critical reader's core, so the same hardware queue, whose submission queue
+    // holds only 4 commands: at QD64 it keeps mq-deadline full and the queue busy.
+    let shared_queue = [
+        "run.duration=0.05",
+        "run.warmup=0.005",
+        "host.io_scheduler=mq-deadline",
+        "device.host_interface.queue_depth=5",
+        "flow.bulk.iodepth=64",
+        "flow.bulk.cpus_allowed=\"0\"",
+    ];
+    let through = run(&scenario_with(TWO_CLASSES, &shared_queue));
+    let bypass = run(&scenario_with(TWO_CLASSES, &[&shared_queue[..], &["host.block.critical_bypass=true"]].concat()));
     let (c_through, c_bypass) = (&through.flows[0], &bypass.flows[0]);
     // Every critical request went around the scheduler (one may still be in flight at the window's end),
     // and none of the bulk reader's did.
