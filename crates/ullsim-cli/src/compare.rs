@@ -10,6 +10,8 @@ use rayon::prelude::*;
 use serde::{Serialize, Serializer};
 use ullsim::{RunResults, Scenario};
 
+use ullsim::metrics::timeseries::{csv_field, CSV_HEADER};
+
 use crate::table::latency_cells;
 
 /// One `--vary KEY=V1,V2,...`: a key and the values it takes, in the order given.
@@ -153,6 +155,7 @@ pub fn main(
     set: &[String],
     vary: &[String],
     seed: Option<u64>,
+    timeseries: Option<&Path>,
     output: &crate::Output,
 ) -> Result<()> {
     let varies = vary.iter().map(|a| parse_vary(a)).collect::<Result<Vec<_>>>()?;
@@ -166,6 +169,9 @@ pub fn main(
     }
     // The base scenario first, so a bad file or --set is reported once, as `ullsim run` would.
     let base = crate::load(path, set, seed)?;
+    if timeseries.is_some() {
+        crate::check_timeseries_flag(&base)?;
+    }
     let variants = variants(&varies);
     // Check every variant before running any.
     let scenarios = variants
@@ -191,6 +197,18 @@ pub fn main(
         let r =
             outcome.map_err(|e| anyhow!("--vary {}: {}: run failed: {e}", variant.label(), scenario.source_name))?;
         results.push(r);
+    }
+    if let Some(csv) = timeseries {
+        crate::write_file(csv, |out| {
+            writeln!(out, "variant,{CSV_HEADER}")?;
+            for (variant, r) in variants.iter().zip(&results) {
+                // A --vary of the interval itself may switch the series off in some variants.
+                if let Some(series) = &r.timeseries {
+                    series.write_csv_rows(out, &format!("{},", csv_field(&variant.label())))?;
+                }
+            }
+            Ok(())
+        })?;
     }
     output.emit(
         || Report {

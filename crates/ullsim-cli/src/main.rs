@@ -72,6 +72,10 @@ enum Command {
         /// Also run every flow alone and report slowdown, fairness and weighted speedup.
         #[arg(long)]
         fairness: bool,
+        /// Write the time series as CSV to this file (needs `[metrics] timeseries_interval`, e.g.
+        /// --set metrics.timeseries_interval=1ms).
+        #[arg(long, value_name = "PATH")]
+        timeseries: Option<PathBuf>,
         #[command(flatten)]
         output: Output,
     },
@@ -88,6 +92,10 @@ enum Command {
         /// Seed (overrides the scenario's).
         #[arg(long, allow_negative_numbers = true, value_parser = whole_number)]
         seed: Option<u64>,
+        /// Write every variant's time series as CSV to this file, with a leading `variant` column (needs
+        /// `[metrics] timeseries_interval`).
+        #[arg(long, value_name = "PATH")]
+        timeseries: Option<PathBuf>,
         #[command(flatten)]
         output: Output,
     },
@@ -151,11 +159,11 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
-        Command::Run { scenario, set, seed, fairness, output } => {
-            run(scenario.as_deref(), &set, seed, fairness, &output)
+        Command::Run { scenario, set, seed, fairness, timeseries, output } => {
+            run(scenario.as_deref(), &set, seed, fairness, timeseries.as_deref(), &output)
         }
-        Command::Compare { scenario, vary, set, seed, output } => {
-            compare::main(scenario.as_deref(), &set, &vary, seed, &output)
+        Command::Compare { scenario, vary, set, seed, timeseries, output } => {
+            compare::main(scenario.as_deref(), &set, &vary, seed, timeseries.as_deref(), &output)
         }
         Command::Reproduce { name, all, mixes, duration, classify_duration, seed, load, classes, set, output } => {
             reproduce::main(reproduce::Args {
@@ -204,8 +212,39 @@ fn load(path: Option<&Path>, set: &[String], seed: Option<u64>) -> Result<Scenar
     Ok(scenario)
 }
 
-fn run(path: Option<&Path>, set: &[String], seed: Option<u64>, fairness: bool, output: &Output) -> Result<()> {
+/// `--timeseries` needs a series to write: say so before running rather than after.
+fn check_timeseries_flag(scenario: &Scenario) -> Result<()> {
+    if scenario.metrics.timeseries_interval.0 == 0 {
+        bail!(
+            "--timeseries: {} sets no metrics.timeseries_interval, so there is no series to write; set one in \
+             [metrics] or with --set metrics.timeseries_interval=1ms",
+            scenario.source_name
+        );
+    }
+    Ok(())
+}
+
+/// Create `path` and let `write` fill it (buffered), naming the file in any error.
+fn write_file(path: &Path, write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>) -> Result<()> {
+    let file = std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
+    let mut out = std::io::BufWriter::new(file);
+    write(&mut out)
+        .and_then(|()| std::io::Write::flush(&mut out))
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn run(
+    path: Option<&Path>,
+    set: &[String],
+    seed: Option<u64>,
+    fairness: bool,
+    timeseries: Option<&Path>,
+    output: &Output,
+) -> Result<()> {
     let mut scenario = load(path, set, seed)?;
+    if timeseries.is_some() {
+        check_timeseries_flag(&scenario)?;
+    }
     // A bad line at the end of a trace is found in a read of it, not seconds into the simulation.
     scenario.check_traces()?;
     scenario.metrics.fairness |= fairness;
@@ -236,6 +275,9 @@ fn run(path: Option<&Path>, set: &[String], seed: Option<u64>, fairness: bool, o
         b.finish_and_clear();
     }
     let wall = started.elapsed().as_secs_f64();
+    if let (Some(path), Some(series)) = (timeseries, &results.timeseries) {
+        write_file(path, |out| series.write_csv(out))?;
+    }
     output.emit(|| &results, || table::render(&scenario, &results, wall))
 }
 

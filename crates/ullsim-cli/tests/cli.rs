@@ -904,3 +904,64 @@ fn the_readme_sample_output_matches_a_fresh_default_run() {
         assert!(printed.contains(&line), "README line not in a fresh run: {line:?}\n{}", run.describe());
     }
 }
+
+// ---- --timeseries ------------------------------------------------------------------------------------------
+
+/// `run --timeseries FILE` writes the documented header and one row per interval and flow, the same bytes for
+/// the same seed; the JSON carries the same series.
+#[test]
+fn run_timeseries_writes_a_csv_row_per_interval_and_flow() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_file(dir.path(), "s.toml", BASE);
+    let csv = |name: &str| {
+        let path = dir.path().join(name);
+        let json = dir.path().join(format!("{name}.json"));
+        ullsim([
+            "run",
+            p(&scenario),
+            "--set",
+            "metrics.timeseries_interval=2ms",
+            "--timeseries",
+            p(&path),
+            "-q",
+            "--json",
+            p(&json),
+        ])
+        .ok();
+        (std::fs::read_to_string(&path).unwrap(), read_json(&json))
+    };
+    let (text, results) = csv("a.csv");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "interval_start_ns,interval_end_ns,flow,completed,iops,bandwidth_bytes_per_s,mean_latency_ns,\
+         max_latency_ns,mean_device_ns,device_mean_queue_depth,device_max_queue_depth"
+    );
+    assert_eq!(lines.len(), 1 + 5, "10 ms in 2 ms intervals, one flow: {text}");
+    assert!(lines[1].starts_with("0,2000000,reader,"), "{text}");
+    assert!(lines[5].starts_with("8000000,10000000,reader,"), "{text}");
+    let completed: u64 = lines[1..].iter().map(|l| l.split(',').nth(3).unwrap().parse::<u64>().unwrap()).sum();
+    assert_eq!(completed, uint(flow(&results, "reader"), "completed"));
+    assert_eq!(uint(&results, "timeseries.interval_ns"), 2_000_000);
+    assert_eq!(at(&results, "timeseries.start_ns").as_array().unwrap().len(), 5);
+    assert_eq!(csv("b.csv").0, text, "same seed, same bytes");
+}
+
+#[test]
+fn timeseries_without_an_interval_or_with_a_bad_one_is_one_error_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_file(dir.path(), "s.toml", BASE);
+    let csv = dir.path().join("out.csv");
+    ullsim(["run", p(&scenario), "--timeseries", p(&csv)]).fails_with(&["--timeseries", "metrics.timeseries_interval"]);
+    for bad in ["0", "-1ms", "abc"] {
+        let set = format!("metrics.timeseries_interval={bad}");
+        ullsim(["run", p(&scenario), "--set", &set, "--timeseries", p(&csv)])
+            .fails_with(&["metrics.timeseries_interval"]);
+    }
+    ullsim(["run", p(&scenario), "--set", "metrics.timeseries_interval=1ns"]).fails_with(&[
+        "metrics.timeseries_interval",
+        "10000000 intervals",
+        "1000000",
+    ]);
+    assert!(!csv.exists(), "no file is written for a run that failed");
+}

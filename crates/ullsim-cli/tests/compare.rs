@@ -275,3 +275,26 @@ fn bad_set_is_reported_once_without_naming_a_variant() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("--vary"), "a bad --set was blamed on a variant: {stderr}");
 }
+
+/// `compare --timeseries FILE` writes every variant's series, labelled by a leading `variant` column.
+#[test]
+fn compare_timeseries_labels_each_variants_rows() {
+    let fx = Fixture::new();
+    let csv = fx.file("series.csv");
+    let out = fx.compare(&[
+        "--vary",
+        "flow.reader.iodepth=1,4",
+        "--set",
+        "metrics.timeseries_interval=1ms",
+        "--timeseries",
+        csv.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(out.status.success(), "compare failed: {}", show(&out));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("variant,interval_start_ns,interval_end_ns,flow,"), "{text}");
+    assert_eq!(lines.len(), 1 + 2 * 5 * 2, "2 variants x 5 intervals x 2 flows: {text}");
+    assert!(lines[1].starts_with("flow.reader.iodepth=1,0,1000000,reader,"), "{text}");
+    assert!(lines.last().unwrap().starts_with("flow.reader.iodepth=4,4000000,5000000,writer,"), "{text}");
+}

@@ -9,6 +9,7 @@ use crate::engine::{EventQueue, Time};
 use crate::host::{Host, HostCounters, HostEvent, HostResults};
 use crate::metrics::energy::{self, Energy};
 use crate::metrics::fairness::{self, AloneRun, Fairness};
+use crate::metrics::timeseries::{TimeSeries, TimeSeriesResults};
 pub use crate::metrics::Window;
 use crate::metrics::{FlowResult, Metrics};
 use crate::request::{Request, RequestArena, Stamps};
@@ -78,6 +79,9 @@ pub struct RunResults {
     /// Slowdown-based metrics (only with `[metrics] fairness = true`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fairness: Option<Fairness>,
+    /// Per-interval series of the window (only with `[metrics] timeseries_interval`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeseries: Option<TimeSeriesResults>,
 }
 
 /// How often (in events) the progress callback is called.
@@ -92,6 +96,8 @@ pub struct Simulation {
     device: Device,
     power: crate::config::host::PowerConfig,
     metrics: Metrics,
+    /// Only with `[metrics] timeseries_interval`, so runs without a series pay one branch per event.
+    timeseries: Option<TimeSeries>,
     end_ns: Time,
     warmup_ns: Time,
     check_invariants: bool,
@@ -125,6 +131,10 @@ impl Simulation {
             device,
             power: scenario.host.power.clone(),
             metrics,
+            timeseries: match scenario.metrics.timeseries_interval.0 {
+                0 => None,
+                interval => Some(TimeSeries::new(interval, scenario.run.warmup.0, scenario.flows.len())),
+            },
             end_ns,
             warmup_ns: scenario.run.warmup.0,
             check_invariants: scenario.run.check_invariants,
@@ -154,6 +164,9 @@ impl Simulation {
                 Event::Workload(e) => self.workload.handle(e, &mut self.q, &mut new_ios),
                 Event::Device(e) => {
                     self.device.handle(e, &mut self.q, &mut self.requests, &mut completed);
+                    if let Some(series) = &mut self.timeseries {
+                        series.observe_queue_depth(now, self.device.commands_inside());
+                    }
                     for req in completed.drain(..) {
                         self.host.on_device_completion(&mut self.q, &mut self.requests, &mut self.device, req);
                     }
@@ -212,6 +225,10 @@ impl Simulation {
             let oldest = &mut flows[r.flow as usize].oldest_in_flight_ns;
             *oldest = (*oldest).max(end.saturating_sub(r.stamps.issued));
         }
+        let timeseries = self.timeseries.take().map(|series| {
+            let names: Vec<String> = flows.iter().map(|f| f.name.clone()).collect();
+            series.results(end, &names)
+        });
         let issues_io: Vec<bool> = (0..flows.len() as u32).map(|f| self.workload.issues_io(f)).collect();
         let warnings = crate::metrics::warnings(&flows, &issues_io);
         Ok(RunResults {
@@ -226,6 +243,7 @@ impl Simulation {
             requests_completed: self.completed_total,
             warnings,
             fairness: None,
+            timeseries,
         })
     }
 
@@ -296,6 +314,9 @@ impl Simulation {
                     )));
                 }
                 self.metrics.on_complete(&self.requests[req], now);
+                if let Some(series) = &mut self.timeseries {
+                    series.on_complete(&self.requests[req], now);
+                }
                 self.requests.remove(req);
                 self.completed_total += 1;
                 self.workload.on_complete(flow, job, &mut self.q, new_ios);

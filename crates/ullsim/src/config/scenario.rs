@@ -268,6 +268,10 @@ pub struct MetricsConfig {
     /// Also run every flow alone (same seed, in parallel) and report slowdown, fairness and weighted speedup.
     #[serde(default)]
     pub fairness: bool,
+    /// Length of each interval of the per-flow and device time series (bare numbers are seconds); 0, the
+    /// default, records none.
+    #[serde(default)]
+    pub timeseries_interval: Seconds,
 }
 
 #[derive(Debug, Deserialize)]
@@ -354,6 +358,10 @@ pub const FLOW_KEYS: &[&str] = &[
 /// The seed used when a scenario names none.
 pub const DEFAULT_SEED: u64 = 1;
 
+/// Most intervals a time series (`metrics.timeseries_interval`) may have: each costs ~40 bytes per flow
+/// plus ~30 for the device, so a series stays within tens of MB.
+pub const MAX_TIMESERIES_INTERVALS: u64 = 1_000_000;
+
 /// Longest `run.duration`: a year. Simulated time beyond that is no SSD experiment but a slip of units, and the
 /// clock (u64 ns, 584 years) keeps room past the end for the work still in flight.
 pub const MAX_RUN_DURATION_NS: u64 = 365 * 24 * 3600 * crate::engine::SEC;
@@ -425,6 +433,8 @@ impl Scenario {
         let mut s = self.clone();
         s.flows = vec![self.flows[index].clone()];
         s.metrics.fairness = false;
+        // The alone runs feed slowdowns only; their series would be memory no one reads.
+        s.metrics.timeseries_interval = Seconds::default();
         s
     }
 
@@ -455,6 +465,7 @@ impl Scenario {
         if self.run.warmup.0 >= self.run.duration.0 {
             return Err(ConfigError::at_key(source, "run.warmup", "expected a warm-up shorter than run.duration"));
         }
+        self.check_timeseries_interval()?;
         let mut names = std::collections::BTreeSet::new();
         for (i, flow) in self.flows.iter().enumerate() {
             let name_key = format!("flow[{i}].name");
@@ -502,6 +513,28 @@ impl Scenario {
     }
 
     /// The flows of a `burst_group` share their ON and OFF periods, so they must agree on how long those are.
+    /// A time series holds one entry per interval (and flow), so its interval may not cut the measurement
+    /// window into more than [`MAX_TIMESERIES_INTERVALS`].
+    fn check_timeseries_interval(&self) -> Result<(), ConfigError> {
+        let interval = self.metrics.timeseries_interval.0;
+        if interval == 0 {
+            return Ok(());
+        }
+        let window = self.run.duration.0 - self.run.warmup.0;
+        let intervals = window.div_ceil(interval);
+        if intervals > MAX_TIMESERIES_INTERVALS {
+            let what = format!(
+                "an interval of {} cuts the measurement window (run.duration - run.warmup = {}) into {intervals} \
+                 intervals; the most allowed is {MAX_TIMESERIES_INTERVALS}: use an interval of at least {}",
+                describe_ns(interval),
+                describe_ns(window),
+                describe_ns(window.div_ceil(MAX_TIMESERIES_INTERVALS))
+            );
+            return Err(ConfigError::at_key(&self.source_name, "metrics.timeseries_interval", what));
+        }
+        Ok(())
+    }
+
     fn check_burst_groups(&self) -> Result<(), ConfigError> {
         let mut first_of_group: std::collections::BTreeMap<String, (usize, crate::workload::BurstShape)> =
             Default::default();

@@ -97,6 +97,11 @@ impl DeviceCounters {
 }
 
 impl Device {
+    /// Commands inside the device now (doorbell seen, completion not yet posted): its queue depth.
+    pub fn commands_inside(&self) -> u64 {
+        self.outstanding
+    }
+
     /// The cumulative counters at `now` (ongoing busy stretches counted up to `now`), with GC die time
     /// charged to the first `flows` flows, and the most commands inside at once since the previous call
     /// (the maximum then restarts, so that the one [`Device::results`] reports is the window's).

@@ -3,6 +3,7 @@
 
 pub mod energy;
 pub mod fairness;
+pub mod timeseries;
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
