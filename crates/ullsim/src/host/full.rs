@@ -633,8 +633,7 @@ impl FullHost {
 
     /// The block layer's view of request `id` of job `job`, entering it at `at`.
     fn sched_request(&self, requests: &RequestArena, id: ReqId, job: u32, at: Time) -> SchedRequest {
-        let r = &requests[id];
-        let job = &self.jobs[job as usize];
+        let (r, job) = (&requests[id], &self.jobs[job as usize]);
         SchedRequest {
             id,
             op: r.op,
@@ -643,6 +642,8 @@ impl FullHost {
             flow: r.flow,
             task: job.task,
             prio_class: job.ioprio_class,
+            critical: r.class.criticality == Criticality::Critical,
+            sync: r.is_sync(),
             inserted_at: at,
         }
     }

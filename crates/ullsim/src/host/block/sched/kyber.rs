@@ -284,6 +284,8 @@ mod tests {
             flow: 0,
             task: 0,
             prio_class: 1,
+            critical: false,
+            sync: true,
             inserted_at: 0,
         }
     }
