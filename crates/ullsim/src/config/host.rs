@@ -301,9 +301,11 @@ impl HostConfig {
         if b.max_sectors_kb < 4 || b.max_sectors_kb > 1 << 20 || !b.max_sectors_kb.is_multiple_of(4) {
             return err("block.max_sectors_kb", "expected a multiple of 4 from 4 to 1048576 (KiB)".into());
         }
-        for (key, value) in
-            [("block.ld_depth", b.ld_depth), ("block.ld_sync_batch", b.ld_sync_batch), ("block.ld_async_batch", b.ld_async_batch)]
-        {
+        for (key, value) in [
+            ("block.ld_depth", b.ld_depth),
+            ("block.ld_sync_batch", b.ld_sync_batch),
+            ("block.ld_async_batch", b.ld_async_batch),
+        ] {
             if !(1..=65_535).contains(&value) {
                 return err(key, format!("expected 1 to 65535 requests, found {value}"));
             }

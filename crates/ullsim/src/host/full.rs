@@ -232,8 +232,7 @@ impl FullHost {
             let split = spec.cpus_allowed_policy.unwrap_or_default() == CpusAllowedPolicy::Split;
             let class = Class { criticality: spec.class, priority: spec.prio };
             let critical = class.criticality == Criticality::Critical;
-            let engine = spec.ioengine.unwrap_or_default();
-            let start = spec.startdelay.map_or(0, |d| d.0);
+            let (engine, start) = (spec.ioengine.unwrap_or_default(), spec.startdelay.map_or(0, |d| d.0));
             let mut tasks = Vec::new();
             for j in 0..spec.numjobs.unwrap_or(1).max(1) as usize {
                 // Spread tasks over their cores as fork balancing does; `split` pins each to one.

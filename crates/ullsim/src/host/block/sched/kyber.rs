@@ -30,8 +30,8 @@
 //! device-wide, as in Linux. `dispatch(hwq)` returns only requests inserted for `hwq`.
 //!
 //! Ignored: the per-CPU software-queue split inside each hardware queue (requests go to one FIFO per
-//! domain), merging, the async-request limit (75% of the scheduler tags, a tag-allocation limit of the block
-//! layer that needs a sync/async flag our requests do not carry), and the timer firing at exactly its due
+//! domain), merging, the async-request limit (75% of the scheduler tags; every request of the model is
+//! sync, see `SchedRequest::sync`), and the timer firing at exactly its due
 //! time: it runs at the first `insert`, `dispatch` or `completed` call at or after it (the only moments its
 //! result can be observed).
 
