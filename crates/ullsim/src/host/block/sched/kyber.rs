@@ -276,18 +276,7 @@ mod tests {
     use super::*;
 
     fn rq(id: u32, op: Op) -> SchedRequest {
-        SchedRequest {
-            id: ReqId(id),
-            op,
-            sector: id as u64 * 8,
-            sectors: 8,
-            flow: 0,
-            task: 0,
-            prio_class: 1,
-            critical: false,
-            sync: true,
-            inserted_at: 0,
-        }
+        SchedRequest { id: ReqId(id), op, sector: id as u64 * 8, ..super::super::test_request() }
     }
 
     fn drain(k: &mut Kyber, hwq: u32, now: Time) -> Vec<SchedRequest> {

@@ -218,18 +218,9 @@ mod tests {
     const DEFAULTS: LdParams = LdParams { depth: 32, batch: [8, 4] };
 
     fn rq(id: u32, sync: bool, critical: bool) -> SchedRequest {
-        SchedRequest {
-            id: ReqId(id),
-            op: if sync { Op::Read } else { Op::Write },
-            sector: id as u64 * 8,
-            sectors: 8,
-            flow: u32::from(critical),
-            task: 0,
-            prio_class: 1,
-            critical,
-            sync,
-            inserted_at: 0,
-        }
+        let op = if sync { Op::Read } else { Op::Write };
+        let base = super::super::test_request();
+        SchedRequest { id: ReqId(id), op, sector: id as u64 * 8, flow: u32::from(critical), critical, sync, ..base }
     }
 
     fn drain(s: &mut Ld, hwq: u32) -> Vec<SchedRequest> {

@@ -138,7 +138,7 @@ pub(crate) fn check_random_sequences(make: impl Fn(u32) -> Box<dyn IoScheduler>)
                             s.completed(&r, 0, now);
                         }
                     } else {
-                        let unknown = SchedRequest { id: ReqId(u32::MAX - next(3) as u32), ..rq_for_fuzz() };
+                        let unknown = SchedRequest { id: ReqId(u32::MAX - next(3) as u32), ..test_request() };
                         s.completed(&unknown, next(1 << 30), now);
                     }
                 }
@@ -161,8 +161,9 @@ pub(crate) fn check_random_sequences(make: impl Fn(u32) -> Box<dyn IoScheduler>)
     }
 }
 
+/// A 4 KiB best-effort read, sync and not critical, for tests to start from.
 #[cfg(test)]
-fn rq_for_fuzz() -> SchedRequest {
+fn test_request() -> SchedRequest {
     SchedRequest {
         id: ReqId(0),
         op: Op::Read,
