@@ -153,7 +153,7 @@ fn a_polling_core_is_busy_all_the_time_and_skips_interrupts() {
 
 #[test]
 fn tags_are_conserved_and_waits_happen_when_they_run_out() {
-    for scheduler in ["none", "mq-deadline", "kyber", "bfq"] {
+    for scheduler in ["none", "mq-deadline", "kyber", "bfq", "ld"] {
         let r = run(&scenario_with(
             r#"
 [run]
@@ -278,6 +278,9 @@ fn bad_host_keys_name_the_key() {
         ("host.completion=sometimes", "key `host.completion`"),
         ("host.cores=0", "key `host.cores`"),
         ("host.block.max_sectors_kb=3", "key `host.block.max_sectors_kb`"),
+        ("host.block.ld_depth=0", "key `host.block.ld_depth`"),
+        ("host.block.ld_sync_batch=0", "key `host.block.ld_sync_batch`"),
+        ("host.block.ld_async_batch=70000", "key `host.block.ld_async_batch`"),
         ("flow.io.cpus_allowed=\"0-9\"", "key `flow[0].cpus_allowed`"),
         ("flow.io.iodepth=4", ""),
     ] {
