@@ -101,6 +101,12 @@ impl Request {
     pub fn latency(&self) -> Time {
         self.stamps.completed - self.stamps.issued
     }
+
+    /// Synchronous in Linux's sense (`op_is_sync`). Every I/O of the model is direct I/O: reads, and writes
+    /// that carry REQ_SYNC; there is no page cache whose writeback would be async.
+    pub fn is_sync(&self) -> bool {
+        true
+    }
 }
 
 /// Live requests by id; ids are reused after a request completes, so memory tracks the number in flight.

@@ -153,7 +153,7 @@ fn a_polling_core_is_busy_all_the_time_and_skips_interrupts() {
 
 #[test]
 fn tags_are_conserved_and_waits_happen_when_they_run_out() {
-    for scheduler in ["none", "mq-deadline", "kyber", "bfq"] {
+    for scheduler in ["none", "mq-deadline", "kyber", "bfq", "ld"] {
         let r = run(&scenario_with(
             r#"
 [run]
@@ -268,6 +268,9 @@ fn bad_host_keys_name_the_key() {
         ("host.completion=sometimes", "key `host.completion`"),
         ("host.cores=0", "key `host.cores`"),
         ("host.block.max_sectors_kb=3", "key `host.block.max_sectors_kb`"),
+        ("host.block.ld_depth=0", "key `host.block.ld_depth`"),
+        ("host.block.ld_sync_batch=0", "key `host.block.ld_sync_batch`"),
+        ("host.block.ld_async_batch=70000", "key `host.block.ld_async_batch`"),
         ("flow.io.cpus_allowed=\"0-9\"", "key `flow[0].cpus_allowed`"),
         ("flow.io.iodepth=4", ""),
     ] {
@@ -700,4 +703,61 @@ fn device_only_bad_input_names_the_key() {
         "{err}"
     );
     assert!(err.starts_with("t.toml: --set host.model=device-only") || err.starts_with("t.toml: key"), "{err}");
+}
+
+/// A non-critical 128 KB QD64 reader on optane-ull under `ld` with 8 tokens.
+const LD_BULK: &str = r#"
+[run]
+duration = "30ms"
+warmup = "2ms"
+check_invariants = true
+[host]
+io_scheduler = "ld"
+[host.block]
+ld_depth = 8
+[device]
+preset = "optane-ull"
+[[flow]]
+name = "bulk"
+rw = "randread"
+bs = "128k"
+ioengine = "io_uring"
+iodepth = 64
+"#;
+
+/// The same beside a critical 4 KB QD1 reader.
+fn ld_mix() -> String {
+    format!("{LD_BULK}\n[[flow]]\nname = \"critical\"\nclass = \"critical\"\nrw = \"randread\"\nbs = \"4k\"\n")
+}
+
+#[test]
+fn ld_keeps_at_most_depth_non_critical_requests_in_the_device() {
+    let ld = run(&scenario_with(LD_BULK, &[]));
+    assert!(ld.flows[0].completed > 100);
+    assert_eq!(ld.device.queue_depth.max, 8, "the QD64 reader fills exactly the 8 tokens, never more");
+    let none = run(&scenario_with(LD_BULK, &["host.io_scheduler=none"]));
+    assert!(none.device.queue_depth.max > 60, "without ld the device sees the reader's whole depth");
+}
+
+#[test]
+fn ld_lets_a_critical_reader_bypass_the_tokens_and_beat_kyber_and_none() {
+    let mix = ld_mix();
+    let with = |scheduler: &str| run(&scenario_with(&mix, &[&format!("host.io_scheduler={scheduler}")]));
+    let (ld, kyber, none) = (with("ld"), with("kyber"), with("none"));
+    let alone = run(&scenario_with(&mix, &["flow.bulk.number_ios=1"]));
+    let latency = |r: &RunResults| r.flows[1].latency_ns.mean;
+    let (bulk, critical) = (&ld.flows[0].breakdown_ns, &ld.flows[1].breakdown_ns);
+    // The critical reader never waits for a token: its block time is the block layer's and ld's CPU costs
+    // (submit 200 + insert 200 + dispatch 300 ns), while the bulk reader waits there for its tokens.
+    assert!(critical.block.mean < 1_000.0, "critical block {} ns", critical.block.mean);
+    assert!(bulk.block.mean > 100.0 * critical.block.mean, "bulk block {} ns", bulk.block.mean);
+    // What the bulk reader adds to the critical reader's latency scales with the commands ahead of it in the
+    // device: at most depth + 1 = 9 of them under ld against 65 under none.
+    let extra_none = latency(&none) - latency(&alone);
+    let extra_ld = latency(&ld) - latency(&alone);
+    assert!(extra_ld <= 1.5 * extra_none * 9.0 / 65.0, "ld adds {extra_ld} ns, none {extra_none} ns");
+    assert!(latency(&ld) < 0.5 * latency(&kyber) && latency(&ld) < 0.5 * latency(&none));
+    // Determinism: the same run gives the same JSON.
+    let json = |r: &RunResults| serde_json::to_vec(r).unwrap();
+    assert!(json(&ld) == json(&with("ld")));
 }

@@ -38,7 +38,7 @@ pub struct HostConfig {
     pub cores: u32,
     /// CPU scheduler: "cfs", "eevdf" or "fastresponse" (CFS with FastResponse's critical wake-up).
     pub cpu_scheduler: String,
-    /// blk-mq I/O scheduler: "none", "mq-deadline", "kyber" or "bfq".
+    /// blk-mq I/O scheduler: "none", "mq-deadline", "kyber", "bfq" or "ld" (FastResponse's Limited Depth).
     pub io_scheduler: String,
     /// How completions are noticed: "interrupt" (polls only `hipri` flows), "select-isr" (polls critical and
     /// `hipri` flows, FlashShare's Select-ISR), "poll" (every request is polled,
@@ -150,6 +150,12 @@ pub struct BlockConfig {
     pub merges: bool,
     /// CPU time to check the plug for a merge, per bio added to a non-empty plug.
     pub merge_check_ns: Nanos,
+    /// ld: device-wide dispatch tokens, i.e. most non-critical requests dispatched and not completed.
+    pub ld_depth: u32,
+    /// ld: sync requests dispatched in a row before the async domain gets a turn.
+    pub ld_sync_batch: u32,
+    /// ld: async requests dispatched in a row before the sync domain gets a turn.
+    pub ld_async_batch: u32,
 }
 
 impl Default for BlockConfig {
@@ -164,6 +170,9 @@ impl Default for BlockConfig {
             plug: true,
             merges: true,
             merge_check_ns: Nanos::from_ns(50),
+            ld_depth: 32,
+            ld_sync_batch: 8,
+            ld_async_batch: 4,
         }
     }
 }
@@ -310,6 +319,15 @@ impl HostConfig {
                 "block.noncritical_max_sectors_kb",
                 "expected 0 (same as max_sectors_kb) or a multiple of 4 from 4 to max_sectors_kb (KiB)".into(),
             );
+        }
+        for (key, value) in [
+            ("block.ld_depth", b.ld_depth),
+            ("block.ld_sync_batch", b.ld_sync_batch),
+            ("block.ld_async_batch", b.ld_async_batch),
+        ] {
+            if !(1..=65_535).contains(&value) {
+                return err(key, format!("expected 1 to 65535 requests, found {value}"));
+            }
         }
         if n.coalesce_count > 256 {
             return err("nvme.coalesce_count", "expected 0 to 256 completions (NVMe's aggregation threshold)".into());

@@ -24,6 +24,16 @@ pub const STACKS: &[Stack] = &[
         summary: "FlashShare's Select-ISR: critical I/O bypasses blk-mq and is polled, the rest interrupts",
         toml: include_str!("stacks/selectisr.toml"),
     },
+    Stack {
+        name: "fastresponse-b",
+        summary: "FastResponse's B-Opt: LD scheduler (8 tokens), non-critical I/O split at 32 KB, critical bypass",
+        toml: include_str!("stacks/fastresponse-b.toml"),
+    },
+    Stack {
+        name: "fastresponse-bs",
+        summary: "FastResponse's BS-Opt: B-Opt plus the CPU scheduler's critical wake-up",
+        toml: include_str!("stacks/fastresponse-bs.toml"),
+    },
 ];
 
 /// The stack called `name`.

@@ -236,8 +236,7 @@ impl FullHost {
             let split = spec.cpus_allowed_policy.unwrap_or_default() == CpusAllowedPolicy::Split;
             let class = Class { criticality: spec.class, priority: spec.prio };
             let critical = class.criticality == Criticality::Critical;
-            let engine = spec.ioengine.unwrap_or_default();
-            let start = spec.startdelay.map_or(0, |d| d.0);
+            let (engine, start) = (spec.ioengine.unwrap_or_default(), spec.startdelay.map_or(0, |d| d.0));
             let mut tasks = Vec::new();
             for j in 0..spec.numjobs.unwrap_or(1).max(1) as usize {
                 // Spread tasks over their cores as fork balancing does; `split` pins each to one.
@@ -649,8 +648,7 @@ impl FullHost {
 
     /// The block layer's view of request `id` of job `job`, entering it at `at`.
     fn sched_request(&self, requests: &RequestArena, id: ReqId, job: u32, at: Time) -> SchedRequest {
-        let r = &requests[id];
-        let job = &self.jobs[job as usize];
+        let (r, job) = (&requests[id], &self.jobs[job as usize]);
         SchedRequest {
             id,
             op: r.op,
@@ -659,6 +657,8 @@ impl FullHost {
             flow: r.flow,
             task: job.task,
             prio_class: job.ioprio_class,
+            critical: r.class.criticality == Criticality::Critical,
+            sync: r.is_sync(),
             inserted_at: at,
         }
     }

@@ -149,7 +149,7 @@ pub struct BlockLayer {
 impl BlockLayer {
     /// `hw_queue_depth`: the commands each hardware queue may hold at the driver.
     pub fn new(cfg: &BlockConfig, scheduler: &str, hw_queues: u32, hw_queue_depth: u32) -> Result<Self, String> {
-        let sched = sched::make(scheduler, hw_queues).ok_or_else(|| {
+        let sched = sched::make(scheduler, hw_queues, cfg).ok_or_else(|| {
             format!("host.io_scheduler: unknown scheduler \"{scheduler}\"; expected one of {:?}", sched::names())
         })?;
         let alloc = if scheduler == "none" {
@@ -308,7 +308,9 @@ impl BlockLayer {
     /// hardware queue.
     fn enter(&mut self, rq: SchedRequest, hwq: u32, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
         let mut t = at;
-        if self.alloc_tags[hwq as usize] == 0 {
+        // The scheduler may keep some requests from the last tags (ld's async limit).
+        let in_use = self.alloc_capacity - self.alloc_tags[hwq as usize];
+        if in_use >= self.sched.alloc_limit(&rq, self.alloc_capacity).min(self.alloc_capacity) {
             self.results.tag_waits += 1;
             self.tag_waiters[hwq as usize].push_back(rq);
             return t;

@@ -371,6 +371,8 @@ mod tests {
             flow: task,
             task,
             prio_class,
+            critical: false,
+            sync: true,
             inserted_at: 0,
         }
     }

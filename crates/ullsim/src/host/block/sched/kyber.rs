@@ -30,8 +30,8 @@
 //! device-wide, as in Linux. `dispatch(hwq)` returns only requests inserted for `hwq`.
 //!
 //! Ignored: the per-CPU software-queue split inside each hardware queue (requests go to one FIFO per
-//! domain), merging, the async-request limit (75% of the scheduler tags, a tag-allocation limit of the block
-//! layer that needs a sync/async flag our requests do not carry), and the timer firing at exactly its due
+//! domain), merging, the async-request limit (75% of the scheduler tags; every request of the model is
+//! sync, see `SchedRequest::sync`), and the timer firing at exactly its due
 //! time: it runs at the first `insert`, `dispatch` or `completed` call at or after it (the only moments its
 //! result can be observed).
 
@@ -276,16 +276,7 @@ mod tests {
     use super::*;
 
     fn rq(id: u32, op: Op) -> SchedRequest {
-        SchedRequest {
-            id: ReqId(id),
-            op,
-            sector: id as u64 * 8,
-            sectors: 8,
-            flow: 0,
-            task: 0,
-            prio_class: 1,
-            inserted_at: 0,
-        }
+        SchedRequest { id: ReqId(id), op, sector: id as u64 * 8, ..super::super::test_request() }
     }
 
     fn drain(k: &mut Kyber, hwq: u32, now: Time) -> Vec<SchedRequest> {

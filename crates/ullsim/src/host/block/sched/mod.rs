@@ -7,9 +7,11 @@
 
 mod bfq;
 mod kyber;
+mod ld;
 mod mq_deadline;
 mod none;
 
+use crate::config::host::BlockConfig;
 use crate::engine::Time;
 use crate::request::{Op, ReqId};
 
@@ -26,6 +28,11 @@ pub struct SchedRequest {
     pub task: u32,
     /// I/O priority class of the issuer: 0 real-time, 1 best-effort, 2 idle (mq-deadline and bfq use it).
     pub prio_class: u8,
+    /// Its flow is latency-critical (`class = "critical"`; ld lets it bypass the token limit).
+    pub critical: bool,
+    /// Synchronous in Linux's sense (`op_is_sync`): reads, and writes someone waits for (direct I/O carries
+    /// REQ_SYNC). Only buffered writeback would be async; ld schedules the two apart.
+    pub sync: bool,
     /// When it entered the scheduler.
     pub inserted_at: Time,
 }
@@ -53,20 +60,26 @@ pub trait IoScheduler {
     fn completed(&mut self, rq: &SchedRequest, latency_ns: Time, now: Time);
     /// Requests waiting in the scheduler for `hwq`.
     fn queued(&self, hwq: u32) -> usize;
+    /// Most of a hardware queue's `capacity` allocation tags a request like `rq` may find in use and still
+    /// take one (Linux's `limit_depth` hook, e.g. ld's 75% for async requests); all of them by default.
+    fn alloc_limit(&self, _rq: &SchedRequest, capacity: u32) -> u32 {
+        capacity
+    }
 }
 
 /// Names of the I/O schedulers.
 pub fn names() -> &'static [&'static str] {
-    &["none", "mq-deadline", "kyber", "bfq"]
+    &["none", "mq-deadline", "kyber", "bfq", "ld"]
 }
 
-/// Build an I/O scheduler for `hw_queues` hardware queues.
-pub fn make(name: &str, hw_queues: u32) -> Option<Box<dyn IoScheduler>> {
+/// Build an I/O scheduler for `hw_queues` hardware queues; `cfg` holds the tunables of those that have some.
+pub fn make(name: &str, hw_queues: u32, cfg: &BlockConfig) -> Option<Box<dyn IoScheduler>> {
     match name {
         "none" => Some(Box::new(none::NoneScheduler::new(hw_queues))),
         "mq-deadline" => Some(Box::new(mq_deadline::MqDeadline::new(hw_queues))),
         "kyber" => Some(Box::new(kyber::Kyber::new(hw_queues))),
         "bfq" => Some(Box::new(bfq::Bfq::new(hw_queues))),
+        "ld" => Some(Box::new(ld::Ld::new(hw_queues, ld::LdParams::from_config(cfg)))),
         _ => None,
     }
 }
@@ -102,6 +115,8 @@ pub(crate) fn check_random_sequences(make: impl Fn(u32) -> Box<dyn IoScheduler>)
                         flow: next(4) as u32,
                         task: next(5) as u32,
                         prio_class: next(5) as u8,
+                        critical: next(4) == 0,
+                        sync: next(3) != 0,
                         inserted_at: now,
                     };
                     inserted += 1;
@@ -123,7 +138,7 @@ pub(crate) fn check_random_sequences(make: impl Fn(u32) -> Box<dyn IoScheduler>)
                             s.completed(&r, 0, now);
                         }
                     } else {
-                        let unknown = SchedRequest { id: ReqId(u32::MAX - next(3) as u32), ..rq_for_fuzz() };
+                        let unknown = SchedRequest { id: ReqId(u32::MAX - next(3) as u32), ..test_request() };
                         s.completed(&unknown, next(1 << 30), now);
                     }
                 }
@@ -146,7 +161,19 @@ pub(crate) fn check_random_sequences(make: impl Fn(u32) -> Box<dyn IoScheduler>)
     }
 }
 
+/// A 4 KiB best-effort read, sync and not critical, for tests to start from.
 #[cfg(test)]
-fn rq_for_fuzz() -> SchedRequest {
-    SchedRequest { id: ReqId(0), op: Op::Read, sector: 0, sectors: 8, flow: 0, task: 0, prio_class: 1, inserted_at: 0 }
+fn test_request() -> SchedRequest {
+    SchedRequest {
+        id: ReqId(0),
+        op: Op::Read,
+        sector: 0,
+        sectors: 8,
+        flow: 0,
+        task: 0,
+        prio_class: 1,
+        critical: false,
+        sync: true,
+        inserted_at: 0,
+    }
 }
