@@ -128,3 +128,21 @@ fn select_isr_polls_critical_requests_and_interrupts_the_rest() {
     // And its core spins while it waits.
     assert!(select.flows[0].cpu_cores > 0.9, "{}", select.flows[0].cpu_cores);
 }
+
+#[test]
+fn the_device_sees_each_commands_class() {
+    let r = run(&scenario_with(TWO_CLASSES, &[]));
+    let (critical, normal) = (&r.device.by_class.critical, &r.device.by_class.normal);
+    // Every request of a flow is a command of its class (up to two queue depths straddle the window's edges:
+    // flows count requests issued after the warm-up, the device commands completed after it).
+    assert!(critical.commands.abs_diff(r.flows[0].completed) <= 1, "{} vs {}", critical.commands, r.flows[0].completed);
+    assert!(normal.commands.abs_diff(r.flows[1].completed) <= 16, "{} vs {}", normal.commands, r.flows[1].completed);
+    // The device's time per class is the flows' device time less the doorbell's trip (submitted ->
+    // device_arrival), which the flows count as device time.
+    let doorbell = r.flows[0].breakdown_ns.device_queued.mean + r.flows[0].breakdown_ns.device_service.mean;
+    let gap = doorbell - critical.mean_device_ns;
+    println!("critical: {critical:?}, flow device time {doorbell:.0} ns");
+    assert!((250.0..350.0).contains(&gap), "flow device time {doorbell:.0} vs device's {:.0}", critical.mean_device_ns);
+    let none = run(&scenario_with(TWO_CLASSES, &["flow.critical.class=\"normal\""]));
+    assert_eq!(none.device.by_class.critical.commands, 0);
+}

@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 
 use crate::config::device::{DeviceConfig, MappingKind};
 use crate::engine::{EventQueue, Time};
-use crate::request::{NvmePriority, Op, ReqId, RequestArena};
+use crate::request::{Criticality, NvmePriority, Op, ReqId, RequestArena};
 use crate::sim::Event;
 use rustc_hash::FxHashMap;
 
@@ -33,7 +33,8 @@ use flash::{Backend, FlashOp, Geometry, Timing};
 use ftl::{Ftl, MappingCache};
 use gc_cost::GcCost;
 use hil::{Direction, HostInterface, COMMAND_BYTES, COMPLETION_BYTES, MESSAGE_BYTES};
-pub use results::{DeviceCounters, DeviceResults, QueueDepth, Utilization};
+use results::ClassCounters;
+pub use results::{ByClass, ClassResult, DeviceCounters, DeviceResults, QueueDepth, Utilization};
 use start_gate::{Blocked, StartGate};
 use suspend::Suspension;
 use transaction::{Purpose, Transaction, TxArena, TxId, NONE};
@@ -145,6 +146,8 @@ pub struct Device {
     variability: Variability,
     /// Scratch: the requests whose link transfer just finished (reused, not allocated).
     link_done: Vec<u32>,
+    /// Commands completed per criticality class (critical, normal), as the device sees the attribute.
+    by_class: [ClassCounters; 2],
 }
 
 impl Device {
@@ -212,6 +215,7 @@ impl Device {
             tsu_wants_completions,
             variability: Variability::new(&cfg.variability, seed),
             link_done: Vec::new(),
+            by_class: [ClassCounters::default(); 2],
         })
     }
 
@@ -330,9 +334,11 @@ impl Device {
             DeviceEvent::CompletionPosted { req } => {
                 // The completion entry and the interrupt message cross the link as two small TLPs.
                 self.hil.control(now, Direction::ToHost, 2, COMPLETION_BYTES + MESSAGE_BYTES);
+                let class = (requests[req].class.criticality != Criticality::Critical) as usize;
                 let stamps = &mut requests[req].stamps;
                 stamps.device_done = now;
                 stamps.device_internal_wait = self.commands[req.index()].internal_wait;
+                self.by_class[class].record(now - stamps.device_arrival, stamps.device_internal_wait);
                 self.change_outstanding(now, -1);
                 completed.push(req);
             }

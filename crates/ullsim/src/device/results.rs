@@ -49,6 +49,58 @@ pub struct DeviceResults {
     /// Most buffered write data on its way to flash at once (destaged, not yet programmed), over the whole
     /// run: at most the write buffer, or planes x `device.cache.destage_limit_pages_per_plane` pages.
     pub max_destaging_bytes: u64,
+    /// Commands of each criticality class, as the device sees it on each command (the FastResponse /
+    /// FlashShare attribute): how many completed and how long they spent inside.
+    pub by_class: ByClass,
+}
+
+/// Per-class device figures over the window.
+#[derive(Debug, Clone, Serialize)]
+pub struct ByClass {
+    pub critical: ClassResult,
+    pub normal: ClassResult,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ClassResult {
+    /// Commands whose completion was posted in the window.
+    pub commands: u64,
+    /// Their mean time inside the device, doorbell to completion posted (ns; 0 without commands).
+    pub mean_device_ns: f64,
+    /// Their mean wait in device-internal queues (transaction queues, write-buffer space; ns).
+    pub mean_internal_wait_ns: f64,
+}
+
+/// Cumulative per-class counts: commands completed and the sums of their device time and internal wait.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct ClassCounters {
+    commands: u64,
+    device_ns: u128,
+    internal_wait_ns: u128,
+}
+
+impl ClassCounters {
+    pub(super) fn record(&mut self, device_ns: Time, internal_wait_ns: Time) {
+        self.commands += 1;
+        self.device_ns += device_ns as u128;
+        self.internal_wait_ns += internal_wait_ns as u128;
+    }
+
+    fn since(&self, before: &ClassCounters) -> ClassResult {
+        let commands = self.commands - before.commands;
+        let mean = |after: u128, before: u128| {
+            if commands == 0 {
+                0.0
+            } else {
+                (after - before) as f64 / commands as f64
+            }
+        };
+        ClassResult {
+            commands,
+            mean_device_ns: mean(self.device_ns, before.device_ns),
+            mean_internal_wait_ns: mean(self.internal_wait_ns, before.internal_wait_ns),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -87,6 +139,8 @@ pub struct DeviceCounters {
     max_outstanding: u64,
     /// GC die time charged to each flow (see `gc_cost.rs`).
     gc_busy_by_flow: Vec<Time>,
+    /// Critical, normal.
+    by_class: [ClassCounters; 2],
 }
 
 impl DeviceCounters {
@@ -129,6 +183,7 @@ impl Device {
             multiplane_ops: self.multiplane_ops,
             max_outstanding,
             gc_busy_by_flow: (0..flows as u32).map(|f| self.gc_cost.charged_ns(f)).collect(),
+            by_class: self.by_class,
         }
     }
 
@@ -176,6 +231,10 @@ impl Device {
             mixed_page_multiplane_ops: now.multiplane_ops[1] - since.multiplane_ops[1],
             max_busy_dies_per_chip: self.flash.max_busy_dies_per_chip(),
             max_destaging_bytes: self.cache.max_pending_programs() as u64 * self.page_bytes,
+            by_class: ByClass {
+                critical: now.by_class[0].since(&since.by_class[0]),
+                normal: now.by_class[1].since(&since.by_class[1]),
+            },
         }
     }
 }
