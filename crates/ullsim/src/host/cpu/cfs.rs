@@ -144,7 +144,10 @@ impl CpuScheduler for Cfs {
         let left = self.leftmost(core)?;
         let rq = &self.rqs[core as usize];
         let pick = match rq.next {
-            Some(n) if rq.queued.contains(&n) && (rq.next_locked || !self.ahead_by_more_than_gran(n, left)) => n,
+            // Even a critical `next` runs only within the wake-up granularity of the leftmost task: the
+            // paper's guard against starving the others ("scheduled only if the difference between its vtime
+            // and the minimum vtime is less than a given threshold"). It stays `next` meanwhile.
+            Some(n) if rq.queued.contains(&n) && !self.ahead_by_more_than_gran(n, left) => n,
             _ => left,
         };
         let rq = &mut self.rqs[core as usize];
@@ -164,11 +167,11 @@ impl CpuScheduler for Cfs {
     fn check_preempt_wakeup(&mut self, core: u32, curr: TaskId, woken: TaskId, critical: bool, now: Time) -> bool {
         self.update_curr(core, now);
         let rq = &mut self.rqs[core as usize];
-        if self.critical_wakeup && critical {
-            if !rq.next_locked {
-                rq.next = Some(woken);
-                rq.next_locked = true;
-            }
+        // Algorithm 1: if `next` is empty or non-critical and the woken task is critical, it becomes `next`
+        // (and stays so until it runs) and the core reschedules; otherwise the normal wake-up flow.
+        if self.critical_wakeup && critical && !rq.next_locked {
+            rq.next = Some(woken);
+            rq.next_locked = true;
             return true;
         }
         if self.ahead_by_more_than_gran(curr, woken) {
@@ -258,6 +261,33 @@ mod tests {
         assert!(hog_then_wake(&mut s, 100 * US, true), "critical: preempt regardless of the granularity");
         let mut s = one_core(true);
         assert!(!hog_then_wake(&mut s, 100 * US, false), "normal tasks keep CFS's rule");
+    }
+
+    #[test]
+    fn fastresponse_follows_algorithm_1_and_its_starvation_guard() {
+        // A second critical wakee while `next` already points to a critical task takes the normal flow: no
+        // forced reschedule within the granularity, and `next` is not replaced.
+        let mut s = one_core(true);
+        assert!(hog_then_wake(&mut s, 100 * US, true));
+        s.task_new(2, 0, 100 * US);
+        s.enqueue(0, 2, true, 150 * US);
+        assert!(!s.check_preempt_wakeup(0, 0, 2, true, 150 * US), "next is critical already: normal flow");
+        assert_eq!(s.rqs[0].next, Some(1), "a critical next is kept until it runs");
+        s.put_prev(0, 0, true, 150 * US);
+        assert_eq!(s.pick_next(0, 150 * US), Some(1));
+        // The guard: a critical task far ahead in vruntime (it used much CPU) is made `next` and asks for a
+        // reschedule, but runs only within the wake-up granularity of the leftmost task.
+        let mut s = one_core(true);
+        s.task_new(0, 0, 0);
+        s.task_new(1, 0, 0);
+        s.tasks[1].vruntime += 10 * MS;
+        s.enqueue(0, 0, false, 0);
+        assert_eq!(s.pick_next(0, 0), Some(0));
+        s.enqueue(0, 1, false, 100 * US);
+        assert!(s.check_preempt_wakeup(0, 0, 1, true, 100 * US));
+        s.put_prev(0, 0, true, 100 * US);
+        assert_eq!(s.pick_next(0, 100 * US), Some(0), "10 ms ahead: the others run first");
+        assert_eq!(s.rqs[0].next, Some(1), "and it stays next");
     }
 
     #[test]
