@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
+use ullsim::config::builtin::{self, BuiltIn};
 use ullsim::config::{presets, stacks};
 use ullsim::Scenario;
 
@@ -299,37 +300,27 @@ fn validate(path: &Path, set: &[String]) -> Result<()> {
 }
 
 fn show_stacks(name: Option<&str>) -> Result<()> {
-    let all = stacks::STACKS.iter().map(|s| (s.name, s.summary, s.toml));
     let usage = "`ullsim stacks NAME` prints one in full; use it as [host] stack = \"NAME\" (any [host] key still overrides it).";
-    show_catalog("stack", all, name, usage)
+    show_catalog("stack", stacks::STACKS, name, usage)
 }
 
 fn show_presets(name: Option<&str>) -> Result<()> {
-    let all = presets::PRESETS.iter().map(|p| (p.name, p.summary, p.toml));
     let usage = "`ullsim presets NAME` prints one in full; use it as [device] preset = \"NAME\".";
-    show_catalog("preset", all, name, usage)
+    show_catalog("preset", presets::PRESETS, name, usage)
 }
 
-/// List a built-in catalog's (name, summary, TOML) entries, or print the TOML of the one called `name`.
-fn show_catalog<'a>(
-    what: &str,
-    all: impl Iterator<Item = (&'a str, &'a str, &'a str)> + Clone,
-    name: Option<&str>,
-    usage: &str,
-) -> Result<()> {
+/// List a built-in catalog (presets, stacks), or print the TOML of the entry called `name`.
+fn show_catalog(what: &str, list: &'static [BuiltIn], name: Option<&str>, usage: &str) -> Result<()> {
     match name {
         None => {
-            for (entry, summary, _) in all {
-                println!("{entry:<16} {summary}");
+            for entry in list {
+                println!("{:<16} {}", entry.name, entry.summary);
             }
             println!("\n{usage}");
         }
-        Some(n) => match all.clone().find(|(entry, _, _)| *entry == n) {
-            Some((_, _, toml)) => print!("{toml}"),
-            None => {
-                let names: Vec<&str> = all.map(|(entry, _, _)| entry).collect();
-                bail!("unknown {what} \"{n}\"; expected one of {names:?}")
-            }
+        Some(n) => match builtin::find(list, n) {
+            Some(entry) => print!("{}", entry.toml),
+            None => bail!("unknown {what} \"{n}\"; expected one of {:?}", builtin::names(list)),
         },
     }
     Ok(())

@@ -1,12 +1,10 @@
 //! Built-in device presets. Each is a complete `[device]` table in TOML whose comments give the source of
 //! every value; `ullsim presets NAME` prints it as is.
 
+use super::builtin::{self, BuiltIn};
+
 /// A named device preset.
-pub struct Preset {
-    pub name: &'static str,
-    pub summary: &'static str,
-    pub toml: &'static str,
-}
+pub type Preset = BuiltIn;
 
 /// All presets, in the order `ullsim presets` lists them.
 pub const PRESETS: &[Preset] = &[
@@ -44,10 +42,10 @@ pub const PRESETS: &[Preset] = &[
 
 /// The preset called `name`.
 pub fn find(name: &str) -> Option<&'static Preset> {
-    PRESETS.iter().find(|p| p.name == name)
+    builtin::find(PRESETS, name)
 }
 
 /// Names of all presets.
 pub fn names() -> Vec<&'static str> {
-    PRESETS.iter().map(|p| p.name).collect()
+    builtin::names(PRESETS)
 }

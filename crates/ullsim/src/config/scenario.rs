@@ -13,7 +13,7 @@ use super::keyword::keyword_serde;
 use super::presets;
 use super::units::{describe_ns, Bytes, Micros, Seconds, SizeOrPercent};
 use crate::request::{Criticality, NvmePriority};
-use crate::util::quote::{clip_quotes, quoted, QUOTED_CHARS};
+use crate::util::quote::{clip_quotes, QUOTED_CHARS};
 use crate::workload::distribution::RandomDistribution;
 use crate::workload::trace::{TraceError, TraceFormat, TraceReader};
 
@@ -584,36 +584,7 @@ fn plain_expectation(message: &str) -> String {
 /// Replace the `[device]` table with the named preset's values overlaid by the scenario's own. Errors are
 /// `(key, what was expected)`.
 fn merge_device_preset(table: &mut toml::Table) -> Result<(), (String, String)> {
-    const KEY: &str = "device.preset";
-    let err = |what: String| Err((KEY.to_string(), what));
-    let device = match table.remove("device") {
-        Some(toml::Value::Table(t)) => t,
-        Some(_) => return Err(("device".into(), "expected a table ([device])".into())),
-        None => return err(format!("missing; expected one of {:?}", presets::names())),
-    };
-    let preset_name = match device.get("preset") {
-        Some(toml::Value::String(s)) => s.clone(),
-        Some(other) => {
-            let found = other.type_str();
-            return err(format!(
-                "found a value of type {found}, expected a preset name, one of {:?}",
-                presets::names()
-            ));
-        }
-        None => return err(format!("missing; expected one of {:?}", presets::names())),
-    };
-    let Some(preset) = presets::find(&preset_name) else {
-        return err(format!(
-            "unknown preset {}; expected one of {:?}",
-            quoted(&preset_name, QUOTED_CHARS),
-            presets::names()
-        ));
-    };
-    let mut merged: toml::Table =
-        preset.toml.parse().map_err(|e| (KEY.to_string(), format!("built-in preset {preset_name} is broken: {e}")))?;
-    overlay(&mut merged, device);
-    table.insert("device".into(), toml::Value::Table(merged));
-    Ok(())
+    super::builtin::merge_named(table, "device", "preset", presets::PRESETS, true)
 }
 
 /// Deep-merge `top` over `base`: tables merge key by key, anything else replaces.

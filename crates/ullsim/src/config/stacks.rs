@@ -2,15 +2,10 @@
 //! say `host.stack = "selectisr"` instead of listing each key. The stack's keys are defaults: any key the
 //! scenario (or `--set`) gives still overrides them. `ullsim stacks [NAME]` lists them with every setting.
 
-use super::scenario::overlay;
+use super::builtin::{self, BuiltIn};
 
 /// A named stack.
-pub struct Stack {
-    pub name: &'static str,
-    pub summary: &'static str,
-    /// Its `[host]` keys, in TOML (without the `[host]` header), with the source of each in comments.
-    pub toml: &'static str,
-}
+pub type Stack = BuiltIn;
 
 /// All stacks, in the order `ullsim stacks` lists them.
 pub const STACKS: &[Stack] = &[
@@ -38,36 +33,16 @@ pub const STACKS: &[Stack] = &[
 
 /// The stack called `name`.
 pub fn find(name: &str) -> Option<&'static Stack> {
-    STACKS.iter().find(|s| s.name == name)
+    builtin::find(STACKS, name)
 }
 
 /// Names of every stack.
 pub fn names() -> Vec<&'static str> {
-    STACKS.iter().map(|s| s.name).collect()
+    builtin::names(STACKS)
 }
 
 /// If `[host]` names a stack, put the stack's keys under the scenario's own. Errors are `(key, what was
 /// expected)`.
 pub(super) fn merge_host_stack(table: &mut toml::Table) -> Result<(), (String, String)> {
-    const KEY: &str = "host.stack";
-    let Some(toml::Value::Table(host)) = table.get("host") else { return Ok(()) };
-    let name = match host.get("stack") {
-        None => return Ok(()),
-        Some(toml::Value::String(s)) => s.clone(),
-        Some(other) => {
-            return Err((
-                KEY.into(),
-                format!("found a value of type {}, expected a stack name, one of {:?}", other.type_str(), names()),
-            ))
-        }
-    };
-    let Some(stack) = find(&name) else {
-        return Err((KEY.into(), format!("unknown stack {name:?}; expected one of {:?}", names())));
-    };
-    let mut merged: toml::Table =
-        stack.toml.parse().map_err(|e| (KEY.to_string(), format!("built-in stack {name} is broken: {e}")))?;
-    let Some(toml::Value::Table(host)) = table.remove("host") else { unreachable!("checked above") };
-    overlay(&mut merged, host);
-    table.insert("host".into(), toml::Value::Table(merged));
-    Ok(())
+    builtin::merge_named(table, "host", "stack", STACKS, false)
 }

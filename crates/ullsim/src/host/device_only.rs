@@ -131,15 +131,7 @@ impl DeviceOnlyHost {
             cores: Vec::new(),
             flow_cpu_ns: vec![0; self.queues.len()],
             interrupts: 0,
-            block: BlockResults {
-                io_scheduler: "none".into(),
-                tag_waits: 0,
-                lock_wait_ns: 0,
-                max_sched_queued: 0,
-                plug_flushes: 0,
-                merges: 0,
-                bypassed: 0,
-            },
+            block: BlockResults::zero("none"),
         }
     }
 

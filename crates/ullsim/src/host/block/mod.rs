@@ -94,6 +94,19 @@ pub struct BlockResults {
 }
 
 impl BlockResults {
+    /// Nothing counted yet, under the scheduler named `io_scheduler`.
+    pub fn zero(io_scheduler: &str) -> BlockResults {
+        BlockResults {
+            io_scheduler: io_scheduler.to_string(),
+            tag_waits: 0,
+            lock_wait_ns: 0,
+            max_sched_queued: 0,
+            plug_flushes: 0,
+            merges: 0,
+            bypassed: 0,
+        }
+    }
+
     /// The counts since the snapshot `before` (the maximum stays the whole run's).
     pub fn since(&self, before: &BlockResults) -> BlockResults {
         BlockResults {
@@ -161,15 +174,7 @@ impl BlockLayer {
         };
         Ok(BlockLayer {
             costs: sched.costs(),
-            results: BlockResults {
-                io_scheduler: sched.name().to_string(),
-                tag_waits: 0,
-                lock_wait_ns: 0,
-                max_sched_queued: 0,
-                plug_flushes: 0,
-                merges: 0,
-                bypassed: 0,
-            },
+            results: BlockResults::zero(sched.name()),
             sched,
             submit_ns: cfg.submit_ns.0,
             complete_ns: cfg.complete_ns.0,
