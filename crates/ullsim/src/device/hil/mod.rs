@@ -243,16 +243,6 @@ impl HostInterface {
         let link = self.link(direction);
         link.check(now, generation, done).map(|at| (at, link.generation()))
     }
-
-    /// Time each direction carried traffic up to `now`: (to host, to device).
-    pub fn link_busy_ns(&self, now: Time) -> (Time, Time) {
-        (self.to_host.busy_ns(now), self.to_device.busy_ns(now))
-    }
-
-    /// Transfers in flight in each direction: (to host, to device).
-    pub fn transfers_in_flight(&self) -> (usize, usize) {
-        (self.to_host.in_flight(), self.to_device.in_flight())
-    }
 }
 
 #[cfg(test)]
