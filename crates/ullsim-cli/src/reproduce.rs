@@ -4,10 +4,10 @@
 use std::fmt::Write as _;
 
 use anyhow::{bail, Result};
-use ullsim::reproduce::flin18;
+use ullsim::reproduce::{fastresponse22, flin18};
 
 /// Names accepted by `ullsim reproduce`.
-pub const NAMES: &[&str] = &["flin18"];
+pub const NAMES: &[&str] = &["fastresponse22", "flin18"];
 
 pub struct Args<'a> {
     pub name: &'a str,
@@ -25,6 +25,7 @@ pub struct Args<'a> {
 pub fn main(args: Args) -> Result<()> {
     match args.name {
         "flin18" => flin18_main(&args),
+        "fastresponse22" => fastresponse22_main(&args),
         other => bail!("unknown reproduction \"{other}\"; expected one of {NAMES:?}"),
     }
 }
@@ -61,6 +62,28 @@ fn flin18_main(args: &Args) -> Result<()> {
     }
     let report = flin18::run(&options).map_err(|e| anyhow::anyhow!("flin18: {e}"))?;
     args.output.emit(|| &report, || render_flin18(&report))
+}
+
+fn fastresponse22_main(args: &Args) -> Result<()> {
+    let not_here = [
+        ("--mixes", args.mixes.is_some()),
+        ("--classify-duration", args.classify_duration.is_some()),
+        ("--load", args.load.is_some()),
+        ("--classes", args.classes.is_some()),
+    ];
+    if let Some((flag, _)) = not_here.iter().find(|(_, set)| *set) {
+        bail!("{flag} does not apply to fastresponse22 (it takes --all, --duration, --seed and --set)");
+    }
+    let mut options = if args.all { fastresponse22::Options::full() } else { fastresponse22::Options::quick() };
+    if let Some(d) = args.duration {
+        options.duration_ns = duration_arg("--duration", d)?;
+    }
+    if let Some(s) = args.seed {
+        options.seed = s;
+    }
+    options.overrides = args.set.to_vec();
+    let report = fastresponse22::run(&options).map_err(|e| anyhow::anyhow!("fastresponse22: {e}"))?;
+    args.output.emit(|| &report, || report.table())
 }
 
 /// A duration flag's value (bare numbers are seconds), which must be > 0.

@@ -965,3 +965,51 @@ fn timeseries_without_an_interval_or_with_a_bad_one_is_one_error_naming_the_key(
     ]);
     assert!(!csv.exists(), "no file is written for a run that failed");
 }
+
+#[test]
+fn reproduce_fastresponse22_writes_the_common_layout_and_ld_bounds_the_device_queue() {
+    // The CI-sized subset (TeraSort and Bayes, 400 ms after a 500 ms warm-up); `--all` runs every app.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("fastresponse22.json");
+    let text = ullsim(["reproduce", "fastresponse22", "--json", file.to_str().unwrap()]).ok();
+    assert!(text.stdout.contains("fig12") && text.stdout.contains("simulated"), "{}", text.stdout);
+    let report = read_json(&file);
+    assert_eq!(report["paper"], "fastresponse22");
+    let rows = report["rows"].as_array().unwrap();
+    for row in rows {
+        assert!(row["figure"].is_string() && row["setting"].is_object() && row["metric"].is_string(), "{row}");
+        assert!(row["simulated"].as_f64().is_some_and(f64::is_finite), "{row}");
+        assert!(row["paper"].is_null() || row["paper"].is_f64(), "{row}");
+    }
+    let value = |figure: &str, setting: &[(&str, &str)], metric: &str| -> f64 {
+        let found = rows.iter().find(|r| {
+            r["figure"] == figure && r["metric"] == metric && setting.iter().all(|(k, v)| r["setting"][k] == *v)
+        });
+        found
+            .unwrap_or_else(|| panic!("no {figure} {setting:?} {metric} row"))
+            .get("simulated")
+            .unwrap()
+            .as_f64()
+            .unwrap()
+    };
+    // Every app under every stack has its three latency rows.
+    for app in ["terasort", "bayes"] {
+        for stack in ["vanilla", "selectisr", "b-opt", "bs-opt"] {
+            for metric in ["mean_us", "p99_us", "p99_9_us"] {
+                assert!(value("fig12", &[("app", app), ("stack", stack)], metric) > 5.0);
+            }
+        }
+    }
+    // Fig. 16's mechanism: TeraSort's bursts pile up in the device under Vanilla (the paper: past 160),
+    // LD's 8 tokens hold the non-critical commands to 8, plus the one critical get.
+    assert!(value("fig16", &[("stack", "vanilla")], "max_queue_depth") > 160.0);
+    assert!(value("fig16", &[("stack", "b-opt")], "max_queue_depth") <= 9.0);
+    // Fig. 14: the open-loop apps lose no throughput to throttling (the paper: at most 6%).
+    assert!(value("fig14a", &[("app", "all")], "max_loss_pct") <= 6.0);
+    // Same seed, same bytes.
+    let again = ullsim(["reproduce", "fastresponse22", "--json", "-"]).ok();
+    assert!(std::fs::read_to_string(&file).unwrap() == again.stdout, "two reproductions with the same seed differ");
+    ullsim(["reproduce", "fastresponse22", "--mixes", "2"]).fails_with(&["--mixes does not apply to fastresponse22"]);
+    ullsim(["reproduce", "fastresponse22", "--duration", "0s"]).fails_with(&["--duration"]);
+    ullsim(["reproduce", "fastresponse22", "--set", "host.nope=1"]).fails_with(&["fastresponse22", "host.nope"]);
+}

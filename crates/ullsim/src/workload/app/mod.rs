@@ -3,6 +3,7 @@
 //! `burst_factor` and `burst_on`) derived from published characteristics of the workload; the flow's other keys (`size`, `offset`, `iodepth`, `runtime`,
 //! `random_distribution`, ...) apply as to any synthetic flow. One file per family, listed in [`FAMILIES`].
 
+pub mod fastresponse;
 pub mod flin;
 
 use std::borrow::Cow;
@@ -70,7 +71,7 @@ pub trait AppFamily: Sync {
 }
 
 /// Every family of app models.
-pub const FAMILIES: &[&dyn AppFamily] = &[&flin::FlinTraces];
+pub const FAMILIES: &[&dyn AppFamily] = &[&flin::FlinTraces, &fastresponse::FastResponseApps];
 
 /// Every app name `app` accepts.
 pub fn names() -> Vec<String> {
@@ -226,7 +227,7 @@ mod tests {
     #[test]
     fn keys_an_app_sets_and_keys_that_do_not_apply_are_errors_naming_them() {
         let names = names();
-        assert_eq!(names.len(), 20);
+        assert_eq!(names.len(), 26);
         let unknown = load("app = \"flin.nope\"").unwrap_err();
         assert!(unknown.contains("flow[0].app") && unknown.contains("unknown app \"flin.nope\""), "{unknown}");
         assert!(names.iter().all(|n| unknown.contains(&format!("\"{n}\""))), "{unknown}");

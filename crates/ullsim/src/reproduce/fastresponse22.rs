@@ -1,0 +1,361 @@
+//! FastResponse (Liu et al., ICS'22, seed 000), read path: RocksDB `readrandom` (critical) beside each of
+//! the five throughput apps of its Table 1, under the four stacks it compares (Vanilla, SelectISR, B-Opt,
+//! BS-Opt), on the paper's server (16 cores) and an Optane SSD. Figures 4–5 (the motivation: readrandom
+//! alone and beside Bayes), 12 (readrandom's latency), 14(a) (the apps' throughput), 15(a) (the latency
+//! breakdown beside Bayes), 16 (the device queue beside TeraSort) and 19 (LD's tokens and readrandom's
+//! issue rate). The paper gives its figures as plots; its text gives the numbers the rows carry as paper
+//! values (the headline reductions, the breakdown's T_Dev and T_Sched, the queue depths).
+
+use rayon::prelude::*;
+
+use super::rows::{Reproduction, Row};
+use super::run_toml;
+use crate::sim::RunResults;
+use crate::workload::app::fastresponse::{CPU_INTENSIVE_LOAD, TABLE1};
+
+/// The stacks of Fig. 12, in the paper's order: (label, `host.stack`).
+pub const STACKS: [(&str, &str); 4] =
+    [("vanilla", "vanilla"), ("selectisr", "selectisr"), ("b-opt", "fastresponse-b"), ("bs-opt", "fastresponse-bs")];
+
+/// Cores of the paper's server: two 8-core Xeon E5-2630 v3 (§4.1; SMT is not modeled).
+pub const SERVER_CORES: u32 = 16;
+/// RocksDB's dataset: 40 GB (§4.1); the gets read 4 KB at random offsets over it.
+pub const DATASET: &str = "40GB";
+/// Simulated time before the measurement: the CPU hogs and readrandom start together at virtual time 0, and
+/// until readrandom lags the hogs in virtual time its wake-ups wait for their slices (milliseconds), a start
+/// the paper's long runs do not see.
+pub const WARMUP_NS: u64 = 500_000_000;
+/// Tokens of Fig. 19(a).
+pub const TOKENS: [u32; 5] = [4, 8, 16, 32, 64];
+/// readrandom's issue rates of Fig. 19(b), gets per second [inferred: the plot's axis is not in the text].
+pub const ISSUE_RATES: [u32; 4] = [1000, 2500, 5000, 10000];
+
+/// The paper's numbers (§4.2, §4.4).
+pub mod paper {
+    /// BS-Opt against Vanilla, average over the five apps: mean, p99.9 reductions (%).
+    pub const BS_MEAN_CUT: f64 = 36.0;
+    pub const BS_P99_9_CUT: f64 = 77.0;
+    /// SelectISR against Vanilla: mean, p99, p99.9 reductions (%).
+    pub const SELECTISR_CUTS: [f64; 3] = [21.0, 19.0, 28.0];
+    /// BS-Opt against B-Opt: mean, p99, p99.9 reductions (%).
+    pub const BS_OVER_B_CUTS: [f64; 3] = [16.0, 40.0, 59.0];
+    /// B-Opt against SelectISR: p99 reduction (%).
+    pub const B_OVER_SELECTISR_P99_CUT: f64 = 49.0;
+    /// Largest loss of an app's throughput against Vanilla (%), Fig. 14.
+    pub const MAX_THROUGHPUT_LOSS: f64 = 6.0;
+    /// Fig. 15(a) beside Bayes (us): T_Dev under Vanilla and B-Opt, T_Sched under Vanilla and BS-Opt, and
+    /// none under SelectISR.
+    pub const T_DEV: [(&str, f64); 2] = [("vanilla", 26.0), ("b-opt", 17.0)];
+    pub const T_SCHED: [(&str, f64); 3] = [("vanilla", 22.0), ("bs-opt", 7.0), ("selectisr", 0.0)];
+    /// Fig. 16 beside TeraSort: the device queue passes 160 under Vanilla, stays near 10 under B-Opt.
+    pub const QUEUE_DEPTH: [(&str, f64); 2] = [("vanilla", 160.0), ("b-opt", 10.0)];
+    /// Figs. 4–5: readrandom beside Bayes against alone under Vanilla: mean latency, T_Dev and T_Sched.
+    pub const CORUN_MEAN_X: f64 = 1.5;
+    pub const CORUN_T_DEV_X: f64 = 2.4;
+    pub const CORUN_T_SCHED_X: f64 = 5.5;
+}
+
+/// The paper's label of a `host.stack` of [`STACKS`].
+fn label(stack: &str) -> &'static str {
+    STACKS.iter().find(|s| s.1 == stack).map_or("?", |s| s.0)
+}
+
+/// How to run the reproduction.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The apps beside readrandom (names of [`TABLE1`]).
+    pub apps: Vec<String>,
+    pub duration_ns: u64,
+    pub seed: u64,
+    /// LD token counts of Fig. 19(a).
+    pub tokens: Vec<u32>,
+    /// readrandom issue rates of Fig. 19(b).
+    pub issue_rates: Vec<u32>,
+    /// `--set` overrides applied to every run.
+    pub overrides: Vec<String>,
+}
+
+impl Options {
+    /// The CI-sized subset: TeraSort and Bayes (one I/O-bound, one CPU-bound), short runs, two token counts
+    /// and two rates.
+    pub fn quick() -> Options {
+        Options {
+            apps: vec!["terasort".into(), "bayes".into()],
+            duration_ns: 400_000_000,
+            seed: 1,
+            tokens: vec![4, 64],
+            issue_rates: vec![1000, 10000],
+            overrides: Vec::new(),
+        }
+    }
+
+    /// Every app, token count and rate, 10 s runs (25,000 gets each: a p99.9 from 25 samples).
+    pub fn full() -> Options {
+        Options {
+            apps: TABLE1.iter().map(|t| t.name.to_string()).collect(),
+            duration_ns: 10_000_000_000,
+            tokens: TOKENS.to_vec(),
+            issue_rates: ISSUE_RATES.to_vec(),
+            ..Options::quick()
+        }
+    }
+}
+
+/// One run: readrandom beside `app` (or alone) under `stack`, with extra `[host.block]` lines.
+#[derive(Debug, Clone, PartialEq)]
+struct Setting {
+    app: Option<String>,
+    stack: &'static str,
+    ld_depth: Option<u32>,
+    gets_per_s: Option<u32>,
+}
+
+impl Setting {
+    fn new(app: Option<&str>, stack: &'static str) -> Setting {
+        Setting { app: app.map(str::to_string), stack, ld_depth: None, gets_per_s: None }
+    }
+}
+
+/// The scenario of one setting.
+fn scenario_text(s: &Setting, duration_ns: u64) -> String {
+    let mut text = format!(
+        "name = \"fastresponse22\"\n[run]\nduration = \"{}ns\"\nwarmup = \"{WARMUP_NS}ns\"\n[host]\nstack = \
+         \"{}\"\ncores = {SERVER_CORES}\n",
+        WARMUP_NS + duration_ns,
+        s.stack
+    );
+    if let Some(depth) = s.ld_depth {
+        text += &format!("[host.block]\nld_depth = {depth}\n");
+    }
+    // time_scale stretches the model's gaps: 2,500 gets/s at 1.0.
+    let time_scale = s.gets_per_s.map_or(1.0, |rate| 2500.0 / f64::from(rate));
+    text += &format!(
+        "[device]\npreset = \"optane-ull\"\n[[flow]]\nname = \"readrandom\"\nclass = \"critical\"\napp = \
+         \"fastresponse.readrandom\"\nioengine = \"psync\"\nsize = \"{DATASET}\"\ntime_scale = {time_scale}\n"
+    );
+    if let Some(app) = &s.app {
+        let cpu = TABLE1.iter().find(|t| t.name == app).map_or(CPU_INTENSIVE_LOAD, |t| t.cpu_load_percent);
+        // The app's I/O from one task with room for its bursts (HDFS data beyond RocksDB's), and its map and
+        // reduce tasks' CPU work on every core.
+        text += &format!(
+            "[[flow]]\nname = \"{app}\"\napp = \"fastresponse.{app}\"\nioengine = \"libaio\"\niodepth = \
+             1024\noffset = \"{DATASET}\"\n[[flow]]\nname = \"{app}-cpu\"\nioengine = \"cpuio\"\nnumjobs = \
+             {SERVER_CORES}\ncpuload = {cpu}\n"
+        );
+    }
+    text
+}
+
+/// What one run gives the rows.
+#[derive(Debug, Clone)]
+struct Measured {
+    mean_us: f64,
+    p99_us: f64,
+    p99_9_us: f64,
+    /// Fig. 15's parts (us): file system (system call and file-system CPU work), block layer and driver,
+    /// device, process scheduling (waiting for a core: for the get's arrival at a sleeping thread and after
+    /// its completion).
+    t_fs: f64,
+    t_blk: f64,
+    t_dev: f64,
+    t_sched: f64,
+    app_bytes_per_s: f64,
+    mean_queue_depth: f64,
+    max_queue_depth: f64,
+}
+
+fn measure(r: &RunResults, syscall_cpu_ns: f64) -> Measured {
+    let get = &r.flows[0];
+    let (l, b) = (&get.latency_ns, &get.breakdown_ns);
+    // The `syscall` part holds the wait for the sleeping thread to run the get, then the system call and
+    // file system's CPU work: the wait is process scheduling, the rest the file system's.
+    let task_wait = (b.syscall.mean - syscall_cpu_ns).max(0.0);
+    Measured {
+        mean_us: l.mean / 1e3,
+        p99_us: l.p99 as f64 / 1e3,
+        p99_9_us: l.p99_9 as f64 / 1e3,
+        t_fs: b.syscall.mean.min(syscall_cpu_ns) / 1e3,
+        t_blk: (b.block.mean + b.driver.mean) / 1e3,
+        t_dev: (b.device_queued.mean + b.device_service.mean) / 1e3,
+        t_sched: (task_wait + b.cpu_wait.mean) / 1e3,
+        app_bytes_per_s: r.flows.get(1).map_or(0.0, |f| f.bandwidth_bytes_per_s),
+        mean_queue_depth: r.device.queue_depth.mean,
+        max_queue_depth: r.device.queue_depth.max as f64,
+    }
+}
+
+/// One latency figure of a run.
+type Pick = fn(&Measured) -> f64;
+
+/// Run the reproduction.
+pub fn run(options: &Options) -> Result<Reproduction, String> {
+    for app in &options.apps {
+        if !TABLE1.iter().any(|t| t.name == app) {
+            let names: Vec<&str> = TABLE1.iter().map(|t| t.name).collect();
+            return Err(format!("unknown app \"{app}\"; expected one of {names:?}"));
+        }
+    }
+    let mut settings: Vec<Setting> = vec![Setting::new(None, "vanilla")];
+    for app in &options.apps {
+        settings.extend(STACKS.iter().map(|&(_, stack)| Setting::new(Some(app), stack)));
+    }
+    let sensitivity_app = "terasort";
+    for &depth in &options.tokens {
+        settings.push(Setting { ld_depth: Some(depth), ..Setting::new(Some(sensitivity_app), "fastresponse-bs") });
+    }
+    for &rate in &options.issue_rates {
+        settings.push(Setting { gets_per_s: Some(rate), ..Setting::new(Some(sensitivity_app), "fastresponse-bs") });
+    }
+    let measured: Vec<Measured> = settings
+        .par_iter()
+        .map(|s| {
+            let text = scenario_text(s, options.duration_ns);
+            let (scenario, results) = run_toml(&text, "fastresponse22", options.seed, &options.overrides)?;
+            let cpu = &scenario.host.cpu;
+            Ok(measure(&results, (cpu.syscall_entry_ns.0 + cpu.fs_submit_ns.0) as f64))
+        })
+        .collect::<Result<_, String>>()?;
+    let find = |app: Option<&str>, stack: &str| -> &Measured {
+        let i = settings
+            .iter()
+            .position(|s| s.app.as_deref() == app && s.stack == stack && s.ld_depth.is_none() && s.gets_per_s.is_none())
+            .expect("every app runs under every stack");
+        &measured[i]
+    };
+
+    let mut out =
+        Reproduction::new("fastresponse22", "FastResponse (ICS'22), read path: readrandom beside Table 1's apps");
+    out.option("apps", &options.apps);
+    out.option("duration_ms", options.duration_ns / 1_000_000);
+    out.option("seed", options.seed);
+    out.option("cores", SERVER_CORES);
+    if !options.overrides.is_empty() {
+        out.option("set", &options.overrides);
+    }
+    let rows = &mut out.rows;
+
+    // Figs. 4-5: beside Bayes against alone, under Vanilla.
+    if options.apps.iter().any(|a| a == "bayes") {
+        let (alone, beside) = (find(None, "vanilla"), find(Some("bayes"), "vanilla"));
+        for (metric, paper, x) in [
+            ("mean_vs_alone", paper::CORUN_MEAN_X, beside.mean_us / alone.mean_us),
+            ("t_dev_vs_alone", paper::CORUN_T_DEV_X, beside.t_dev / alone.t_dev),
+            ("t_sched_vs_alone", paper::CORUN_T_SCHED_X, beside.t_sched / alone.t_sched.max(1e-3)),
+        ] {
+            rows.push(Row::new("fig4-5", &[("app", "bayes"), ("stack", "vanilla")], metric, Some(paper), x));
+        }
+    }
+
+    // Fig. 12: readrandom's latency per app and stack, then the averages of the reductions the text gives.
+    for app in &options.apps {
+        for &(name, stack) in &STACKS {
+            let m = find(Some(app), stack);
+            for (metric, value) in [("mean_us", m.mean_us), ("p99_us", m.p99_us), ("p99_9_us", m.p99_9_us)] {
+                rows.push(Row::new("fig12", &[("app", app), ("stack", name)], metric, None, value));
+            }
+        }
+    }
+    // Mean over the apps of the per-app reduction of `base` by `stack` (%), per metric.
+    let cut = |stack: &str, base: &str, pick: Pick| -> f64 {
+        let cuts: Vec<f64> = options
+            .apps
+            .iter()
+            .map(|app| 100.0 * (1.0 - pick(find(Some(app), stack)) / pick(find(Some(app), base))))
+            .collect();
+        cuts.iter().sum::<f64>() / cuts.len() as f64
+    };
+    let picks: [(&str, Pick); 3] = [("mean", |m| m.mean_us), ("p99", |m| m.p99_us), ("p99_9", |m| m.p99_9_us)];
+    let claims: [(&str, &str, [Option<f64>; 3]); 4] = [
+        ("fastresponse-bs", "vanilla", [Some(paper::BS_MEAN_CUT), None, Some(paper::BS_P99_9_CUT)]),
+        ("selectisr", "vanilla", paper::SELECTISR_CUTS.map(Some)),
+        ("fastresponse-bs", "fastresponse-b", paper::BS_OVER_B_CUTS.map(Some)),
+        ("fastresponse-b", "selectisr", [None, Some(paper::B_OVER_SELECTISR_P99_CUT), None]),
+    ];
+    for (stack, base, paper_cuts) in claims {
+        for ((metric, pick), paper_cut) in picks.iter().zip(paper_cuts) {
+            let setting = [("app", "average"), ("stack", label(stack)), ("against", label(base))];
+            rows.push(Row::new("fig12", &setting, &format!("{metric}_cut_pct"), paper_cut, cut(stack, base, *pick)));
+        }
+    }
+
+    // Fig. 14(a): the apps' throughput against Vanilla.
+    let mut worst_loss: f64 = 0.0;
+    for app in &options.apps {
+        let vanilla = find(Some(app), "vanilla").app_bytes_per_s;
+        for &(name, stack) in &STACKS[1..] {
+            let ratio = find(Some(app), stack).app_bytes_per_s / vanilla;
+            worst_loss = worst_loss.max(100.0 * (1.0 - ratio));
+            rows.push(Row::new("fig14a", &[("app", app), ("stack", name)], "throughput_vs_vanilla", None, ratio));
+        }
+    }
+    rows.push(Row::new("fig14a", &[("app", "all")], "max_loss_pct", Some(paper::MAX_THROUGHPUT_LOSS), worst_loss));
+
+    // Fig. 15(a): the breakdown beside Bayes.
+    if options.apps.iter().any(|a| a == "bayes") {
+        for &(name, stack) in &STACKS {
+            let m = find(Some("bayes"), stack);
+            let paper_of = |list: &[(&str, f64)]| list.iter().find(|(s, _)| *s == name).map(|(_, v)| *v);
+            for (metric, paper, value) in [
+                ("t_fs_us", None, m.t_fs),
+                ("t_blk_us", None, m.t_blk),
+                ("t_dev_us", paper_of(&paper::T_DEV), m.t_dev),
+                ("t_sched_us", paper_of(&paper::T_SCHED), m.t_sched),
+            ] {
+                rows.push(Row::new("fig15a", &[("app", "bayes"), ("stack", name)], metric, paper, value));
+            }
+        }
+    }
+
+    // Fig. 16: the device queue beside TeraSort.
+    if options.apps.iter().any(|a| a == sensitivity_app) {
+        for (name, paper_depth) in paper::QUEUE_DEPTH {
+            let stack = STACKS.iter().find(|s| s.0 == name).expect("a stack of the list").1;
+            let m = find(Some(sensitivity_app), stack);
+            let setting = [("app", sensitivity_app), ("stack", name)];
+            rows.push(Row::new("fig16", &setting, "max_queue_depth", Some(paper_depth), m.max_queue_depth));
+            rows.push(Row::new("fig16", &setting, "mean_queue_depth", None, m.mean_queue_depth));
+        }
+    }
+
+    // Fig. 19: LD's tokens and readrandom's issue rate, beside TeraSort under BS-Opt.
+    for (s, m) in settings.iter().zip(&measured) {
+        let (figure, key, value) = match (s.ld_depth, s.gets_per_s) {
+            (Some(depth), _) => ("fig19a", "tokens", depth),
+            (_, Some(rate)) => ("fig19b", "gets_per_s", rate),
+            _ => continue,
+        };
+        let value = value.to_string();
+        let setting = [("app", sensitivity_app), ("stack", "bs-opt"), (key, value.as_str())];
+        rows.push(Row::new(figure, &setting, "mean_us", None, m.mean_us));
+        rows.push(Row::new(figure, &setting, "p99_us", None, m.p99_us));
+    }
+    if let Some(bad) = out.non_finite().first() {
+        return Err(format!("{} {:?} {}: not a finite number", bad.figure, bad.setting, bad.metric));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Scenario;
+
+    #[test]
+    fn every_setting_loads_as_a_scenario() {
+        let mut settings = vec![Setting::new(None, "vanilla")];
+        for t in TABLE1 {
+            settings.extend(STACKS.iter().map(|&(_, stack)| Setting::new(Some(t.name), stack)));
+        }
+        settings.push(Setting { ld_depth: Some(4), gets_per_s: Some(1000), ..Setting::new(Some("index"), "vanilla") });
+        for s in settings {
+            let text = scenario_text(&s, 100_000_000);
+            let scenario = Scenario::from_toml_str(&text, "t", std::path::Path::new("."), &[])
+                .unwrap_or_else(|e| panic!("{s:?}: {e}\n{text}"));
+            assert_eq!(scenario.host.cores, SERVER_CORES);
+            assert_eq!(scenario.flows.len(), if s.app.is_some() { 3 } else { 1 });
+            if let Some(depth) = s.ld_depth {
+                assert_eq!(scenario.host.block.ld_depth, depth);
+            }
+        }
+    }
+}
