@@ -761,3 +761,32 @@ fn ld_lets_a_critical_reader_bypass_the_tokens_and_beat_kyber_and_none() {
     let json = |r: &RunResults| serde_json::to_vec(r).unwrap();
     assert!(json(&ld) == json(&with("ld")));
 }
+
+#[test]
+fn latency_from_submit_starts_the_clock_when_the_task_submits() {
+    // A QD1 psync reader that thinks 50 us between reads: each read arrives while its task sleeps, so from
+    // the arrival its time includes the timer wake-up and the context switch; from the submission only the
+    // system call's entry and the file-system path remain before the block layer.
+    let text = |from: &str| {
+        format!(
+            "[run]\nduration = \"50ms\"\n[device]\npreset = \"optane-ull\"\n[[flow]]\nname = \"reader\"\nrw = \
+             \"randread\"\nioengine = \"psync\"\nthinktime = 50\nlatency_from = \"{from}\"\n"
+        )
+    };
+    let (arrival, submit) = (run(&scenario(&text("arrival"))), run(&scenario(&text("submit"))));
+    let (a, s) = (&arrival.flows[0], &submit.flows[0]);
+    let cpu = ullsim::config::HostConfig::default().cpu;
+    let syscall_cpu = (cpu.syscall_entry_ns.0 + cpu.fs_submit_ns.0) as f64;
+    assert_eq!(s.breakdown_ns.syscall.mean, syscall_cpu, "only the system call's own work");
+    assert!(a.breakdown_ns.syscall.mean > syscall_cpu + 1_000.0, "the wake-up: {}", a.breakdown_ns.syscall.mean);
+    // The same run either way (the clock only reads it): same completions, same later layers.
+    assert_eq!(a.completed, s.completed);
+    assert_eq!(a.breakdown_ns.device_service, s.breakdown_ns.device_service);
+    let moved = a.breakdown_ns.syscall.mean - s.breakdown_ns.syscall.mean;
+    assert!((a.latency_ns.mean - s.latency_ns.mean - moved).abs() < 1.0, "the mean moves by the syscall part");
+    // It is about the I/O path, so it is an error on a flow that only burns CPU.
+    let cpu_flow = "[device]\npreset = \"optane-ull\"\n[[flow]]\nname = \"hog\"\nioengine = \"cpuio\"\nlatency_from = \"submit\"\n";
+    let message =
+        ullsim::Scenario::from_toml_str(cpu_flow, "t", std::path::Path::new("."), &[]).unwrap_err().to_string();
+    assert!(message.contains("flow[0].latency_from") && message.contains("cpuio"), "{message}");
+}

@@ -94,6 +94,19 @@ pub enum RateProcess {
     Onoff,
 }
 
+/// `latency_from`: where a flow's response time starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", remote = "Self")]
+pub enum LatencyFrom {
+    /// When the I/O arrives (is issued by the workload): a sleeping task's wake-up, its wait for a core and
+    /// an open-loop backlog count.
+    #[default]
+    Arrival,
+    /// When the flow's task starts the system call for it (fio's `lat`, db_bench's per-op time): what came
+    /// before, the task waking up and waiting for a core or for its previous I/O, does not count.
+    Submit,
+}
+
 /// fio's `ioengine`: how a flow's tasks submit I/O and wait for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase", remote = "Self")]
@@ -155,7 +168,7 @@ pub enum CpusAllowedPolicy {
     Split,
 }
 
-keyword_serde!(RwMode, RateProcess, IoEngine, IoPrioClass, CpusAllowedPolicy);
+keyword_serde!(RwMode, RateProcess, LatencyFrom, IoEngine, IoPrioClass, CpusAllowedPolicy);
 
 /// One flow (fio job) of the scenario. Keys follow fio's names and meanings; see docs/scenarios.md.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -197,6 +210,7 @@ pub struct FlowSpec {
     pub cpus_allowed_policy: Option<CpusAllowedPolicy>,
     pub cpuload: Option<u32>,
     pub cpuchunks: Option<Micros>,
+    pub latency_from: Option<LatencyFrom>,
 }
 
 impl FlowSpec {
@@ -353,6 +367,7 @@ pub const FLOW_KEYS: &[&str] = &[
     "cpus_allowed_policy",
     "cpuload",
     "cpuchunks",
+    "latency_from",
 ];
 
 /// The seed used when a scenario names none.

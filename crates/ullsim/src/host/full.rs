@@ -18,7 +18,7 @@ use super::nvme::{IrqAction, NvmeDriver};
 use super::results::{FlowCpu, HostCounters, HostNames, HostResults};
 use super::HostEvent;
 use crate::config::host::HostModel;
-use crate::config::scenario::{parse_cpu_list, CpusAllowedPolicy, FlowSpec, IoEngine};
+use crate::config::scenario::{parse_cpu_list, CpusAllowedPolicy, FlowSpec, IoEngine, LatencyFrom};
 use crate::config::HostConfig;
 use crate::device::Device;
 use crate::engine::{EventQueue, Time};
@@ -131,10 +131,19 @@ struct Job {
     submit_call: Option<u32>,
     /// libaio: the submit system call must return before io_getevents is entered.
     needs_getevents_entry: bool,
+    /// `latency_from = "submit"`: a request's response time starts when this job's task submits it.
+    latency_from_submit: bool,
     hybrid_slept: bool,
     waiting: Waiting,
     action: Action,
     sq_action: Action,
+}
+
+/// `latency_from = "submit"`: `req`'s response time starts at `at`, when its task submits it (the clock
+/// of fio's `lat` and db_bench's per-op time), not when it arrived.
+fn restart_clock(requests: &mut RequestArena, req: ReqId, at: Time) {
+    let s = &mut requests[req].stamps;
+    s.issued = s.issued.max(at);
 }
 
 /// A CPU-burning task (ioengine = cpuio): burns `burn_ns`, pauses `pause_ns`, until `stop_ns`.
@@ -294,6 +303,7 @@ impl FullHost {
                     submit_call: None,
                     last_submitted: (Op::Read, 0),
                     needs_getevents_entry: false,
+                    latency_from_submit: spec.latency_from == Some(LatencyFrom::Submit),
                     hybrid_slept: false,
                     waiting: Waiting::Sleeping,
                     action: Action::None,
@@ -911,6 +921,9 @@ impl FullHost {
         // 3. Submit what the application issued.
         if let Some(sqpoll) = job.sqpoll {
             if !job.to_submit.is_empty() {
+                if job.latency_from_submit {
+                    job.to_submit.iter().for_each(|&req| restart_clock(requests, req, start));
+                }
                 // Into the submission ring: the kernel thread picks it up, no system call.
                 job.in_flight += job.to_submit.len() as u32;
                 job.sq_ring.extend(job.to_submit.drain(..));
@@ -933,6 +946,9 @@ impl FullHost {
                 None => job.batch_submit,
             };
             let req = job.to_submit.pop_front().expect("checked non-empty");
+            if job.latency_from_submit {
+                restart_clock(requests, req, start);
+            }
             let batch = (job.to_submit.len() + 1).min(quota as usize);
             job.submit_call = if job.to_submit.is_empty() { None } else { Some(quota - 1) };
             let entry = if job.in_kernel { 0 } else { self.costs.syscall_entry_ns };

@@ -60,6 +60,7 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
             ("format", spec.format.is_some()),
             ("time_scale", spec.time_scale.is_some()),
             ("prioclass", spec.prioclass.is_some()),
+            ("latency_from", spec.latency_from.is_some()),
         ] {
             if set {
                 return err(key, "does not apply to ioengine = \"cpuio\" (a flow that only burns CPU)");
