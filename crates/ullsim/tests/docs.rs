@@ -23,8 +23,9 @@ const OTHER_KEYS: &[&str] = &[
 ];
 
 /// Every `section.key` of a preset's TOML, with its value.
-fn preset_keys(toml_text: &str) -> Vec<(String, toml::Value)> {
-    let table: toml::Table = toml_text.parse().expect("presets are valid TOML");
+fn preset_keys(preset: &ullsim::config::presets::Preset) -> Vec<(String, toml::Value)> {
+    // A preset that names a `base` is that base with its own keys over it.
+    let table = ullsim::config::builtin::resolved(PRESETS, preset).expect("presets resolve");
     let mut keys = Vec::new();
     for (section, value) in table {
         let toml::Value::Table(inner) = value else {
@@ -84,7 +85,7 @@ fn same_value(documented: &str, actual: &toml::Value) -> bool {
 fn every_preset_key_is_documented_with_each_presets_value() {
     let mut problems = Vec::new();
     for preset in PRESETS {
-        for (key, value) in preset_keys(preset.toml) {
+        for (key, value) in preset_keys(preset) {
             let full = format!("device.{key}");
             if !DOC.contains(&format!("`{full}`")) {
                 problems.push(format!("`{full}` (preset {}) is not mentioned", preset.name));
@@ -109,8 +110,7 @@ fn every_preset_key_is_documented_with_each_presets_value() {
 
 #[test]
 fn documented_device_keys_exist() {
-    let known: Vec<String> =
-        PRESETS.iter().flat_map(|p| preset_keys(p.toml)).map(|(k, _)| format!("device.{k}")).collect();
+    let known: Vec<String> = PRESETS.iter().flat_map(|p| preset_keys(p)).map(|(k, _)| format!("device.{k}")).collect();
     let stale: Vec<&str> = DOC
         .lines()
         .filter_map(|l| l.strip_prefix("| `device."))

@@ -22,6 +22,21 @@ pub fn names(list: &[BuiltIn]) -> Vec<&'static str> {
     list.iter().map(|b| b.name).collect()
 }
 
+/// The table of `entry`: its TOML, over the TOML of the entry it names as `base = "NAME"` if it names one
+/// (a variant of another entry lists only what differs). Bases do not chain.
+pub fn resolved(list: &'static [BuiltIn], entry: &BuiltIn) -> Result<toml::Table, String> {
+    let mut own: toml::Table = entry.toml.parse().map_err(|e| format!("{e}"))?;
+    let Some(base) = own.remove("base") else { return Ok(own) };
+    let base_name = base.as_str().ok_or("`base` is not a name")?;
+    let base_entry = find(list, base_name).ok_or_else(|| format!("`base` names no entry \"{base_name}\""))?;
+    let mut table: toml::Table = base_entry.toml.parse().map_err(|e| format!("{e}"))?;
+    if table.contains_key("base") {
+        return Err(format!("its base {base_name} has a base of its own (bases do not chain)"));
+    }
+    overlay(&mut table, own);
+    Ok(table)
+}
+
 /// If `[section]` names an entry of `list` under `what` (e.g. `[device] preset`), replace the section with
 /// that entry's values overlaid by the section's own. A `required` name must be there (and the section be a
 /// table); otherwise a section without it is left as it is. Errors are `(key, what was expected)`.
@@ -56,10 +71,39 @@ pub(super) fn merge_named(
         let unknown = format!("unknown {what} {}; expected one of {:?}", quoted(&name, QUOTED_CHARS), names(list));
         return Err((key, unknown));
     };
-    let mut merged: toml::Table =
-        entry.toml.parse().map_err(|e| (key.clone(), format!("built-in {what} {name} is broken: {e}")))?;
+    let mut merged =
+        resolved(list, entry).map_err(|e| (key.clone(), format!("built-in {what} {name} is broken: {e}")))?;
     let Some(toml::Value::Table(own)) = table.remove(section) else { unreachable!("checked above") };
     overlay(&mut merged, own);
     table.insert(section.into(), toml::Value::Table(merged));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIST: &[BuiltIn] = &[
+        BuiltIn { name: "a", summary: "", toml: "[s]\nx = 1\ny = 2\n" },
+        BuiltIn { name: "b", summary: "", toml: "base = \"a\"\n[s]\ny = 3\n" },
+        BuiltIn { name: "c", summary: "", toml: "base = \"b\"\n" },
+        BuiltIn { name: "d", summary: "", toml: "base = \"nope\"\n" },
+    ];
+
+    #[test]
+    fn a_base_gives_every_key_the_entry_does_not_and_bases_do_not_chain() {
+        let b = resolved(LIST, &LIST[1]).unwrap();
+        assert_eq!(b.to_string(), "[s]\nx = 1\ny = 3\n");
+        assert!(!b.contains_key("base"));
+        assert!(resolved(LIST, &LIST[2]).unwrap_err().contains("do not chain"));
+        assert!(resolved(LIST, &LIST[3]).unwrap_err().contains("\"nope\""));
+        // Every built-in preset and stack resolves.
+        for (list, entry) in super::super::presets::PRESETS
+            .iter()
+            .map(|p| (super::super::presets::PRESETS, p))
+            .chain(super::super::stacks::STACKS.iter().map(|s| (super::super::stacks::STACKS, s)))
+        {
+            resolved(list, entry).unwrap_or_else(|e| panic!("{}: {e}", entry.name));
+        }
+    }
 }

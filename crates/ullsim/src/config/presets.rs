@@ -14,6 +14,11 @@ pub const PRESETS: &[Preset] = &[
         toml: include_str!("presets/optane-ull.toml"),
     },
     Preset {
+        name: "optane-900p",
+        summary: "Optane SSD 900P 480 GB (FastResponse's drive): optane-ull with 2.5 GB/s reads and 480 GB",
+        toml: include_str!("presets/optane-900p.toml"),
+    },
+    Preset {
         name: "znand-ull",
         summary: "Z-NAND ULL SSD as in FlashShare Table 2: 3/100/1000 us, 16 ch x 8 dies x 8 planes, 2 KB pages",
         toml: include_str!("presets/znand-ull.toml"),
