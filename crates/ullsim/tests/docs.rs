@@ -110,7 +110,7 @@ fn every_preset_key_is_documented_with_each_presets_value() {
 
 #[test]
 fn documented_device_keys_exist() {
-    let known: Vec<String> = PRESETS.iter().flat_map(|p| preset_keys(p)).map(|(k, _)| format!("device.{k}")).collect();
+    let known: Vec<String> = PRESETS.iter().flat_map(preset_keys).map(|(k, _)| format!("device.{k}")).collect();
     let stale: Vec<&str> = DOC
         .lines()
         .filter_map(|l| l.strip_prefix("| `device."))
