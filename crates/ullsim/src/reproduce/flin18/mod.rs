@@ -9,6 +9,10 @@
 //! Slowdown is shared / alone mean response time under the same scheduler, with the same seed, so one alone
 //! run per (app, scheduler) serves every mix.
 
+mod reproduction;
+
+pub use reproduction::TITLE;
+
 use rayon::prelude::*;
 use serde::Serialize;
 
