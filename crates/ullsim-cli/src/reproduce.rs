@@ -2,10 +2,10 @@
 //! the simulated figures beside the published ones.
 
 use anyhow::{bail, Result};
-use ullsim::reproduce::{flin18, Reproduction};
+use ullsim::reproduce::{flin18, hotstorage23, Reproduction};
 
 /// Names accepted by `ullsim reproduce`.
-pub const NAMES: &[&str] = &["flin18"];
+pub const NAMES: &[&str] = &["flin18", "hotstorage23"];
 
 pub struct Args<'a> {
     pub name: &'a str,
@@ -23,6 +23,7 @@ pub struct Args<'a> {
 pub fn main(args: Args) -> Result<()> {
     match args.name {
         "flin18" => flin18_main(&args),
+        "hotstorage23" => hotstorage23_main(&args),
         other => bail!("unknown reproduction \"{other}\"; expected one of {NAMES:?}"),
     }
 }
@@ -59,6 +60,28 @@ fn flin18_main(args: &Args) -> Result<()> {
     }
     let report = flin18::run(&options).map_err(|e| anyhow::anyhow!("flin18: {e}"))?;
     emit(args.output, &report.reproduction())
+}
+
+fn hotstorage23_main(args: &Args) -> Result<()> {
+    let not_used = [
+        ("--mixes", args.mixes.is_some()),
+        ("--classify-duration", args.classify_duration.is_some()),
+        ("--load", args.load.is_some()),
+        ("--classes", args.classes.is_some()),
+    ];
+    if let Some((flag, _)) = not_used.iter().find(|(_, given)| *given) {
+        bail!("{flag}: not used by hotstorage23 (only flin18 takes it); hotstorage23 takes --all, --duration, --seed and --set");
+    }
+    let mut options = if args.all { hotstorage23::Options::full() } else { hotstorage23::Options::subset() };
+    if let Some(d) = args.duration {
+        options.set_duration(duration_arg("--duration", d)?).map_err(anyhow::Error::msg)?;
+    }
+    if let Some(s) = args.seed {
+        options.seed = s;
+    }
+    options.overrides = args.set.to_vec();
+    let reproduction = hotstorage23::run(&options).map_err(|e| anyhow::anyhow!("hotstorage23: {e}"))?;
+    emit(args.output, &reproduction)
 }
 
 /// Write the reproduction as JSON (`--json`) and as its table.

@@ -118,11 +118,12 @@ fn reproduce_flin18_classifies_draws_mixes_and_compares_with_the_paper() {
     for block in ["table2  ", "summary  ", "fairness  ", "weighted_speedup  ", "ablation  ", "mixes  "] {
         assert!(text.stdout.contains(&format!("\n{block}")), "no {block:?} rows in\n{}", text.stdout);
     }
-    assert!(text.stdout.contains("fairness_x_sprinkler ") && text.stdout.contains("1.80"), "{}", text.stdout);
+    let line = text.stdout.lines().find(|l| l.contains("category=25%  fairness_x_sprinkler ")).expect("a fairness row");
+    assert!(line.contains(" 1.8 "), "the paper's 1.8x beside the simulated: {line}");
     // Same seed, same bytes.
     let again = ullsim(FLIN18.iter().copied().chain(["--json", "-"])).ok();
     assert!(bytes == again.stdout, "two reproductions with the same seed differ");
-    ullsim(["reproduce", "flin19"]).fails_with(&["unknown reproduction \"flin19\"", "flin18"]);
+    ullsim(["reproduce", "flin19"]).fails_with(&["unknown reproduction \"flin19\"", "flin18", "hotstorage23"]);
     ullsim(["reproduce", "flin18", "--duration", "0s"]).fails_with(&["--duration"]);
     ullsim(["reproduce", "flin18", "--load", "0"]).fails_with(&["--load", "expected a rate multiplier > 0"]);
 }
@@ -176,4 +177,88 @@ fn reproduce_flin18_applies_set_overrides_to_every_run() {
     assert!(text.stdout.contains("device.flash.program_suspend=true"), "{}", text.stdout);
     ullsim(FLIN18.iter().copied().chain(["--set", "device.flash.suspend_nope=1"]))
         .fails_with(&["device.flash.suspend_nope", "unknown field"]);
+}
+
+#[test]
+fn reproduce_hotstorage23_subset_has_every_figure_and_none_ahead_of_bfq() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hotstorage23.json");
+    let text = ullsim(["reproduce", "hotstorage23", "--json", file.to_str().unwrap()]).ok();
+    let bytes = std::fs::read_to_string(&file).unwrap();
+    let report: Value = serde_json::from_str(&bytes).unwrap();
+    let all = check_layout(&report, "hotstorage23");
+    assert_eq!(report["options"]["all"], false);
+    assert_eq!(report["options"]["depths"], serde_json::json!([1, 16, 128]));
+    // Table 1: 2 completions x 2 directions x 4 schedulers, each beside the paper's median.
+    let medians = rows(&report, "table1", "median_latency_us");
+    assert_eq!(medians.len(), 16);
+    assert!(medians.iter().all(|r| r["paper"].is_number()));
+    assert_eq!(rows(&report, "table1", "diff_vs_none_pct").len(), 12);
+    assert_eq!(rows(&report, "table1", "polled_saving_us").len(), 8);
+    // The paper's ordering at QD1: none's median below bfq's, in every column.
+    for completion in ["interrupt", "polled"] {
+        for rw in ["randread", "randwrite"] {
+            let median = |scheduler| {
+                let setting = [("completion", completion), ("rw", rw), ("scheduler", scheduler)];
+                simulated(row(&report, "table1", "median_latency_us", &setting))
+            };
+            assert!(median("none") < median("bfq"), "{completion} {rw}: none {} bfq {}", median("none"), median("bfq"));
+        }
+    }
+    // Figs. 1-4: 3 directions x 3 depths x 4 schedulers, and none against the best per (rw, depth).
+    for (figure, metric, claim) in [
+        ("fig1", "iops", "iops_vs_best"),
+        ("fig2", "iops", "iops_vs_best"),
+        ("fig3", "joules_per_million_ios", "energy_vs_best"),
+        ("fig4", "joules_per_million_ios", "energy_vs_best"),
+    ] {
+        assert_eq!(rows(&report, figure, metric).len(), 36, "{figure}");
+        let claims = rows(&report, figure, claim);
+        assert_eq!(claims.len(), 9, "{figure}");
+        assert!(claims.iter().all(|c| c["paper"] == 1.0 && setting(c, "scheduler") == "none"), "{figure}");
+    }
+    // None is the best or tied at one io_uring job's QD16 reads (the CPU is the limit there).
+    let claim = row(&report, "fig1", "iops_vs_best", &[("rw", "randread"), ("iodepth", "16")]);
+    assert!(simulated(claim) > 0.99, "{claim}");
+    // Fig. 5: db_bench readrandom, 3 depths x 4 schedulers, IOPS and energy.
+    assert_eq!(rows(&report, "fig5a", "iops").len(), 12);
+    assert_eq!(rows(&report, "fig5b", "joules_per_million_ios").len(), 12);
+    assert_eq!(rows(&report, "fig5a", "iops_vs_best").len(), 3);
+    assert_eq!(rows(&report, "fig3_fig4", "max_energy_saving_vs_bfq_j")[0]["paper"], 200.0);
+    assert_eq!(rows(&report, "sec6", "load_minus_idle_w")[0]["paper"], 52.0);
+    let figures: std::collections::BTreeSet<&str> = all.iter().map(|r| r["figure"].as_str().unwrap()).collect();
+    assert_eq!(figures.len(), 9, "{figures:?}");
+    // The table prints every figure's block.
+    assert!(text.stdout.starts_with("HotStorage'23"), "{}", text.stdout);
+    for figure in &figures {
+        assert!(text.stdout.contains(&format!("\n{figure}  ")), "no {figure} rows in\n{}", text.stdout);
+    }
+    // Same seed, same bytes; another seed differs.
+    assert!(ullsim(["reproduce", "hotstorage23", "--json", "-"]).ok().stdout == bytes, "same seed, other bytes");
+    let other = json(&["reproduce", "hotstorage23", "--seed", "2"]);
+    assert_eq!(other["options"]["seed"], 2);
+    assert_ne!(other["rows"], report["rows"]);
+}
+
+#[test]
+fn reproduce_hotstorage23_takes_duration_and_set_and_rejects_flin18s_flags() {
+    let base = ["reproduce", "hotstorage23", "--duration", "10ms"];
+    let polled = json(&base.iter().copied().chain(["--set", "host.completion=poll"]).collect::<Vec<_>>());
+    assert_eq!(polled["options"]["figure_duration_ns"], 10_000_000);
+    assert_eq!(polled["options"]["overrides"], serde_json::json!(["host.completion=poll"]));
+    let plain = json(&base);
+    let median = |r: &Value| {
+        let setting = [("completion", "interrupt"), ("rw", "randread"), ("scheduler", "none")];
+        simulated(row(r, "table1", "median_latency_us", &setting))
+    };
+    assert!(median(&polled) < median(&plain) - 3.0, "polling every request saves the interrupt path");
+    for (flag, value) in [("--mixes", "2"), ("--classify-duration", "1s"), ("--load", "2"), ("--classes", "table2")] {
+        ullsim(["reproduce", "hotstorage23", flag, value]).fails_with(&[flag, "not used by hotstorage23"]);
+    }
+    ullsim(["reproduce", "hotstorage23", "--duration", "5ms"]).fails_with(&["--duration", "warm-up"]);
+    ullsim(["reproduce", "hotstorage23", "--duration", "0"]).fails_with(&["--duration: expected a duration > 0"]);
+    ullsim(["reproduce", "hotstorage23", "--set", "host.io_scheduler=bfq"])
+        .fails_with(&["--set host.io_scheduler=bfq: hotstorage23 sets host.io_scheduler itself"]);
+    ullsim(["reproduce", "hotstorage23", "--set", "device.flash.nope=1"])
+        .fails_with(&["hotstorage23", "device.flash.nope"]);
 }

@@ -3,6 +3,7 @@
 //! NAME` runs them; each writes a [`rows::Reproduction`].
 
 pub mod flin18;
+pub mod hotstorage23;
 pub mod rows;
 
 pub use rows::{Reproduction, Row};

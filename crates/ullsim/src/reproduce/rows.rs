@@ -124,18 +124,22 @@ fn plain(value: &serde_json::Value) -> String {
     }
 }
 
-/// A value with the digits it deserves: whole numbers as they are, others to three significant digits (no
-/// exponent below a billion).
+/// A value with the digits it deserves: four significant digits (four decimals below 1), no trailing zeros,
+/// no exponent below a billion.
 fn number(x: f64) -> String {
     let magnitude = x.abs();
-    if magnitude >= 100.0 || x.fract() == 0.0 {
-        format!("{x:.0}")
-    } else if magnitude >= 10.0 {
-        format!("{x:.1}")
-    } else if magnitude >= 1.0 {
-        format!("{x:.2}")
+    let decimals = match magnitude {
+        m if m >= 1000.0 || x.fract() == 0.0 => 0,
+        m if m >= 100.0 => 1,
+        m if m >= 10.0 => 2,
+        m if m >= 1.0 => 3,
+        _ => 4,
+    };
+    let text = format!("{x:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
-        format!("{x:.3}")
+        text
     }
 }
 
@@ -157,8 +161,8 @@ mod tests {
         assert_eq!(serde_json::from_str::<Reproduction>(&json).unwrap(), r);
         let table = r.table();
         assert_eq!(table.matches("\nfigure ").count(), 2, "{table}");
-        assert!(table.contains("app=bayes stack=vanilla") && table.contains("48.2"), "{table}");
-        assert!(table.contains("0.500") && table.contains("0.987") && table.ends_with("note: one note\n"), "{table}");
+        assert!(table.contains("app=bayes stack=vanilla") && table.contains("48.25"), "{table}");
+        assert!(table.contains(" 0.5\n") && table.contains("0.987") && table.ends_with("note: one note\n"), "{table}");
         assert!(r.non_finite().is_empty());
         r.rows.push(Row::new("fig14", &[], "x", None, f64::NAN));
         assert_eq!(r.non_finite().len(), 1);
@@ -176,6 +180,7 @@ mod tests {
         assert!(table.contains("\nweighted_speedup  k=v      metric"), "{table}");
         let row = table.lines().find(|l| l.starts_with("a ")).unwrap();
         assert!(row.ends_with("         1           2"), "{row:?}");
-        assert_eq!([number(3.0), number(-2.5), number(f64::NAN)], ["3", "-2.50", "NaN"]);
+        let numbers = [3.0, -2.5, 12.52, 7.8104, 0.01734, 465067.3, f64::NAN].map(number);
+        assert_eq!(numbers, ["3", "-2.5", "12.52", "7.81", "0.0173", "465067", "NaN"]);
     }
 }
