@@ -1,5 +1,7 @@
-//! `ullsim reproduce NAME`: a paper's evaluation that takes many runs (generated mixes, alone runs), with
-//! the simulated figures beside the published ones.
+//! `ullsim reproduce NAME`: a paper's evaluation that takes many runs (generated mixes, alone runs, sweeps
+//! over schedulers and depths), written as one `Reproduction` (rows of figure / setting / metric / paper /
+//! simulated): JSON with `--json`, and its table. Each NAME takes the flags that apply to it and names any
+//! other it is given in an error.
 
 use anyhow::{bail, Result};
 use ullsim::reproduce::{flin18, hotstorage23, Reproduction};
