@@ -100,30 +100,31 @@ enum Command {
         #[command(flatten)]
         output: Output,
     },
-    /// Reproduce a paper's multi-run evaluation (e.g. flin18: FLIN's four-flow mixes under Sprinkler,
-    /// Sprinkler+Fairness and FLIN), with the paper's figures beside the simulated ones.
+    /// Reproduce a paper's multi-run evaluation (flin18: FLIN's four-flow mixes under Sprinkler,
+    /// Sprinkler+Fairness and FLIN; hotstorage23: Table 1 and Figs. 1-5 under each blk-mq scheduler), with
+    /// the paper's figures beside the simulated ones.
     Reproduce {
-        /// Which evaluation: flin18.
+        /// Which evaluation: flin18 or hotstorage23.
         name: String,
         /// Run the full evaluation (default: a subset small enough for CI).
         #[arg(long)]
         all: bool,
-        /// Mixes per category (overrides the default of the subset or of --all).
+        /// flin18: mixes per category (overrides the default of the subset or of --all).
         #[arg(long, allow_negative_numbers = true, value_parser = whole_number)]
         mixes: Option<u64>,
-        /// Simulated time of every mix run, e.g. 500ms (bare numbers are seconds).
+        /// Simulated time of every run (flin18: every mix run), e.g. 500ms (bare numbers are seconds).
         #[arg(long, allow_hyphen_values = true)]
         duration: Option<String>,
-        /// Simulated time of the alone runs that classify the apps (long enough for GC to start).
+        /// flin18: simulated time of the alone runs that classify the apps (long enough for GC to start).
         #[arg(long, allow_hyphen_values = true)]
         classify_duration: Option<String>,
-        /// Seed of every run and of the mix draw.
+        /// Seed of every run (flin18: and of the mix draw).
         #[arg(long, allow_negative_numbers = true, value_parser = whole_number)]
         seed: Option<u64>,
-        /// Multiply every app's request rate by this factor (default 1: the paper's Table 2 rates).
+        /// flin18: multiply every app's request rate by this factor (default 1: the paper's Table 2 rates).
         #[arg(long, allow_negative_numbers = true)]
         load: Option<f64>,
-        /// How apps are classified into high- and low-interference: "measured" (FLIN's 8% die-busy rule on
+        /// flin18: how apps are classified into high- and low-interference: "measured" (FLIN's 8% die-busy rule on
         /// each app's alone run, the default) or "table2" (the classes printed in FLIN's Table 2).
         #[arg(long, value_name = "RULE")]
         classes: Option<String>,

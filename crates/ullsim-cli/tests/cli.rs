@@ -4,9 +4,11 @@
 //! Every run is short (examples take well under a wall second in release; the default scenario is cut to 40 ms
 //! of simulated time), so the whole file stays within a few seconds of `cargo test --release`.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
+use std::path::{Path, PathBuf};
+
+use common::ullsim;
 use serde_json::Value;
 
 /// The example scenarios, each of which must exist and has its own test below.
@@ -20,76 +22,10 @@ const EXAMPLES: [&str; 6] = [
 ];
 
 /// The device presets `ullsim presets` must list.
-const PRESETS: [&str; 5] = ["optane-ull", "znand-ull", "mqsim-mlc", "tlc-enterprise", "flin-eval"];
+const PRESETS: [&str; 6] = ["optane-ull", "optane-900p", "znand-ull", "mqsim-mlc", "tlc-enterprise", "flin-eval"];
 
 /// Keeps the built-in default scenario (300 ms, and every flow run alone too) short.
 const SHORT_DEFAULT: &str = "run.duration=40ms";
-
-/// Finished `ullsim` process with its output as text.
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn describe(&self) -> String {
-        format!("exit code {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}", self.code, self.stdout, self.stderr)
-    }
-
-    /// Asserts a clean success and returns self for chaining.
-    fn ok(self) -> Run {
-        assert_eq!(self.code, Some(0), "expected success, got {}", self.describe());
-        assert!(!self.stderr.contains("panicked"), "a successful run panicked? {}", self.describe());
-        self
-    }
-
-    /// Asserts a clean failure: exit code 1 (not a panic's 101 or clap's 2), nothing on stdout, one message on
-    /// stderr that starts with "error: ", no panic, and every `needle` present in the message.
-    fn fails_with(self, needles: &[&str]) -> Run {
-        assert_eq!(self.code, Some(1), "expected exit code 1, got {}", self.describe());
-        assert!(!self.stderr.contains("panicked"), "bad input made ullsim panic: {}", self.describe());
-        assert!(self.stdout.is_empty(), "a failed command printed results on stdout: {}", self.describe());
-        assert!(self.stderr.starts_with("error: "), "stderr should start with \"error: \": {}", self.describe());
-        let error_lines = self.stderr.lines().filter(|l| l.starts_with("error")).count();
-        assert_eq!(error_lines, 1, "expected a single error message: {}", self.describe());
-        for needle in needles {
-            assert!(self.stderr.contains(needle), "stderr should mention {needle:?}: {}", self.describe());
-        }
-        self
-    }
-}
-
-impl Run {
-    /// Asserts that the command line itself was rejected: clap's exit code 2 for a usage error, nothing on
-    /// stdout, one message on stderr that starts with "error: ", no panic, and every `needle` in it.
-    fn rejects_arguments_with(self, needles: &[&str]) -> Run {
-        assert_eq!(self.code, Some(2), "expected exit code 2, got {}", self.describe());
-        assert!(!self.stderr.contains("panicked") && self.stdout.is_empty(), "{}", self.describe());
-        assert!(self.stderr.starts_with("error: "), "stderr should start with \"error: \": {}", self.describe());
-        for needle in needles {
-            assert!(self.stderr.contains(needle), "stderr should mention {needle:?}: {}", self.describe());
-        }
-        self
-    }
-}
-
-fn ullsim<I, S>(args: I) -> Run
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<std::ffi::OsStr>,
-{
-    let output: Output = Command::new(env!("CARGO_BIN_EXE_ullsim"))
-        .args(args)
-        .env_remove("RUST_BACKTRACE")
-        .output()
-        .expect("cannot start the ullsim binary");
-    Run {
-        code: output.status.code(),
-        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
-        stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
-    }
-}
 
 fn examples_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/examples")
@@ -803,93 +739,6 @@ fn gc_randwrite_with_the_write_cache_keeps_completing_writes() {
     assert!(late > early, "no write completed between 50 ms and 200 ms ({early} -> {late})");
 }
 
-#[test]
-fn reproduce_flin18_classifies_draws_mixes_and_compares_with_the_paper() {
-    // Short runs: only the machinery is checked here (the figures need the default lengths).
-    let args = ["reproduce", "flin18", "--mixes", "1", "--duration", "200ms", "--classify-duration", "500ms"];
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("flin18.json");
-    let text = ullsim(args.iter().copied().chain(["--json", file.to_str().unwrap()])).ok();
-    assert!(text.stdout.contains("FLIN vs the baselines (simulated / paper)"), "{}", text.stdout);
-    let report = read_json(&file);
-    let classes = report["classes"].as_array().unwrap();
-    assert_eq!(classes.len(), 20, "every FLIN trace stand-in is classified");
-    let high = classes.iter().filter(|c| c["high_interference"] == true).count();
-    for c in classes {
-        let busy = c["chip_busy"].as_f64().unwrap();
-        assert_eq!(c["high_interference"] == true, busy > 0.08, "{c}");
-    }
-    // Each category either ran one mix under the six variants (three schedulers, three single-stage FLINs)
-    // or says why it could not be formed.
-    let formed = (1..=4).filter(|&n_high| n_high <= high).count();
-    assert_eq!(report["summary"].as_array().unwrap().len(), 6 * formed);
-    assert_eq!(report["ablation"].as_array().unwrap().len(), 4 * formed);
-    assert!(text.stdout.contains("Ablation: FLIN's stages against Sprinkler"), "{}", text.stdout);
-    assert_eq!(report["skipped"].as_array().unwrap().len(), 4 - formed);
-    for run in report["runs"].as_array().unwrap() {
-        let f = run["fairness"].as_f64().unwrap();
-        assert!(f > 0.0 && f <= 1.0, "{run}");
-        assert_eq!(run["apps"].as_array().unwrap().len(), 4);
-    }
-    assert_eq!(report["comparison"].as_array().unwrap().len(), formed);
-    // Same seed, same bytes.
-    let again = ullsim(args.iter().copied().chain(["--json", "-"])).ok();
-    assert!(std::fs::read_to_string(&file).unwrap() == again.stdout, "two reproductions with the same seed differ");
-    ullsim(["reproduce", "flin19"]).fails_with(&["unknown reproduction \"flin19\"", "flin18"]);
-    ullsim(["reproduce", "flin18", "--duration", "0s"]).fails_with(&["--duration"]);
-    ullsim(["reproduce", "flin18", "--load", "0"]).fails_with(&["--load", "expected a rate multiplier > 0"]);
-}
-
-#[test]
-fn reproduce_flin18_with_table2_classes_forms_every_category_from_the_papers_classes() {
-    // FLIN's Table 2 marks six traces high-interference, so all four categories form whatever the stand-ins
-    // do alone, and every mix has the category's share of those six.
-    let args = ["reproduce", "flin18", "--mixes", "1", "--duration", "100ms", "--classify-duration", "200ms"];
-    let out = ullsim(args.iter().copied().chain(["--classes", "table2", "--json", "-"])).ok();
-    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-    assert_eq!(report["options"]["classes"], "table2");
-    let high: Vec<&str> = (report["classes"].as_array().unwrap().iter())
-        .filter(|c| c["high_interference"] == true)
-        .map(|c| c["app"].as_str().unwrap())
-        .collect();
-    assert_eq!(high, ["exch", "msnfs", "src1-0", "src1-1", "tpcc", "tpce"]);
-    for c in report["classes"].as_array().unwrap() {
-        assert_eq!(c["table2_high"], c["high_interference"], "{c}");
-    }
-    assert!(report["skipped"].as_array().unwrap().is_empty(), "{}", report["skipped"]);
-    for run in report["runs"].as_array().unwrap() {
-        let in_table2_high = run["apps"].as_array().unwrap().iter().filter(|a| high.contains(&a.as_str().unwrap()));
-        assert_eq!(in_table2_high.count() * 25, run["category"].as_u64().unwrap() as usize, "{run}");
-    }
-    let text = ullsim(args.iter().copied().chain(["--classes", "table2"])).ok();
-    assert!(text.stdout.contains("classes from Table 2") && text.stdout.contains("Table 2"), "{}", text.stdout);
-    ullsim(args.iter().copied().chain(["--classes", "paper"])).fails_with(&[
-        "--classes",
-        "unknown rule \"paper\"",
-        "measured",
-        "table2",
-    ]);
-}
-
-#[test]
-fn reproduce_flin18_applies_set_overrides_to_every_run() {
-    let args = ["reproduce", "flin18", "--mixes", "1", "--duration", "200ms", "--classify-duration", "500ms"];
-    let plain = ullsim(args.iter().copied().chain(["--json", "-"])).ok();
-    let set = ["--set", "device.flash.program_suspend=true", "--set", "device.flash.erase_suspend=true"];
-    let suspended = ullsim(args.iter().copied().chain(set).chain(["--json", "-"])).ok();
-    let (plain, suspended): (serde_json::Value, serde_json::Value) =
-        (serde_json::from_str(&plain.stdout).unwrap(), serde_json::from_str(&suspended.stdout).unwrap());
-    assert_eq!(
-        suspended["options"]["overrides"],
-        serde_json::json!(["device.flash.program_suspend=true", "device.flash.erase_suspend=true"])
-    );
-    assert_ne!(plain["runs"], suspended["runs"], "the overrides changed no run");
-    let text = ullsim(args.iter().copied().chain(set)).ok();
-    assert!(text.stdout.contains("--set device.flash.program_suspend=true"), "{}", text.stdout);
-    ullsim(args.iter().copied().chain(["--set", "device.flash.suspend_nope=1"]))
-        .fails_with(&["device.flash.suspend_nope", "unknown field"]);
-}
-
 /// The README's sample output is what `ullsim run` prints on the built-in default today (all but the wall
 /// time, which is not reproducible).
 #[test]
@@ -964,52 +813,4 @@ fn timeseries_without_an_interval_or_with_a_bad_one_is_one_error_naming_the_key(
         "1000000",
     ]);
     assert!(!csv.exists(), "no file is written for a run that failed");
-}
-
-#[test]
-fn reproduce_fastresponse22_writes_the_common_layout_and_ld_bounds_the_device_queue() {
-    // The CI-sized subset (TeraSort and Bayes, 400 ms after a 500 ms warm-up); `--all` runs every app.
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("fastresponse22.json");
-    let text = ullsim(["reproduce", "fastresponse22", "--json", file.to_str().unwrap()]).ok();
-    assert!(text.stdout.contains("fig12") && text.stdout.contains("simulated"), "{}", text.stdout);
-    let report = read_json(&file);
-    assert_eq!(report["paper"], "fastresponse22");
-    let rows = report["rows"].as_array().unwrap();
-    for row in rows {
-        assert!(row["figure"].is_string() && row["setting"].is_object() && row["metric"].is_string(), "{row}");
-        assert!(row["simulated"].as_f64().is_some_and(f64::is_finite), "{row}");
-        assert!(row["paper"].is_null() || row["paper"].is_f64(), "{row}");
-    }
-    let value = |figure: &str, setting: &[(&str, &str)], metric: &str| -> f64 {
-        let found = rows.iter().find(|r| {
-            r["figure"] == figure && r["metric"] == metric && setting.iter().all(|(k, v)| r["setting"][k] == *v)
-        });
-        found
-            .unwrap_or_else(|| panic!("no {figure} {setting:?} {metric} row"))
-            .get("simulated")
-            .unwrap()
-            .as_f64()
-            .unwrap()
-    };
-    // Every app under every stack has its three latency rows.
-    for app in ["terasort", "bayes"] {
-        for stack in ["vanilla", "selectisr", "b-opt", "bs-opt"] {
-            for metric in ["mean_us", "p99_us", "p99_9_us"] {
-                assert!(value("fig12", &[("app", app), ("stack", stack)], metric) > 5.0);
-            }
-        }
-    }
-    // Fig. 16's mechanism: TeraSort's bursts pile up in the device under Vanilla (the paper: past 160),
-    // LD's 8 tokens hold the non-critical commands to 8, plus the one critical get.
-    assert!(value("fig16", &[("stack", "vanilla")], "max_queue_depth") > 160.0);
-    assert!(value("fig16", &[("stack", "b-opt")], "max_queue_depth") <= 9.0);
-    // Fig. 14: the open-loop apps lose no throughput to throttling (the paper: at most 6%).
-    assert!(value("fig14a", &[("app", "all")], "max_loss_pct") <= 6.0);
-    // Same seed, same bytes.
-    let again = ullsim(["reproduce", "fastresponse22", "--json", "-"]).ok();
-    assert!(std::fs::read_to_string(&file).unwrap() == again.stdout, "two reproductions with the same seed differ");
-    ullsim(["reproduce", "fastresponse22", "--mixes", "2"]).fails_with(&["--mixes does not apply to fastresponse22"]);
-    ullsim(["reproduce", "fastresponse22", "--duration", "0s"]).fails_with(&["--duration"]);
-    ullsim(["reproduce", "fastresponse22", "--set", "host.nope=1"]).fails_with(&["fastresponse22", "host.nope"]);
 }

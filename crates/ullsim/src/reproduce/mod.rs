@@ -4,6 +4,7 @@
 
 pub mod fastresponse22;
 pub mod flin18;
+pub mod hotstorage23;
 pub mod rows;
 
 pub use rows::{Reproduction, Row};
@@ -11,16 +12,22 @@ pub use rows::{Reproduction, Row};
 use crate::sim::{run_scenario, RunResults};
 use crate::Scenario;
 
-/// Load the scenario `text` (named `source` in messages) with `overrides`, set its seed, and run it.
+/// Load the scenario `text` (named `source` in messages) with `overrides`, and set its seed.
+pub(crate) fn load_toml(text: &str, source: &str, seed: u64, overrides: &[String]) -> Result<Scenario, String> {
+    let mut scenario =
+        Scenario::from_toml_str(text, source, std::path::Path::new("."), overrides).map_err(|e| e.to_string())?;
+    scenario.seed = seed;
+    Ok(scenario)
+}
+
+/// [`load_toml`], then run it.
 pub(crate) fn run_toml(
     text: &str,
     source: &str,
     seed: u64,
     overrides: &[String],
 ) -> Result<(Scenario, RunResults), String> {
-    let mut scenario =
-        Scenario::from_toml_str(text, source, std::path::Path::new("."), overrides).map_err(|e| e.to_string())?;
-    scenario.seed = seed;
+    let scenario = load_toml(text, source, seed, overrides)?;
     let results = run_scenario(&scenario).map_err(|e| e.to_string())?;
     Ok((scenario, results))
 }

@@ -59,10 +59,16 @@ impl Reproduction {
         }
     }
 
-    /// Record how the runs were made.
+    /// Record how the runs were made. A value serde cannot turn into JSON (none of the plain data options
+    /// are) is recorded as its error message rather than lost.
     pub fn option(&mut self, key: &str, value: impl Serialize) {
-        let value = serde_json::to_value(value).expect("an option is plain data");
+        let value = serde_json::to_value(value).unwrap_or_else(|e| serde_json::Value::String(e.to_string()));
         self.options.insert(key.to_string(), value);
+    }
+
+    /// Add a row (see [`Row::new`]).
+    pub fn push(&mut self, figure: &str, setting: &[(&str, &str)], metric: &str, paper: Option<f64>, simulated: f64) {
+        self.rows.push(Row::new(figure, setting, metric, paper, simulated));
     }
 
     /// Rows whose simulated value is not a finite number: a reproduction must not pass them off as results.
@@ -70,36 +76,31 @@ impl Reproduction {
         self.rows.iter().filter(|r| !r.simulated.is_finite() || r.paper.is_some_and(|p| !p.is_finite())).collect()
     }
 
-    /// The rows as a text table, one block per figure, in row order.
+    /// The rows as a text table: the title, the options, then one block per run of rows of the same figure,
+    /// each with its own column widths, then the notes.
     pub fn table(&self) -> String {
         let mut out = format!("{} ({})\n", self.title, self.paper);
-        let options: Vec<String> = self.options.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let options: Vec<String> = self.options.iter().map(|(k, v)| format!("{k} {}", plain(v))).collect();
         if !options.is_empty() {
             let _ = writeln!(out, "{}", options.join(", "));
         }
-        let setting = |r: &Row| r.setting.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ");
-        let setting_width = self.rows.iter().map(|r| setting(r).len()).max().unwrap_or(0).max(7);
-        let metric_width = self.rows.iter().map(|r| r.metric.len()).max().unwrap_or(0).max(6);
-        let mut figure = None;
-        for row in &self.rows {
-            if figure != Some(&row.figure) {
-                figure = Some(&row.figure);
+        for block in self.rows.chunk_by(|a, b| a.figure == b.figure) {
+            let settings: Vec<String> = block.iter().map(Row::setting_text).collect();
+            let figure_width = block[0].figure.len().max(6);
+            let setting_width = settings.iter().map(String::len).max().unwrap_or(0).max(7);
+            let metric_width = block.iter().map(|r| r.metric.len()).max().unwrap_or(0).max(6);
+            out.push('\n');
+            let mut line = |figure: &str, setting: &str, metric: &str, paper: &str, simulated: &str| {
                 let _ = writeln!(
                     out,
-                    "\n{:<8} {:<setting_width$}  {:<metric_width$}  {:>10}  {:>10}",
-                    "figure", "setting", "metric", "paper", "simulated"
+                    "{figure:<figure_width$}  {setting:<setting_width$}  {metric:<metric_width$}  {paper:>10}  {simulated:>10}"
                 );
+            };
+            line("figure", "setting", "metric", "paper", "simulated");
+            for (row, setting) in block.iter().zip(&settings) {
+                let paper = row.paper.map_or("-".to_string(), number);
+                line(&row.figure, setting, &row.metric, &paper, &number(row.simulated));
             }
-            let paper = row.paper.map_or("-".to_string(), number);
-            let _ = writeln!(
-                out,
-                "{:<8} {:<setting_width$}  {:<metric_width$}  {:>10}  {:>10}",
-                row.figure,
-                setting(row),
-                row.metric,
-                paper,
-                number(row.simulated)
-            );
         }
         for note in &self.notes {
             let _ = writeln!(out, "note: {note}");
@@ -108,17 +109,37 @@ impl Reproduction {
     }
 }
 
-/// A value with the digits it deserves: three significant digits, no exponent below a billion.
+impl Row {
+    /// The setting as `key=value` pairs separated by spaces.
+    pub fn setting_text(&self) -> String {
+        self.setting.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// An option's value as text: strings without their quotes, the rest as JSON.
+fn plain(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A value with the digits it deserves: four significant digits (four decimals below 1), no trailing zeros,
+/// no exponent below a billion.
 fn number(x: f64) -> String {
     let magnitude = x.abs();
-    if magnitude >= 100.0 || magnitude == 0.0 {
-        format!("{x:.0}")
-    } else if magnitude >= 10.0 {
-        format!("{x:.1}")
-    } else if magnitude >= 1.0 {
-        format!("{x:.2}")
+    let decimals = match magnitude {
+        m if m >= 1000.0 || x.fract() == 0.0 => 0,
+        m if m >= 100.0 => 1,
+        m if m >= 10.0 => 2,
+        m if m >= 1.0 => 3,
+        _ => 4,
+    };
+    let text = format!("{x:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
-        format!("{x:.3}")
+        text
     }
 }
 
@@ -140,10 +161,26 @@ mod tests {
         assert_eq!(serde_json::from_str::<Reproduction>(&json).unwrap(), r);
         let table = r.table();
         assert_eq!(table.matches("\nfigure ").count(), 2, "{table}");
-        assert!(table.contains("app=bayes stack=vanilla") && table.contains("48.2"), "{table}");
-        assert!(table.contains("0.500") && table.contains("0.987") && table.ends_with("note: one note\n"), "{table}");
+        assert!(table.contains("app=bayes stack=vanilla") && table.contains("48.25"), "{table}");
+        assert!(table.contains(" 0.5\n") && table.contains("0.987") && table.ends_with("note: one note\n"), "{table}");
         assert!(r.non_finite().is_empty());
         r.rows.push(Row::new("fig14", &[], "x", None, f64::NAN));
         assert_eq!(r.non_finite().len(), 1);
+    }
+
+    #[test]
+    fn each_block_has_its_own_widths_and_whole_numbers_print_whole() {
+        let mut r = Reproduction::new("p", "t");
+        r.option("classes", "table2");
+        r.push("a", &[("long_setting_key", "long value")], "m", Some(1.0), 2.0);
+        r.push("weighted_speedup", &[("k", "v")], "metric", None, 0.25);
+        let table = r.table();
+        assert!(table.contains("\nclasses table2\n"), "strings print without quotes: {table}");
+        assert!(table.contains("\na       long_setting_key=long value  m"), "{table}");
+        assert!(table.contains("\nweighted_speedup  k=v      metric"), "{table}");
+        let row = table.lines().find(|l| l.starts_with("a ")).unwrap();
+        assert!(row.ends_with("         1           2"), "{row:?}");
+        let numbers = [3.0, -2.5, 12.52, 7.8104, 0.01734, 465067.3, f64::NAN].map(number);
+        assert_eq!(numbers, ["3", "-2.5", "12.52", "7.81", "0.0173", "465067", "NaN"]);
     }
 }

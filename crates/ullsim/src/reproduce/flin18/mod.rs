@@ -9,14 +9,17 @@
 //! Slowdown is shared / alone mean response time under the same scheduler, with the same seed, so one alone
 //! run per (app, scheduler) serves every mix.
 
+mod reproduction;
+
+pub use reproduction::TITLE;
+
 use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::engine::stream_rng;
 use crate::metrics::fairness::{self, AloneRun, HIGH_INTERFERENCE_DIE_BUSY};
-use crate::sim::{run_scenario, RunResults};
+use crate::sim::RunResults;
 use crate::workload::app::flin::TABLE2;
-use crate::Scenario;
 
 /// A transaction scheduler as the evaluation runs it: a `device.tsu.scheduler` name and, for FLIN, which
 /// of its stages are on.
@@ -236,10 +239,7 @@ pub fn scenario_text(apps: &[&str], variant: &Variant, duration_ns: u64, load: f
 }
 
 fn run_text(text: &str, seed: u64, overrides: &[String]) -> Result<RunResults, String> {
-    let mut scenario =
-        Scenario::from_toml_str(text, "flin18 mix", std::path::Path::new("."), overrides).map_err(|e| e.to_string())?;
-    scenario.seed = seed;
-    run_scenario(&scenario).map_err(|e| e.to_string())
+    super::run_toml(text, "flin18 mix", seed, overrides).map(|(_, results)| results)
 }
 
 /// Draw `count` distinct mixes of four distinct apps, `percent`% of them from `high`, the rest from `low`.
@@ -437,6 +437,7 @@ pub fn ablation(summary: &[CategorySummary]) -> Vec<AblationRow> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Scenario;
 
     fn names(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()

@@ -1,0 +1,300 @@
+//! End-to-end tests of `ullsim reproduce`: every reproduction writes the one layout of
+//! `ullsim::reproduce::Reproduction` (docs/output.md, "Reproductions") as JSON and as a table, the same
+//! seed gives the same bytes, and flags that do not apply are errors naming the flag. The runs are the
+//! CI-sized subsets, cut shorter still where only the machinery is checked.
+
+mod common;
+
+use common::ullsim;
+use serde_json::Value;
+
+/// Checks the layout every reproduction shares: exactly the five top-level fields, rows of exactly five
+/// fields whose values are finite numbers (paper null or finite), and returns the rows.
+fn check_layout<'a>(reproduction: &'a Value, name: &str) -> &'a [Value] {
+    let top: Vec<&str> = reproduction.as_object().expect("an object").keys().map(String::as_str).collect();
+    assert_eq!(top, ["notes", "options", "paper", "rows", "title"], "{reproduction}");
+    assert_eq!(reproduction["paper"], name);
+    assert!(reproduction["title"].as_str().is_some_and(|t| !t.is_empty()));
+    assert!(reproduction["notes"].as_array().unwrap().iter().all(Value::is_string));
+    let rows = reproduction["rows"].as_array().expect("rows is an array");
+    assert!(!rows.is_empty());
+    for row in rows {
+        let keys: Vec<&str> = row.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["figure", "metric", "paper", "setting", "simulated"], "{row}");
+        assert!(row["simulated"].as_f64().is_some_and(f64::is_finite), "not a finite result: {row}");
+        assert!(row["paper"].is_null() || row["paper"].as_f64().is_some_and(f64::is_finite), "{row}");
+        assert!(row["setting"].as_object().unwrap().values().all(Value::is_string), "{row}");
+    }
+    rows
+}
+
+/// The rows of `figure` and `metric`.
+fn rows<'a>(reproduction: &'a Value, figure: &str, metric: &str) -> Vec<&'a Value> {
+    let all = reproduction["rows"].as_array().expect("rows is an array");
+    all.iter().filter(|r| r["figure"] == figure && r["metric"] == metric).collect()
+}
+
+/// The one row of `figure` and `metric` whose setting has every (key, value) of `setting`.
+fn row<'a>(reproduction: &'a Value, figure: &str, metric: &str, setting: &[(&str, &str)]) -> &'a Value {
+    let found: Vec<&Value> = rows(reproduction, figure, metric)
+        .into_iter()
+        .filter(|r| setting.iter().all(|(k, v)| r["setting"][*k] == *v))
+        .collect();
+    assert_eq!(found.len(), 1, "{figure} {metric} {setting:?}: {found:?}");
+    found[0]
+}
+
+fn simulated(row: &Value) -> f64 {
+    row["simulated"].as_f64().expect("a number")
+}
+
+fn setting<'a>(row: &'a Value, key: &str) -> &'a str {
+    row["setting"][key].as_str().unwrap_or_else(|| panic!("no setting {key} in {row}"))
+}
+
+/// `ullsim ARGS... --json -`, parsed.
+fn json(args: &[&str]) -> Value {
+    let out = ullsim(args.iter().copied().chain(["--json", "-"])).ok();
+    serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", out.stdout))
+}
+
+/// Short flin18 runs: only the machinery is checked (the figures need the default lengths).
+const FLIN18: [&str; 8] =
+    ["reproduce", "flin18", "--mixes", "1", "--duration", "200ms", "--classify-duration", "500ms"];
+
+#[test]
+fn reproduce_flin18_classifies_draws_mixes_and_compares_with_the_paper() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("flin18.json");
+    let text = ullsim(FLIN18.iter().copied().chain(["--json", file.to_str().unwrap()])).ok();
+    let bytes = std::fs::read_to_string(&file).unwrap();
+    let report: Value = serde_json::from_str(&bytes).unwrap();
+    check_layout(&report, "flin18");
+    assert_eq!(report["options"]["mixes_per_category"], 1);
+    assert_eq!(report["options"]["classes"], "measured");
+    // Every FLIN trace stand-in is classified, by FLIN's 8% rule, beside Table 2's class.
+    let classes = rows(&report, "table2", "high_interference");
+    assert_eq!(classes.len(), 20, "{classes:?}");
+    for c in &classes {
+        let busy = simulated(row(&report, "table2", "chip_busy", &[("app", setting(c, "app"))]));
+        assert_eq!(simulated(c) == 1.0, busy > 0.08, "{c}");
+        assert!(c["paper"] == 0.0 || c["paper"] == 1.0, "Table 2's class: {c}");
+    }
+    let high = classes.iter().filter(|c| simulated(c) == 1.0).count();
+    // Each category either ran one mix under the six variants (three schedulers, three single-stage FLINs)
+    // or a note says why it could not be formed.
+    let formed = (1..=4).filter(|&n_high| n_high <= high).count();
+    assert_eq!(rows(&report, "summary", "mean_fairness").len(), 6 * formed);
+    assert_eq!(rows(&report, "ablation", "fairness_x_sprinkler").len(), 4 * formed);
+    let notes = |start: &str| {
+        report["notes"].as_array().unwrap().iter().filter(|n| n.as_str().unwrap().starts_with(start)).count()
+    };
+    assert_eq!(notes("skipped:"), 4 - formed);
+    let mixes = rows(&report, "mixes", "fairness");
+    assert_eq!(mixes.len(), 6 * formed);
+    for m in mixes {
+        assert!(simulated(m) > 0.0 && simulated(m) <= 1.0, "{m}");
+        assert_eq!(setting(m, "mix").split('+').count(), 4, "{m}");
+    }
+    // A slowdown per flow, or a note that the flow completed nothing (too short a run for its rate).
+    assert_eq!(rows(&report, "mixes", "slowdown").len() + notes("no slowdown row for"), 4 * 6 * formed);
+    // FLIN against the baselines beside the slides' figures, per formed category.
+    for (figure, metric, paper_25) in [
+        ("fairness", "fairness_x_sprinkler", 1.8),
+        ("fairness", "fairness_x_sprinkler_fairness", 1.3),
+        ("weighted_speedup", "ws_gain_over_sprinkler", 0.38),
+        ("weighted_speedup", "ws_gain_over_sprinkler_fairness", 0.21),
+        ("max_slowdown", "flin_max_slowdown", 80.0),
+    ] {
+        assert_eq!(rows(&report, figure, metric).len(), formed, "{figure} {metric}");
+        assert_eq!(row(&report, figure, metric, &[("category", "25%")])["paper"], paper_25);
+    }
+    // The table is the same rows.
+    assert!(
+        text.stdout.starts_with("FLIN (ISCA'18)") && text.stdout.contains("mixes_per_category 1"),
+        "{}",
+        text.stdout
+    );
+    for block in ["table2  ", "summary  ", "fairness  ", "weighted_speedup  ", "ablation  ", "mixes  "] {
+        assert!(text.stdout.contains(&format!("\n{block}")), "no {block:?} rows in\n{}", text.stdout);
+    }
+    let line = text.stdout.lines().find(|l| l.contains("category=25%  fairness_x_sprinkler ")).expect("a fairness row");
+    assert!(line.contains(" 1.8 "), "the paper's 1.8x beside the simulated: {line}");
+    // Same seed, same bytes.
+    let again = ullsim(FLIN18.iter().copied().chain(["--json", "-"])).ok();
+    assert!(bytes == again.stdout, "two reproductions with the same seed differ");
+    ullsim(["reproduce", "flin19"]).fails_with(&["unknown reproduction \"flin19\"", "flin18", "hotstorage23"]);
+    ullsim(["reproduce", "flin18", "--duration", "0s"]).fails_with(&["--duration"]);
+    ullsim(["reproduce", "flin18", "--load", "0"]).fails_with(&["--load", "expected a rate multiplier > 0"]);
+}
+
+#[test]
+fn reproduce_flin18_with_table2_classes_forms_every_category_from_the_papers_classes() {
+    // FLIN's Table 2 marks six traces high-interference, so all four categories form whatever the stand-ins
+    // do alone, and every mix has the category's share of those six.
+    let args = ["reproduce", "flin18", "--mixes", "1", "--duration", "100ms", "--classify-duration", "200ms"];
+    let with_table2: Vec<&str> = args.iter().copied().chain(["--classes", "table2"]).collect();
+    let report = json(&with_table2);
+    check_layout(&report, "flin18");
+    assert_eq!(report["options"]["classes"], "table2");
+    let classes = rows(&report, "table2", "high_interference");
+    let high: Vec<&str> = classes.iter().filter(|c| simulated(c) == 1.0).map(|c| setting(c, "app")).collect();
+    assert_eq!(high, ["exch", "msnfs", "src1-0", "src1-1", "tpcc", "tpce"]);
+    for c in &classes {
+        assert_eq!(c["paper"], c["simulated"], "{c}");
+    }
+    let notes = report["notes"].as_array().unwrap();
+    assert!(!notes.iter().any(|n| n.as_str().unwrap().starts_with("skipped:")), "{notes:?}");
+    for m in rows(&report, "mixes", "fairness") {
+        let in_high = setting(m, "mix").split('+').filter(|a| high.contains(a)).count();
+        assert_eq!(format!("{}%", in_high * 25), setting(m, "category"), "{m}");
+    }
+    let text = ullsim(&with_table2).ok();
+    assert!(text.stdout.contains("classes table2") && text.stdout.contains("FLIN's Table 2"), "{}", text.stdout);
+    ullsim(args.iter().copied().chain(["--classes", "paper"])).fails_with(&[
+        "--classes",
+        "unknown rule \"paper\"",
+        "measured",
+        "table2",
+    ]);
+}
+
+#[test]
+fn reproduce_flin18_applies_set_overrides_to_every_run() {
+    let plain = json(&FLIN18);
+    let set = ["--set", "device.flash.program_suspend=true", "--set", "device.flash.erase_suspend=true"];
+    let suspended = json(&FLIN18.iter().copied().chain(set).collect::<Vec<_>>());
+    assert_eq!(
+        suspended["options"]["overrides"],
+        serde_json::json!(["device.flash.program_suspend=true", "device.flash.erase_suspend=true"])
+    );
+    assert_ne!(
+        rows(&plain, "mixes", "slowdown"),
+        rows(&suspended, "mixes", "slowdown"),
+        "the overrides changed no run"
+    );
+    let text = ullsim(FLIN18.iter().copied().chain(set)).ok();
+    assert!(text.stdout.contains("device.flash.program_suspend=true"), "{}", text.stdout);
+    ullsim(FLIN18.iter().copied().chain(["--set", "device.flash.suspend_nope=1"]))
+        .fails_with(&["device.flash.suspend_nope", "unknown field"]);
+}
+
+#[test]
+fn reproduce_hotstorage23_subset_has_every_figure_and_none_ahead_of_bfq() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hotstorage23.json");
+    let text = ullsim(["reproduce", "hotstorage23", "--json", file.to_str().unwrap()]).ok();
+    let bytes = std::fs::read_to_string(&file).unwrap();
+    let report: Value = serde_json::from_str(&bytes).unwrap();
+    let all = check_layout(&report, "hotstorage23");
+    assert_eq!(report["options"]["all"], false);
+    assert_eq!(report["options"]["depths"], serde_json::json!([1, 16, 128]));
+    // Table 1: 2 completions x 2 directions x 4 schedulers, each beside the paper's median.
+    let medians = rows(&report, "table1", "median_latency_us");
+    assert_eq!(medians.len(), 16);
+    assert!(medians.iter().all(|r| r["paper"].is_number()));
+    assert_eq!(rows(&report, "table1", "diff_vs_none_pct").len(), 12);
+    assert_eq!(rows(&report, "table1", "polled_saving_us").len(), 8);
+    // The paper's ordering at QD1: none's median below bfq's, in every column.
+    for completion in ["interrupt", "polled"] {
+        for rw in ["randread", "randwrite"] {
+            let median = |scheduler| {
+                let setting = [("completion", completion), ("rw", rw), ("scheduler", scheduler)];
+                simulated(row(&report, "table1", "median_latency_us", &setting))
+            };
+            assert!(median("none") < median("bfq"), "{completion} {rw}: none {} bfq {}", median("none"), median("bfq"));
+        }
+    }
+    // Figs. 1-4: 3 directions x 3 depths x 4 schedulers, and none against the best per (rw, depth).
+    for (figure, metric, claim) in [
+        ("fig1", "iops", "iops_vs_best"),
+        ("fig2", "iops", "iops_vs_best"),
+        ("fig3", "joules_per_million_ios", "energy_vs_best"),
+        ("fig4", "joules_per_million_ios", "energy_vs_best"),
+    ] {
+        assert_eq!(rows(&report, figure, metric).len(), 36, "{figure}");
+        let claims = rows(&report, figure, claim);
+        assert_eq!(claims.len(), 9, "{figure}");
+        assert!(claims.iter().all(|c| c["paper"] == 1.0 && setting(c, "scheduler") == "none"), "{figure}");
+    }
+    // None is the best or tied at one io_uring job's QD16 reads (the CPU is the limit there).
+    let claim = row(&report, "fig1", "iops_vs_best", &[("rw", "randread"), ("iodepth", "16")]);
+    assert!(simulated(claim) > 0.99, "{claim}");
+    // Fig. 5: db_bench readrandom, 3 depths x 4 schedulers, IOPS and energy.
+    assert_eq!(rows(&report, "fig5a", "iops").len(), 12);
+    assert_eq!(rows(&report, "fig5b", "joules_per_million_ios").len(), 12);
+    assert_eq!(rows(&report, "fig5a", "iops_vs_best").len(), 3);
+    assert_eq!(rows(&report, "fig3_fig4", "max_energy_saving_vs_bfq_j")[0]["paper"], 200.0);
+    assert_eq!(rows(&report, "sec6", "load_minus_idle_w")[0]["paper"], 52.0);
+    let figures: std::collections::BTreeSet<&str> = all.iter().map(|r| r["figure"].as_str().unwrap()).collect();
+    assert_eq!(figures.len(), 9, "{figures:?}");
+    // The table prints every figure's block.
+    assert!(text.stdout.starts_with("HotStorage'23"), "{}", text.stdout);
+    for figure in &figures {
+        assert!(text.stdout.contains(&format!("\n{figure}  ")), "no {figure} rows in\n{}", text.stdout);
+    }
+    // Same seed, same bytes; another seed differs.
+    assert!(ullsim(["reproduce", "hotstorage23", "--json", "-"]).ok().stdout == bytes, "same seed, other bytes");
+    let other = json(&["reproduce", "hotstorage23", "--seed", "2"]);
+    assert_eq!(other["options"]["seed"], 2);
+    assert_ne!(other["rows"], report["rows"]);
+}
+
+#[test]
+fn reproduce_hotstorage23_takes_duration_and_set_and_rejects_flin18s_flags() {
+    let base = ["reproduce", "hotstorage23", "--duration", "10ms"];
+    let polled = json(&base.iter().copied().chain(["--set", "host.completion=poll"]).collect::<Vec<_>>());
+    assert_eq!(polled["options"]["figure_duration_ns"], 10_000_000);
+    assert_eq!(polled["options"]["overrides"], serde_json::json!(["host.completion=poll"]));
+    let plain = json(&base);
+    let median = |r: &Value| {
+        let setting = [("completion", "interrupt"), ("rw", "randread"), ("scheduler", "none")];
+        simulated(row(r, "table1", "median_latency_us", &setting))
+    };
+    assert!(median(&polled) < median(&plain) - 3.0, "polling every request saves the interrupt path");
+    for (flag, value) in [("--mixes", "2"), ("--classify-duration", "1s"), ("--load", "2"), ("--classes", "table2")] {
+        ullsim(["reproduce", "hotstorage23", flag, value]).fails_with(&[flag, "not used by hotstorage23"]);
+    }
+    ullsim(["reproduce", "hotstorage23", "--duration", "5ms"]).fails_with(&["--duration", "warm-up"]);
+    ullsim(["reproduce", "hotstorage23", "--duration", "0"]).fails_with(&["--duration: expected a duration > 0"]);
+    ullsim(["reproduce", "hotstorage23", "--set", "host.io_scheduler=bfq"])
+        .fails_with(&["--set host.io_scheduler=bfq: hotstorage23 sets host.io_scheduler itself"]);
+    ullsim(["reproduce", "hotstorage23", "--set", "device.flash.nope=1"])
+        .fails_with(&["hotstorage23", "device.flash.nope"]);
+}
+
+#[test]
+fn reproduce_fastresponse22_writes_every_figure_and_ld_bounds_the_device_queue() {
+    // The CI-sized subset: TeraSort and Bayes, 400 ms after a 500 ms warm-up (`--all` runs every app).
+    let text = ullsim(["reproduce", "fastresponse22"]).ok();
+    assert!(text.stdout.contains("fig12") && text.stdout.contains("simulated"), "{}", text.stdout);
+    let r = json(&["reproduce", "fastresponse22"]);
+    check_layout(&r, "fastresponse22");
+    // Every app under every stack has its three latency rows and Fig. 15's four parts beside Bayes.
+    for app in ["terasort", "bayes"] {
+        for stack in ["vanilla", "selectisr", "b-opt", "bs-opt"] {
+            for metric in ["mean_us", "p99_us", "p99_9_us"] {
+                assert!(simulated(row(&r, "fig12", metric, &[("app", app), ("stack", stack)])) > 5.0);
+            }
+        }
+    }
+    for metric in ["t_fs_us", "t_blk_us", "t_dev_us", "t_sched_us"] {
+        assert_eq!(rows(&r, "fig15a", metric).len(), 4, "{metric}");
+    }
+    // Fig. 16's mechanism: TeraSort's bursts pile up in the device under Vanilla (the paper: past 160),
+    // LD's 8 tokens hold the non-critical commands to 8, plus the one critical get.
+    assert!(simulated(row(&r, "fig16", "max_queue_depth", &[("stack", "vanilla")])) > 160.0);
+    assert!(simulated(row(&r, "fig16", "max_queue_depth", &[("stack", "b-opt")])) <= 9.0);
+    // Fig. 14: the open-loop apps lose no throughput to throttling (the paper: at most 6%).
+    assert!(simulated(row(&r, "fig14a", "max_loss_pct", &[("app", "all")])) <= 6.0);
+    // Fig. 19 has a row per token count and rate of the subset.
+    assert_eq!(rows(&r, "fig19a", "p99_us").len(), 2);
+    assert_eq!(rows(&r, "fig19b", "mean_us").len(), 2);
+    // Same seed, same bytes; another seed, other bytes.
+    assert_eq!(json(&["reproduce", "fastresponse22"]), r, "two reproductions with the same seed differ");
+    assert_ne!(json(&["reproduce", "fastresponse22", "--seed", "2"])["rows"], r["rows"]);
+    ullsim(["reproduce", "fastresponse22", "--mixes", "2"])
+        .fails_with(&["--mixes: not used by fastresponse22", "--all, --duration, --seed and --set"]);
+    ullsim(["reproduce", "fastresponse22", "--duration", "0s"]).fails_with(&["--duration"]);
+    ullsim(["reproduce", "fastresponse22", "--set", "host.nope=1"]).fails_with(&["fastresponse22", "host.nope"]);
+}
