@@ -13,6 +13,7 @@ pub mod block;
 pub mod completion;
 pub mod cpu;
 pub mod device_only;
+pub mod fs;
 pub mod full;
 pub mod nvme;
 mod results;
