@@ -94,6 +94,13 @@ iodepth = 32
 "#,
         overrides: &[],
     },
+    Case {
+        name: "fastresponse-bs",
+        what: "FastResponse's BS-Opt stack on 16 cores + optane-900p: a critical 4 KiB reader beside TeraSort's \
+               bursts of 128 KiB I/O (LD, split, bypass) and 16 CPU hogs at 30% under the critical wake-up",
+        scenario: include_str!("../../../scenarios/fastresponse22/readrandom-beside-terasort.toml"),
+        overrides: &["host.stack=fastresponse-bs", "run.duration=10s", "metrics.timeseries_interval=0s"],
+    },
 ];
 
 /// Peak resident memory of this process (Linux: VmHWM), in bytes.
