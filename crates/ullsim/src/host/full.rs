@@ -12,6 +12,7 @@ use std::collections::VecDeque;
 
 use super::block::sched::SchedRequest;
 use super::block::{BlockLayer, Dispatched, Plug, PlugOutcome};
+use super::burner::{BurnStep, Burner};
 use super::completion::{self, CompletionPolicy, WaitMode};
 use super::cpu::{Activity, Cpu, TaskId};
 use super::nvme::{IrqAction, NvmeDriver};
@@ -146,14 +147,6 @@ fn restart_clock(requests: &mut RequestArena, req: ReqId, at: Time) {
     s.issued = s.issued.max(at);
 }
 
-/// A CPU-burning task (ioengine = cpuio): burns `burn_ns`, pauses `pause_ns`, until `stop_ns`.
-struct Burner {
-    burn_ns: Time,
-    pause_ns: Time,
-    stop_ns: Time,
-    burning: bool,
-}
-
 #[derive(Debug, Clone, Copy)]
 enum Role {
     Job(u32),
@@ -258,15 +251,8 @@ impl FullHost {
                 let task = cpu.add_task(cores, critical);
                 tasks.push(task);
                 if engine == IoEngine::Cpuio {
-                    let load = u64::from(spec.cpuload.unwrap_or(100).clamp(1, 100));
-                    let burn_ns = spec.cpuchunks.map_or(DEFAULT_CPUCHUNKS_NS, |c| c.0);
                     roles.push(Role::Burner(burners.len() as u32));
-                    burners.push(Burner {
-                        burn_ns,
-                        pause_ns: burn_ns * (100 - load) / load,
-                        stop_ns: spec.runtime.map_or(run_end, |r| start.saturating_add(r.0)),
-                        burning: false,
-                    });
+                    burners.push(Burner::new(spec, start, run_end));
                     timed_starts.push((task, start));
                     continue;
                 }
@@ -816,22 +802,16 @@ impl FullHost {
 
     fn step_burner(&mut self, q: &mut EventQueue<Event>, task: TaskId, b: u32) {
         let now = q.now();
-        let burner = &mut self.burners[b as usize];
-        if now >= burner.stop_ns {
-            self.cpu.sleep(q, task);
-            return;
+        match self.burners[b as usize].next(now) {
+            BurnStep::Stop => self.cpu.sleep(q, task),
+            BurnStep::PauseUntil(at) => {
+                self.timer_gen[task as usize] += 1;
+                let gen = self.timer_gen[task as usize];
+                q.schedule_at(at, Event::Host(HostEvent::TimerWake { task, gen }));
+                self.cpu.sleep(q, task);
+            }
+            BurnStep::Burn(ns) => self.cpu.run(q, task, ns, Activity::User),
         }
-        if burner.burning && burner.pause_ns > 0 {
-            burner.burning = false;
-            self.timer_gen[task as usize] += 1;
-            let gen = self.timer_gen[task as usize];
-            q.schedule_at(now + burner.pause_ns, Event::Host(HostEvent::TimerWake { task, gen }));
-            self.cpu.sleep(q, task);
-            return;
-        }
-        burner.burning = true;
-        let burn = burner.burn_ns.min(burner.stop_ns - now);
-        self.cpu.run(q, task, burn, Activity::User);
     }
 
     /// Process polled completion entries in `found` from `at` (detection and completion work); returns the
@@ -1073,6 +1053,3 @@ impl FullHost {
         since.until(now, names)
     }
 }
-
-/// fio's cpuio burns in chunks; a 10 ms default keeps events rare while staying below a CFS slice.
-const DEFAULT_CPUCHUNKS_NS: Time = 10_000_000;
