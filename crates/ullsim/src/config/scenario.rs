@@ -372,6 +372,8 @@ pub const FLOW_KEYS: &[&str] = &[
     "cpuload",
     "cpuchunks",
     "latency_from",
+    "flush_every",
+    "fua",
 ];
 
 /// The seed used when a scenario names none.
