@@ -71,6 +71,18 @@ pub fn render(scenario: &Scenario, r: &RunResults, wall_seconds: f64) -> String 
             latency_cells(&f.latency_ns),
             f.slowdown.map_or("-".to_string(), |s| format!("{s:.2}x")),
         );
+        if let Some(flush) = &f.flush {
+            // Flushes are not in the flow's row: they have one of their own.
+            let _ = writeln!(
+                out,
+                "{:<14} {:>8} {:>10.0} {:>9} {}",
+                "  (flushes)",
+                "",
+                flush.iops,
+                "",
+                latency_cells(&flush.latency_ns)
+            );
+        }
         if let Some(a) = &f.alone {
             // FLIN's classes are about the dies a flow keeps busy: a CPU-only flow has none.
             let class = match (spec.is_cpu_only(), a.high_interference) {

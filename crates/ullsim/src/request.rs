@@ -7,12 +7,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::Time;
 
-/// Direction of an I/O.
+/// What a request asks of the drive: an NVMe Read, Write or Flush command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Op {
     Read,
     Write,
+    /// NVMe Flush: make every write completed before it durable. No data and no LBA range (`offset` and
+    /// `len` are 0): a 64 B command and a 16 B completion on the link.
+    Flush,
 }
 
 /// Whether a flow's I/O is latency-critical (the papers' criticality / workload attribute).
@@ -90,8 +93,11 @@ pub struct Request {
     pub op: Op,
     /// Byte offset on the device.
     pub offset: u64,
-    /// Length in bytes (> 0).
+    /// Length in bytes (> 0; 0 for a flush).
     pub len: u32,
+    /// Force Unit Access (a write only): the drive completes it only once its data is on non-volatile media,
+    /// not when it reaches a volatile write cache. Linux's REQ_FUA; NVMe's FUA bit of the Write command.
+    pub fua: bool,
     pub class: Class,
     pub stamps: Stamps,
 }

@@ -12,7 +12,7 @@ use crate::metrics::fairness::{self, AloneRun, Fairness};
 use crate::metrics::timeseries::{TimeSeries, TimeSeriesResults};
 pub use crate::metrics::Window;
 use crate::metrics::{FlowResult, Metrics};
-use crate::request::{Request, RequestArena, Stamps};
+use crate::request::{Op, Request, RequestArena, Stamps};
 use crate::workload::trace::TraceError;
 use crate::workload::{NewIo, Workload, WorkloadEvent};
 
@@ -292,6 +292,7 @@ impl Simulation {
                     op: io.op,
                     offset: io.offset,
                     len: io.len,
+                    fua: io.op == Op::Write && self.workload.fua(io.flow),
                     class: self.workload.class(io.flow),
                     stamps: Stamps { issued: io.arrived_at, ..Stamps::default() },
                 };
@@ -317,9 +318,10 @@ impl Simulation {
                 if let Some(series) = &mut self.timeseries {
                     series.on_complete(&self.requests[req], now);
                 }
+                let op = self.requests[req].op;
                 self.requests.remove(req);
                 self.completed_total += 1;
-                self.workload.on_complete(flow, job, &mut self.q, new_ios);
+                self.workload.on_complete(flow, job, op, &mut self.q, new_ios);
             }
         }
     }

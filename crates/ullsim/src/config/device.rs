@@ -114,6 +114,11 @@ pub struct CacheConfig {
     /// of the drive; writes beyond it wait in front of the cache. 0: only the buffer's size bounds them.
     /// MQSim: 1 (its back-pressure depth is planes x page).
     pub destage_limit_pages_per_plane: u32,
+    /// The drive keeps enough energy (capacitors) to program its write buffer after a power loss, so
+    /// buffered data is already durable: a Flush completes once the controller has processed it and a FUA
+    /// write completes like any other. False: the buffer is volatile, a Flush waits for the programs of the
+    /// writes completed before it, and a FUA write for its own programs.
+    pub power_loss_protection: bool,
 }
 
 /// How the write buffer's space is divided among flows (MQSim's `Data_Cache_Sharing_Mode`).

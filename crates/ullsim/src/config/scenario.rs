@@ -211,6 +211,10 @@ pub struct FlowSpec {
     pub cpuload: Option<u32>,
     pub cpuchunks: Option<Micros>,
     pub latency_from: Option<LatencyFrom>,
+    /// fio's `fsync=N` at the device: each job issues an NVMe Flush after every N of its writes.
+    pub flush_every: Option<u32>,
+    /// Every write of the flow carries Force Unit Access.
+    pub fua: Option<bool>,
 }
 
 impl FlowSpec {
@@ -368,6 +372,8 @@ pub const FLOW_KEYS: &[&str] = &[
     "cpuload",
     "cpuchunks",
     "latency_from",
+    "flush_every",
+    "fua",
 ];
 
 /// The seed used when a scenario names none.

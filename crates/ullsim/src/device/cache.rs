@@ -187,6 +187,7 @@ mod tests {
             cache_reads: true,
             write_buffer_sharing,
             destage_limit_pages_per_plane: 0,
+            power_loss_protection: false,
         };
         DataCache::new(&cfg, 4096, 1, flows)
     }

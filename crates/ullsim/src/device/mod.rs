@@ -8,6 +8,7 @@ pub mod buffer_waiters;
 pub mod cache;
 mod chip_offer;
 mod collect;
+mod durability;
 pub mod flash;
 pub mod ftl;
 pub mod gc_cost;
@@ -29,6 +30,7 @@ use rustc_hash::FxHashMap;
 
 use buffer_waiters::BufferWaiters;
 use cache::DataCache;
+use durability::Durability;
 use flash::{Backend, FlashOp, Geometry, Timing};
 use ftl::{Ftl, MappingCache};
 use gc_cost::GcCost;
@@ -76,8 +78,11 @@ struct CommandState {
     pending_transactions: u32,
     /// Longest wait of the request's transactions in the scheduler queues, plus any wait for buffer space.
     internal_wait: Time,
-    /// When the write's data arrived (start of a wait for buffer space).
+    /// When the write's data arrived (start of a wait for buffer space), or when a flush started waiting
+    /// for destages.
     data_arrived: Time,
+    /// A flush's mark: the destages started before it arrived (see `durability.rs`).
+    flush_mark: u64,
     /// When the command arrived at the device (its transactions carry it: `Transaction::arrived_at`).
     arrived_at: Time,
 }
@@ -91,6 +96,10 @@ pub struct Device {
     logical_capacity_bytes: u64,
     hil: HostInterface,
     cache: DataCache,
+    /// Flushes waiting for the write buffer's destages.
+    durability: Durability,
+    /// Scratch: flushes a finished destage released (reused, not allocated).
+    flushes_released: Vec<ReqId>,
     ftl: Ftl,
     cmt: MappingCache,
     tsu: Box<dyn TransactionScheduler>,
@@ -176,6 +185,8 @@ impl Device {
             logical_capacity_bytes: cfg.logical_capacity_bytes(),
             hil: HostInterface::new(&cfg.host_interface)?,
             cache,
+            durability: Durability::new(cfg.cache.power_loss_protection),
+            flushes_released: Vec::new(),
             ftl: Ftl::new(cfg, seed)?,
             cmt: MappingCache::new(
                 ideal_map,
@@ -257,6 +268,7 @@ impl Device {
                 requests[req].stamps.device_arrival = now;
                 self.hil.control(now, Direction::ToDevice, 1, MESSAGE_BYTES);
                 self.commands[req.index()].arrived_at = now;
+                self.commands[req.index()].flush_mark = self.durability.mark();
                 self.change_outstanding(now, 1);
                 self.hil.push(self.commands[req.index()].queue, req);
                 if !self.controller_wake_pending {
@@ -374,11 +386,19 @@ impl Device {
         }
     }
 
-    /// The command's path took it: a read looks up its pages, a write's data starts crossing the link.
+    /// The command's path took it: a read looks up its pages, a write's data starts crossing the link, a
+    /// flush (no data, no path) completes now or when the destages it covers are programmed.
     fn enter_path(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, req: ReqId) {
         match requests[req].op {
             Op::Read => self.start_read(q, requests, req),
             Op::Write => self.start_transfer(q, Direction::ToDevice, req, requests[req].len as u64),
+            Op::Flush => {
+                let cmd = &mut self.commands[req.index()];
+                cmd.data_arrived = q.now();
+                if self.durability.flush(req, cmd.flush_mark) {
+                    self.post_completion(q, req, q.now());
+                }
+            }
         }
     }
 
@@ -447,7 +467,9 @@ impl Device {
     fn accept_write(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, req: ReqId) {
         let (offset, len) = (requests[req].offset, requests[req].len);
         let pages = self.pages(offset, len).count();
-        if self.cache.buffers_writes() && pages <= self.cache.partition_pages() {
+        // A FUA write to a volatile buffer goes around it: the host waits for its programs.
+        let fua_bypass = requests[req].fua && self.durability.fua_waits_for_media();
+        if self.cache.buffers_writes() && pages <= self.cache.partition_pages() && !fua_bypass {
             let part = self.cache.partition(requests[req].flow);
             if !self.waiting_for_buffer.any(part) && self.cache.can_buffer(part, pages) {
                 self.buffer_write(q, requests, req, part);
@@ -477,7 +499,10 @@ impl Device {
         for lpa in first..last {
             self.cache.buffer_write(lpa, part);
             // Destages always program a whole page (the buffer holds the page image).
-            self.write_page(q, lpa, self.page_bytes as u32, NONE, flow, priority);
+            let bytes = self.page_bytes as u32;
+            let tx = self.new_transaction(FlashOp::Program, Purpose::UserWrite, 0, lpa, bytes, NONE, flow, priority);
+            self.txs[tx].destage = self.durability.destage_started();
+            self.place_write(q, tx);
         }
         self.post_completion(q, req, now + self.dram_access_ns);
     }
@@ -552,6 +577,7 @@ impl Device {
             enqueued_at: 0,
             dispatched_at: 0,
             link: NONE,
+            destage: 0,
         });
         self.locate(tx, ppa);
         tx
@@ -746,6 +772,7 @@ impl Device {
                 self.host_pages_programmed += 1;
                 let part = self.cache.partition(t.flow);
                 self.cache.destaged(t.lpa, part);
+                self.release_flushes(q, t.destage);
                 self.admit_waiting_writes(q, requests, part);
             }
             Purpose::Gc => self.finish_gc_step(q, &t),
@@ -761,9 +788,25 @@ impl Device {
         if cmd.pending_transactions == 0 {
             match requests[req].op {
                 Op::Read => self.finish_read(q, requests, req, q.now()),
-                Op::Write => self.post_completion(q, req, q.now()),
+                // A flush has no transactions of its own; were it given some, their end would complete it.
+                Op::Write | Op::Flush => self.post_completion(q, req, q.now()),
             }
         }
+    }
+
+    /// Destage `destage` is programmed: complete the flushes it was the last to hold up (their wait for the
+    /// destages counts as time in device queues).
+    fn release_flushes(&mut self, q: &mut EventQueue<Event>, destage: u64) {
+        let mut released = std::mem::take(&mut self.flushes_released);
+        self.durability.destaged(destage, &mut released);
+        let now = q.now();
+        for &req in &released {
+            let cmd = &mut self.commands[req.index()];
+            cmd.internal_wait = now - cmd.data_arrived;
+            self.post_completion(q, req, now);
+        }
+        released.clear();
+        self.flushes_released = released;
     }
 
     /// Admit the writes waiting for partition `part`, in arrival order, while they fit.

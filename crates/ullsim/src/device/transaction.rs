@@ -49,6 +49,8 @@ pub struct Transaction {
     pub dispatched_at: Time,
     /// Intrusive link: the next transaction waiting on the same mapping read, or the GC job index.
     pub link: u32,
+    /// A write-buffer destage's number (see `durability.rs`); 0 for every other transaction.
+    pub destage: u64,
 }
 
 /// Transactions by id, reused after completion, so steady state allocates nothing.

@@ -570,7 +570,9 @@ impl FullHost {
         // the scheduler; the others are split at their own, smaller limit.
         let critical = requests[req].class.criticality == Criticality::Critical;
         let max_bytes = if critical { self.max_request_bytes } else { self.noncritical_max_request_bytes };
-        let bypass = critical && self.critical_bypass;
+        // Flushes and FUA writes go around the plug and the scheduler, as blk_insert_flush sends them: no merging.
+        let durability = requests[req].op == Op::Flush || requests[req].fua;
+        let bypass = (critical && self.critical_bypass) || durability;
         let mut t = at;
         if self.jobs[job as usize].plug.is_started() && !bypass {
             if len <= max_bytes {

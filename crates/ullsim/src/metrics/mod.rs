@@ -193,6 +193,8 @@ pub struct FlowResult {
     pub read: Option<OpResult>,
     /// Writes only; null when the flow completed none.
     pub write: Option<OpResult>,
+    /// Flush commands (`flush_every`); null when the flow completed none. Not in the flow's other figures.
+    pub flush: Option<OpResult>,
     pub breakdown_ns: Breakdown,
     /// CPU time of the flow's tasks (and their sqpoll threads) over the whole run, in cores.
     pub cpu_cores: f64,
@@ -259,6 +261,7 @@ struct FlowMetrics {
     all: Recorder,
     read: Recorder,
     write: Recorder,
+    flush: Recorder,
     /// One recorder per layer, in the order of [`Breakdown`].
     layers: [Recorder; 7],
     in_flight: u64,
@@ -293,6 +296,7 @@ impl Metrics {
                     all: Recorder::new(),
                     read: Recorder::new(),
                     write: Recorder::new(),
+                    flush: Recorder::new(),
                     layers: std::array::from_fn(|_| Recorder::new()),
                     in_flight: 0,
                     in_flight_area: 0,
@@ -362,11 +366,18 @@ impl Metrics {
         f.arrivals_completed += 1;
         let latency = s.completed - s.issued;
         let bytes = req.len as u64;
+        // Flushes have a summary of their own and stay out of the flow's figures (and its breakdown), as fio
+        // reports fsync latencies apart from its reads' and writes'.
+        let direction = match req.op {
+            Op::Read => &mut f.read,
+            Op::Write => &mut f.write,
+            Op::Flush => {
+                f.flush.record(latency, 0);
+                return;
+            }
+        };
+        direction.record(latency, bytes);
         f.all.record(latency, bytes);
-        match req.op {
-            Op::Read => f.read.record(latency, bytes),
-            Op::Write => f.write.record(latency, bytes),
-        }
         let parts = layer_times(s).unwrap_or_default();
         for (recorder, &value) in f.layers.iter_mut().zip(&parts) {
             recorder.record(value, 0);
@@ -405,6 +416,7 @@ impl Metrics {
                     latency_ns: all.latency_ns,
                     read: (f.read.count > 0).then(|| f.read.op_result(seconds)),
                     write: (f.write.count > 0).then(|| f.write.op_result(seconds)),
+                    flush: (f.flush.count > 0).then(|| f.flush.op_result(seconds)),
                     breakdown_ns: Breakdown {
                         syscall: f.layers[0].layer(),
                         block: f.layers[1].layer(),

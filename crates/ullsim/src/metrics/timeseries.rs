@@ -82,7 +82,8 @@ impl TimeSeries {
     /// warm-up are not, so that the intervals' completions add up to the flow's `completed`.
     pub fn on_complete(&mut self, req: &Request, now: Time) {
         let s = &req.stamps;
-        if s.issued < self.start {
+        // Flushes stay out of the series, as they stay out of the flow's figures (`FlowResult::flush`).
+        if s.issued < self.start || req.op == crate::request::Op::Flush {
             return;
         }
         let index = self.interval_of(now) * self.flows + req.flow as usize;

@@ -61,6 +61,8 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
             ("time_scale", spec.time_scale.is_some()),
             ("prioclass", spec.prioclass.is_some()),
             ("latency_from", spec.latency_from.is_some()),
+            ("flush_every", spec.flush_every.is_some()),
+            ("fua", spec.fua.is_some()),
         ] {
             if set {
                 return err(key, "does not apply to ioengine = \"cpuio\" (a flow that only burns CPU)");
@@ -242,6 +244,38 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
     }
     if spec.number_ios == Some(0) {
         return err("number_ios", "expected a whole number >= 1");
+    }
+    check_durability(spec)
+}
+
+/// `flush_every` and `fua` need a flow that writes; `flush_every` also a closed loop, whose jobs wait for
+/// their writes before they flush.
+fn check_durability(spec: &FlowSpec) -> Result<(), (String, String)> {
+    let err = |key: &str, what: &str| Err((key.to_string(), what.to_string()));
+    let reads_only = match spec.rw {
+        Some(RwMode::Read | RwMode::Randread) => true,
+        Some(RwMode::Rw | RwMode::Randrw) => spec.rwmixread == Some(100),
+        Some(RwMode::Write | RwMode::Randwrite) | None => false,
+    };
+    for (key, set) in [("flush_every", spec.flush_every.is_some()), ("fua", spec.fua.is_some())] {
+        if set && reads_only {
+            return err(
+                key,
+                "applies only to a flow that writes (rw = write, randwrite, rw or randrw below 100% reads)",
+            );
+        }
+    }
+    let Some(every) = spec.flush_every else { return Ok(()) };
+    if every == 0 {
+        return err("flush_every", "expected a whole number of writes >= 1 (omit it for no flushes)");
+    }
+    let open_loop = spec.rate_iops.is_some() || (spec.trace.is_some() && spec.iodepth.is_none());
+    if open_loop {
+        return err(
+            "flush_every",
+            "applies only to closed-loop flows (iodepth, no rate_iops, no timed trace): a job flushes once its \
+             writes have completed",
+        );
     }
     Ok(())
 }

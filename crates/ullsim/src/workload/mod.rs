@@ -4,6 +4,7 @@
 pub mod app;
 mod check;
 pub mod distribution;
+mod flush;
 pub mod onoff;
 mod synthetic;
 pub mod trace;
@@ -18,6 +19,7 @@ use crate::request::{Class, Op};
 use crate::sim::Event;
 pub use check::{active_window, burst_shape, check_arrivals, check_flow_spec, BurstShape, MAX_RATE_IOPS};
 use distribution::{BlockPicker, RandomDistribution};
+use flush::{FlushEvery, Next};
 use onoff::{gap_ns, OnOffClock};
 use synthetic::{block_sizes, Synthetic};
 use trace::{TraceError, TraceReader, TraceRecord};
@@ -148,6 +150,10 @@ struct Flow {
     ran_out_at: Option<Time>,
     /// When its last I/O completed.
     last_completion_at: Time,
+    /// `flush_every`: each job's flushes (closed-loop flows only).
+    flush: Option<FlushEvery>,
+    /// `fua`: every write carries Force Unit Access.
+    fua: bool,
 }
 
 impl Flow {
@@ -203,6 +209,8 @@ impl Workload {
                     next_job: 0,
                     ran_out_at: Some(0),
                     last_completion_at: 0,
+                    flush: None,
+                    fua: false,
                 });
                 classes.push(Class { criticality: spec.class, priority: spec.prio });
                 continue;
@@ -280,7 +288,13 @@ impl Workload {
                 };
                 (Source::Synthetic(synthetic), pacing)
             };
+            let flush = match (spec.flush_every, &pacing) {
+                (Some(every), Pacing::Closed { depth, .. }) => Some(FlushEvery::new(every, *depth, jobs)),
+                _ => None, // checked: flush_every needs a closed loop
+            };
             flows.push(Flow {
+                flush,
+                fua: spec.fua.unwrap_or(false),
                 source,
                 pacing,
                 rng: stream_rng(seed, &stream),
@@ -304,6 +318,11 @@ impl Workload {
     /// The class each flow's requests carry.
     pub fn class(&self, flow: u32) -> Class {
         self.classes[flow as usize]
+    }
+
+    /// Whether `flow`'s writes carry Force Unit Access (`fua`).
+    pub fn fua(&self, flow: u32) -> bool {
+        self.flows[flow as usize].fua
     }
 
     /// Schedule every flow's start.
@@ -461,6 +480,9 @@ impl Workload {
             f.next_job = (j + 1) % f.jobs;
             j
         });
+        if f.flush.as_ref().is_some_and(|fl| !fl.may_issue(job)) {
+            return;
+        }
         let next = match &mut f.source {
             Source::None => None,
             Source::Synthetic(s) => Some(s.next(&mut f.rng)),
@@ -483,18 +505,55 @@ impl Workload {
         };
         f.issued += 1;
         f.outstanding += 1;
+        if let Some(fl) = &mut f.flush {
+            fl.issued(job, op);
+        }
         if f.exhausted || f.max_ios.is_some_and(|m| f.issued >= m) {
             f.ran_out_at.get_or_insert(now);
         }
         out.push(NewIo { flow, job, op, offset, len, arrived_at, was_backlogged: arrived_at < now });
     }
 
-    /// An I/O of `flow`'s `job` completed now.
-    pub fn on_complete(&mut self, flow: u32, job: u32, q: &mut EventQueue<Event>, out: &mut Vec<NewIo>) {
+    /// `job` of `flow` issues its flush now (`flush_every`), unless the flow's runtime is over. A flush does
+    /// not count toward `number_ios`.
+    fn issue_flush(&mut self, flow: u32, job: u32, now: Time, out: &mut Vec<NewIo>) {
+        let f = &mut self.flows[flow as usize];
+        let Some(fl) = &mut f.flush else { return };
+        if now >= f.stop_ns {
+            return;
+        }
+        fl.issued(job, Op::Flush);
+        f.outstanding += 1;
+        out.push(NewIo { flow, job, op: Op::Flush, offset: 0, len: 0, arrived_at: now, was_backlogged: false });
+    }
+
+    /// An I/O (of `op`) of `flow`'s `job` completed now.
+    pub fn on_complete(&mut self, flow: u32, job: u32, op: Op, q: &mut EventQueue<Event>, out: &mut Vec<NewIo>) {
         let now = q.now();
         let f = &mut self.flows[flow as usize];
         f.outstanding -= 1;
         f.last_completion_at = now;
+        let next = f.flush.as_mut().map_or(Next::Continue, |fl| fl.completed(job, op));
+        match next {
+            Next::Continue => {}
+            Next::Wait => return,
+            Next::Flush => return self.issue_flush(flow, job, now, out),
+            Next::Refill => {
+                let depth = f.flush.as_ref().map_or(1, FlushEvery::depth);
+                for _ in 0..depth {
+                    self.continue_job(flow, job, q, out);
+                }
+                return;
+            }
+        }
+        self.continue_job(flow, job, q, out);
+    }
+
+    /// What `flow`'s `job` does after a completion: a closed loop issues again (at once or after its think
+    /// time), an open loop takes an arrival from its backlog.
+    fn continue_job(&mut self, flow: u32, job: u32, q: &mut EventQueue<Event>, out: &mut Vec<NewIo>) {
+        let now = q.now();
+        let f = &mut self.flows[flow as usize];
         match f.pacing {
             Pacing::Closed { think_ns: 0, .. } => self.issue(flow, Some(job), now, now, out),
             Pacing::Closed { think_ns, .. } => {
@@ -627,14 +686,14 @@ mod tests {
             }
             loop {
                 for io in out.drain(..) {
-                    outstanding.push((io.flow, io.job));
+                    outstanding.push((io.flow, io.job, io.op));
                     issued.push(io);
                 }
                 if more.is_some() && !events.is_multiple_of(drain_every) {
                     break;
                 }
-                let Some((flow, job)) = outstanding.pop() else { break };
-                workload.on_complete(flow, job, &mut q, &mut out);
+                let Some((flow, job, op)) = outstanding.pop() else { break };
+                workload.on_complete(flow, job, op, &mut q, &mut out);
             }
             if more.is_none() {
                 return issued;

@@ -32,6 +32,7 @@ impl BlockSizes {
         let sizes = match op {
             Op::Read => &self.read,
             Op::Write => &self.write,
+            Op::Flush => return 0, // no data
         };
         if sizes.len() == 1 {
             return sizes[0].0;

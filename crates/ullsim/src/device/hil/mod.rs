@@ -181,8 +181,13 @@ impl HostInterface {
 
     /// When a `op` command that finished its fetch at `now` may enter its path: at once unless the path
     /// started its last command less than 1/`max_{read,write}_iops` ago (a rate limit: no delay at low load).
+    /// A flush moves no data and takes neither path.
     pub fn admit(&mut self, now: Time, op: Op) -> Time {
-        let path = (op == Op::Write) as usize;
+        let path = match op {
+            Op::Read => 0,
+            Op::Write => 1,
+            Op::Flush => return now,
+        };
         let interval = self.path_interval_ns[path];
         if interval == 0.0 {
             return now;

@@ -224,6 +224,7 @@ pub(super) mod testing {
             enqueued_at: at,
             dispatched_at: 0,
             link: NONE,
+            destage: 0,
         }
     }
 

@@ -15,7 +15,12 @@ const SIZE_BUCKETS: usize = 8;
 /// Linux's `blk_mq_poll_stats_bkt`: direction, then log2 of the size from 512 bytes.
 fn bucket(op: Op, bytes: u32) -> usize {
     let size = (bytes.max(512).ilog2() - 9) as usize;
-    let dir = usize::from(op == Op::Write);
+    let dir = match op {
+        Op::Read => 0,
+        Op::Write => 1,
+        // rq_data_dir(REQ_OP_FLUSH) is READ: Linux pools a flush with the smallest reads.
+        Op::Flush => 0,
+    };
     dir * SIZE_BUCKETS + size.min(SIZE_BUCKETS - 1)
 }
 

@@ -63,6 +63,9 @@ fn direction(op: Op) -> usize {
     match op {
         Op::Read => READ,
         Op::Write => WRITE,
+        // rq_data_dir(REQ_OP_FLUSH) is READ (its op number is even); flushes go around the scheduler
+        // (blk_insert_flush; `FullHost::submit_to_block`), so none reaches it.
+        Op::Flush => READ,
     }
 }
 

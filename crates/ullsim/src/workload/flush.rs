@@ -1,0 +1,129 @@
+//! `flush_every = N`, fio's `fsync=N` at the device: each job of a closed-loop flow issues an NVMe Flush
+//! after every N of its writes. Once the Nth write is issued the job issues nothing more; when its last I/O
+//! in flight completes it issues the flush, and when the flush completes it fills its `iodepth` again. So the
+//! flush covers exactly the job's writes before it, all completed (as fio quiesces before an fsync), and no
+//! scheduler can move it ahead of them.
+
+use crate::request::Op;
+
+/// What a job does after one of its I/Os completed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// Issue as the flow always does (at once, or after its think time).
+    Continue,
+    /// Issue nothing: the job is waiting for its I/Os in flight, or for its flush.
+    Wait,
+    /// Issue the flush now: the writes it covers have all completed.
+    Flush,
+    /// The flush completed: issue up to `iodepth` I/Os again.
+    Refill,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Phase {
+    #[default]
+    Issuing,
+    /// The Nth write was issued: waiting for the job's I/Os in flight to complete.
+    Draining,
+    /// The flush is in flight.
+    Flushing,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Job {
+    /// Writes issued since the last flush.
+    writes: u32,
+    /// I/Os in flight (the flush included).
+    outstanding: u32,
+    phase: Phase,
+}
+
+/// The flush state of every job of one flow.
+pub struct FlushEvery {
+    every: u32,
+    depth: u32,
+    jobs: Vec<Job>,
+}
+
+impl FlushEvery {
+    /// A flush after every `every` writes (>= 1) for each of `jobs` jobs keeping `depth` I/Os in flight.
+    pub fn new(every: u32, depth: u32, jobs: u32) -> Self {
+        FlushEvery { every: every.max(1), depth: depth.max(1), jobs: vec![Job::default(); jobs as usize] }
+    }
+
+    /// Whether `job` may issue a read or write now: it is not waiting for a flush, and (a think time that
+    /// ends after a refill must not add one) it has fewer than `iodepth` I/Os in flight.
+    pub fn may_issue(&self, job: u32) -> bool {
+        let j = &self.jobs[job as usize];
+        j.phase == Phase::Issuing && j.outstanding < self.depth
+    }
+
+    /// `job` issued an I/O of `op`.
+    pub fn issued(&mut self, job: u32, op: Op) {
+        let (every, j) = (self.every, &mut self.jobs[job as usize]);
+        j.outstanding += 1;
+        match op {
+            Op::Read => {}
+            Op::Write => {
+                j.writes += 1;
+                if j.writes >= every {
+                    j.phase = Phase::Draining;
+                }
+            }
+            Op::Flush => j.phase = Phase::Flushing,
+        }
+    }
+
+    /// An I/O of `op` of `job` completed: what the job does next.
+    pub fn completed(&mut self, job: u32, op: Op) -> Next {
+        let j = &mut self.jobs[job as usize];
+        j.outstanding -= 1;
+        match (op, j.phase) {
+            (Op::Flush, _) => {
+                *j = Job::default();
+                Next::Refill
+            }
+            (Op::Read | Op::Write, Phase::Issuing) => Next::Continue,
+            (Op::Read | Op::Write, Phase::Draining) if j.outstanding == 0 => Next::Flush,
+            (Op::Read | Op::Write, Phase::Draining | Phase::Flushing) => Next::Wait,
+        }
+    }
+
+    /// I/Os a refilled job issues.
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_job_flushes_after_its_nth_write_completes_then_refills() {
+        let mut f = FlushEvery::new(3, 2, 1);
+        f.issued(0, Op::Write);
+        f.issued(0, Op::Write);
+        assert!(!f.may_issue(0), "two in flight at iodepth 2");
+        assert_eq!(f.completed(0, Op::Write), Next::Continue);
+        f.issued(0, Op::Write); // the third: draining
+        assert!(!f.may_issue(0));
+        assert_eq!(f.completed(0, Op::Write), Next::Wait, "one write still in flight");
+        assert_eq!(f.completed(0, Op::Write), Next::Flush);
+        f.issued(0, Op::Flush);
+        assert!(!f.may_issue(0));
+        assert_eq!(f.completed(0, Op::Flush), Next::Refill);
+        assert!(f.may_issue(0));
+        assert_eq!(f.depth(), 2);
+    }
+
+    #[test]
+    fn reads_do_not_count_and_jobs_are_independent() {
+        let mut f = FlushEvery::new(1, 1, 2);
+        f.issued(0, Op::Read);
+        assert_eq!(f.completed(0, Op::Read), Next::Continue);
+        f.issued(1, Op::Write);
+        assert!(f.may_issue(0) && !f.may_issue(1));
+        assert_eq!(f.completed(1, Op::Write), Next::Flush);
+    }
+}
