@@ -12,8 +12,8 @@ use std::collections::VecDeque;
 
 use super::block::sched::SchedRequest;
 use super::block::{BlockLayer, Dispatched, Plug, PlugOutcome};
-use super::burner::{BurnStep, Burner};
 use super::completion::{self, CompletionPolicy, WaitMode};
+use super::cpu::burner::{BurnStep, Burner};
 use super::cpu::{Activity, Cpu, TaskId};
 use super::nvme::{IrqAction, NvmeDriver};
 use super::results::{FlowCpu, HostCounters, HostNames, HostResults};

@@ -10,7 +10,6 @@
 //! simulation talks to either model through [`Host`].
 
 pub mod block;
-mod burner;
 pub mod completion;
 pub mod cpu;
 pub mod device_only;

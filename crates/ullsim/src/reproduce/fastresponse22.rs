@@ -8,10 +8,10 @@
 
 use rayon::prelude::*;
 
-use super::rows::{Reproduction, Row};
+use super::rows::Reproduction;
 use super::run_toml;
 use crate::sim::RunResults;
-use crate::workload::app::fastresponse::{CPU_INTENSIVE_LOAD, TABLE1};
+use crate::workload::app::fastresponse::TABLE1;
 
 /// The stacks of Fig. 12, in the paper's order: (label, `host.stack`).
 pub const STACKS: [(&str, &str); 4] =
@@ -141,7 +141,7 @@ fn scenario_text(s: &Setting, duration_ns: u64) -> String {
          \"fastresponse.readrandom\"\nioengine = \"psync\"\nsize = \"{DATASET}\"\ntime_scale = {time_scale}\n"
     );
     if let Some(app) = &s.app {
-        let cpu = TABLE1.iter().find(|t| t.name == app).map_or(CPU_INTENSIVE_LOAD, |t| t.cpu_load_percent);
+        let cpu = TABLE1.iter().find(|t| t.name == app).expect("apps are checked against Table 1").cpu_load_percent;
         // The app's I/O from one task with room for its bursts (HDFS data beyond RocksDB's), and its map and
         // reduce tasks' CPU work on every core.
         text += &format!(
@@ -263,7 +263,6 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
     if !options.overrides.is_empty() {
         out.option("set", &options.overrides);
     }
-    let rows = &mut out.rows;
 
     // Figs. 4-5: beside Bayes against alone, under Vanilla.
     if options.apps.iter().any(|a| a == "bayes") {
@@ -273,7 +272,7 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
             ("t_dev_vs_alone", paper::CORUN_T_DEV_X, beside.t_dev / alone.t_dev),
             ("t_sched_vs_alone", paper::CORUN_T_SCHED_X, beside.t_sched / alone.t_sched.max(1e-3)),
         ] {
-            rows.push(Row::new("fig4-5", &[("app", "bayes"), ("stack", "vanilla")], metric, Some(paper), x));
+            out.push("fig4-5", &[("app", "bayes"), ("stack", "vanilla")], metric, Some(paper), x);
         }
     }
 
@@ -282,7 +281,7 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
         for &(name, stack) in &STACKS {
             let m = find(Some(app), stack);
             for (metric, value) in [("mean_us", m.mean_us), ("p99_us", m.p99_us), ("p99_9_us", m.p99_9_us)] {
-                rows.push(Row::new("fig12", &[("app", app), ("stack", name)], metric, None, value));
+                out.push("fig12", &[("app", app), ("stack", name)], metric, None, value);
             }
         }
     }
@@ -305,7 +304,7 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
     for (stack, base, paper_cuts) in claims {
         for ((metric, pick), paper_cut) in picks.iter().zip(paper_cuts) {
             let setting = [("app", "average"), ("stack", label(stack)), ("against", label(base))];
-            rows.push(Row::new("fig12", &setting, &format!("{metric}_cut_pct"), paper_cut, cut(stack, base, *pick)));
+            out.push("fig12", &setting, &format!("{metric}_cut_pct"), paper_cut, cut(stack, base, *pick));
         }
     }
 
@@ -316,10 +315,10 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
         for &(name, stack) in &STACKS[1..] {
             let ratio = find(Some(app), stack).app_bytes_per_s / vanilla;
             worst_loss = worst_loss.max(100.0 * (1.0 - ratio));
-            rows.push(Row::new("fig14a", &[("app", app), ("stack", name)], "throughput_vs_vanilla", None, ratio));
+            out.push("fig14a", &[("app", app), ("stack", name)], "throughput_vs_vanilla", None, ratio);
         }
     }
-    rows.push(Row::new("fig14a", &[("app", "all")], "max_loss_pct", Some(paper::MAX_THROUGHPUT_LOSS), worst_loss));
+    out.push("fig14a", &[("app", "all")], "max_loss_pct", Some(paper::MAX_THROUGHPUT_LOSS), worst_loss);
 
     // Fig. 15(a): the breakdown beside Bayes.
     if options.apps.iter().any(|a| a == "bayes") {
@@ -332,7 +331,7 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
                 ("t_dev_us", paper_of(&paper::T_DEV), m.t_dev),
                 ("t_sched_us", paper_of(&paper::T_SCHED), m.t_sched),
             ] {
-                rows.push(Row::new("fig15a", &[("app", "bayes"), ("stack", name)], metric, paper, value));
+                out.push("fig15a", &[("app", "bayes"), ("stack", name)], metric, paper, value);
             }
         }
     }
@@ -343,8 +342,8 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
             let stack = STACKS.iter().find(|s| s.0 == name).expect("a stack of the list").1;
             let m = find(Some(sensitivity_app), stack);
             let setting = [("app", sensitivity_app), ("stack", name)];
-            rows.push(Row::new("fig16", &setting, "max_queue_depth", Some(paper_depth), m.max_queue_depth));
-            rows.push(Row::new("fig16", &setting, "mean_queue_depth", None, m.mean_queue_depth));
+            out.push("fig16", &setting, "max_queue_depth", Some(paper_depth), m.max_queue_depth);
+            out.push("fig16", &setting, "mean_queue_depth", None, m.mean_queue_depth);
         }
     }
 
@@ -357,8 +356,8 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
         };
         let value = value.to_string();
         let setting = [("app", sensitivity_app), ("stack", "bs-opt"), (key, value.as_str())];
-        rows.push(Row::new(figure, &setting, "mean_us", None, m.mean_us));
-        rows.push(Row::new(figure, &setting, "p99_us", None, m.p99_us));
+        out.push(figure, &setting, "mean_us", None, m.mean_us);
+        out.push(figure, &setting, "p99_us", None, m.p99_us);
     }
     if let Some(bad) = out.non_finite().first() {
         return Err(format!("{} {:?} {}: not a finite number", bad.figure, bad.setting, bad.metric));

@@ -4,7 +4,52 @@
 //! flush covers exactly the job's writes before it, all completed (as fio quiesces before an fsync), and no
 //! scheduler can move it ahead of them.
 
+use super::{NewIo, Workload};
+use crate::engine::{EventQueue, Time};
 use crate::request::Op;
+use crate::sim::Event;
+
+impl Workload {
+    /// What `flush_every` makes `flow`'s `job` do after one of its I/Os (of `op`) completed: wait, issue the
+    /// flush, or refill its `iodepth` after one. False when the job just goes on as the flow always does.
+    pub(super) fn flush_after_completion(
+        &mut self,
+        flow: u32,
+        job: u32,
+        op: Op,
+        q: &mut EventQueue<Event>,
+        out: &mut Vec<NewIo>,
+    ) -> bool {
+        let Some(fl) = &mut self.flows[flow as usize].flush else { return false };
+        match fl.completed(job, op) {
+            Next::Continue => false,
+            Next::Wait => true,
+            Next::Flush => {
+                self.issue_flush(flow, job, q.now(), out);
+                true
+            }
+            Next::Refill => {
+                for _ in 0..fl.depth() {
+                    self.continue_job(flow, job, q, out);
+                }
+                true
+            }
+        }
+    }
+
+    /// `job` of `flow` issues its flush now (`flush_every`), unless the flow's runtime is over. A flush does
+    /// not count toward `number_ios`.
+    fn issue_flush(&mut self, flow: u32, job: u32, now: Time, out: &mut Vec<NewIo>) {
+        let f = &mut self.flows[flow as usize];
+        let Some(fl) = &mut f.flush else { return };
+        if now >= f.stop_ns {
+            return;
+        }
+        fl.issued(job, Op::Flush);
+        f.outstanding += 1;
+        out.push(NewIo { flow, job, op: Op::Flush, offset: 0, len: 0, arrived_at: now, was_backlogged: false });
+    }
+}
 
 /// What a job does after one of its I/Os completed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

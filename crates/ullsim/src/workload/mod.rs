@@ -6,6 +6,7 @@ mod check;
 pub mod distribution;
 mod flush;
 pub mod onoff;
+mod replay;
 mod synthetic;
 pub mod trace;
 
@@ -19,10 +20,11 @@ use crate::request::{Class, Op};
 use crate::sim::Event;
 pub use check::{active_window, burst_shape, check_arrivals, check_flow_spec, BurstShape, MAX_RATE_IOPS};
 use distribution::{BlockPicker, RandomDistribution};
-use flush::{FlushEvery, Next};
+use flush::FlushEvery;
 use onoff::{gap_ns, OnOffClock};
+use replay::Replay;
 use synthetic::{block_sizes, Synthetic};
-use trace::{TraceError, TraceReader, TraceRecord};
+use trace::TraceError;
 
 /// Events the workload schedules for itself.
 #[derive(Debug, Clone, Copy)]
@@ -62,43 +64,6 @@ const DEFAULT_BURST_ON_NS: Time = 100_000_000;
 /// The random stream a burst group's ON and OFF periods are drawn from: every member walks it identically.
 fn burst_group_stream(group: &str) -> String {
     format!("burst-group:{group}")
-}
-
-/// A trace being replayed.
-struct Replay {
-    reader: TraceReader,
-    time_scale: f64,
-    first_time: Option<u64>,
-    next: Option<TraceRecord>,
-    capacity: u64,
-}
-
-impl Replay {
-    fn advance(&mut self) -> Result<(), TraceError> {
-        self.next = self.reader.next_record()?;
-        if let (None, Some(r)) = (self.first_time, &self.next) {
-            self.first_time = Some(r.time_ns);
-        }
-        Ok(())
-    }
-
-    /// Offset from the flow's start at which the pending record arrives.
-    fn due_after_start(&self) -> Option<Time> {
-        let r = self.next.as_ref()?;
-        let rel = r.time_ns.saturating_sub(self.first_time.unwrap_or(r.time_ns));
-        Some((rel as f64 * self.time_scale).round() as Time)
-    }
-
-    /// The pending record as an I/O, folded into the device's capacity.
-    fn take(&mut self) -> Option<(Op, u64, u32)> {
-        let r = self.next.take()?;
-        let len = r.len_bytes.min(self.capacity).min(u32::MAX as u64 / SECTOR * SECTOR).max(1);
-        let mut offset = (r.offset_bytes % self.capacity) / SECTOR * SECTOR;
-        if offset + len > self.capacity {
-            offset = (self.capacity - len) / SECTOR * SECTOR;
-        }
-        Some((r.op, offset, len as u32))
-    }
 }
 
 enum Source {
@@ -221,15 +186,7 @@ impl Workload {
             let (source, pacing) = if let Some(path) = &spec.trace {
                 let path = if path.is_absolute() { path.clone() } else { base_dir.join(path) };
                 let format = spec.format.expect("checked: trace flows have a format");
-                let reader = TraceReader::open(&path, format).map_err(|e| e.to_string())?;
-                let mut replay = Replay {
-                    reader,
-                    time_scale: spec.time_scale.unwrap_or(1.0),
-                    first_time: None,
-                    next: None,
-                    capacity,
-                };
-                replay.advance().map_err(|e| e.to_string())?;
+                let replay = Replay::open(&path, format, spec.time_scale.unwrap_or(1.0), capacity)?;
                 let pacing = match spec.iodepth {
                     Some(depth) => Pacing::Closed { depth, think_ns: spec.thinktime.map_or(0, |t| t.0) },
                     None => Pacing::TraceTimed,
@@ -492,7 +449,7 @@ impl Workload {
                     self.error.get_or_insert(e);
                     f.exhausted = true;
                 }
-                if replay.next.is_none() {
+                if replay.is_done() {
                     f.exhausted = true;
                 }
                 io
@@ -514,39 +471,15 @@ impl Workload {
         out.push(NewIo { flow, job, op, offset, len, arrived_at, was_backlogged: arrived_at < now });
     }
 
-    /// `job` of `flow` issues its flush now (`flush_every`), unless the flow's runtime is over. A flush does
-    /// not count toward `number_ios`.
-    fn issue_flush(&mut self, flow: u32, job: u32, now: Time, out: &mut Vec<NewIo>) {
-        let f = &mut self.flows[flow as usize];
-        let Some(fl) = &mut f.flush else { return };
-        if now >= f.stop_ns {
-            return;
-        }
-        fl.issued(job, Op::Flush);
-        f.outstanding += 1;
-        out.push(NewIo { flow, job, op: Op::Flush, offset: 0, len: 0, arrived_at: now, was_backlogged: false });
-    }
-
     /// An I/O (of `op`) of `flow`'s `job` completed now.
     pub fn on_complete(&mut self, flow: u32, job: u32, op: Op, q: &mut EventQueue<Event>, out: &mut Vec<NewIo>) {
         let now = q.now();
         let f = &mut self.flows[flow as usize];
         f.outstanding -= 1;
         f.last_completion_at = now;
-        let next = f.flush.as_mut().map_or(Next::Continue, |fl| fl.completed(job, op));
-        match next {
-            Next::Continue => {}
-            Next::Wait => return,
-            Next::Flush => return self.issue_flush(flow, job, now, out),
-            Next::Refill => {
-                let depth = f.flush.as_ref().map_or(1, FlushEvery::depth);
-                for _ in 0..depth {
-                    self.continue_job(flow, job, q, out);
-                }
-                return;
-            }
+        if !self.flush_after_completion(flow, job, op, q, out) {
+            self.continue_job(flow, job, q, out);
         }
-        self.continue_job(flow, job, q, out);
     }
 
     /// What `flow`'s `job` does after a completion: a closed loop issues again (at once or after its think

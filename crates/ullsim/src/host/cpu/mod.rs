@@ -9,6 +9,7 @@
 //!
 //! Per-core time is accounted as user, kernel (including interrupt handlers), polling and idle.
 
+pub(crate) mod burner;
 mod cfs;
 mod eevdf;
 

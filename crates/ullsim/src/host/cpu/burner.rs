@@ -1,5 +1,6 @@
-//! A CPU-burning task (fio's `ioengine = "cpuio"`): it runs `cpuchunks` of user code, then sleeps so that it
-//! uses `cpuload` percent of a core, until its runtime ends. The host runs what [`Burner::next`] decides.
+//! A CPU-burning task (fio's `ioengine = "cpuio"`): it runs `cpuchunks` of user code, then sleeps so that
+//! it uses `cpuload` percent of a core, until its runtime ends. The host runs what [`Burner::next`] decides
+//! on the CPU model.
 
 use crate::config::scenario::FlowSpec;
 use crate::engine::Time;
