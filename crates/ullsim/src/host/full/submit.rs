@@ -1,0 +1,190 @@
+//! The full host's submission path: from a job's system call into the plug or the block layer (split at
+//! `max_sectors_kb`, merged into plugged requests, or around the scheduler), then the driver's doorbell.
+
+use super::*;
+
+impl FullHost {
+    /// Ring the doorbell of every request the block layer handed to the driver: each its own after the
+    /// driver's work on it, or all at `batch_doorbell` (a plug flush writes the doorbell once, at the end).
+    pub(super) fn ring_all(
+        &mut self,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        device: &mut Device,
+        out: &mut Vec<Dispatched>,
+        batch_doorbell: Option<Time>,
+    ) {
+        for d in out.drain(..) {
+            let doorbell = batch_doorbell.unwrap_or(d.at + self.nvme.submit_ns);
+            let s = &mut requests[d.id].stamps;
+            s.driver_entered = d.at;
+            s.submitted = doorbell;
+            self.nvme.ring(device, q, d.id, d.hwq, doorbell);
+        }
+    }
+
+    /// Submit `req`, the first of `batch` requests the submitting task has for job `j`, from `block_at` on
+    /// `core`. A batch of [`PLUG_MIN_BATCH`] or more is plugged, and the plug flushed with its last request.
+    /// Returns when the submitting core is done.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn submit_from_batch(
+        &mut self,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        device: &mut Device,
+        j: u32,
+        req: ReqId,
+        batch: usize,
+        core: u32,
+        block_at: Time,
+    ) -> Time {
+        requests[req].stamps.block_entered = block_at;
+        let job = &mut self.jobs[j as usize];
+        job.last_submitted = (requests[req].op, requests[req].len);
+        // A blocking engine's batch is always one request (its `batch_submit` is 1).
+        if batch >= PLUG_MIN_BATCH && !job.plug.is_started() {
+            self.block.start_plug(&mut job.plug);
+        }
+        let end = self.submit_to_block(q, requests, device, req, core, block_at);
+        if batch == 1 && self.jobs[j as usize].plug.is_started() {
+            return self.flush_plug(q, requests, device, j, end, true);
+        }
+        end
+    }
+
+    /// Flush job `j`'s plug from `at` (and end it if `finish`): its requests go down together and the
+    /// doorbell is written once.
+    fn flush_plug(
+        &mut self,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        device: &mut Device,
+        j: u32,
+        at: Time,
+        finish: bool,
+    ) -> Time {
+        let mut out = std::mem::take(&mut self.dispatched);
+        let (plug, rq_ns) = (&mut self.jobs[j as usize].plug, self.nvme.queue_rq_ns);
+        let mut t = if finish {
+            self.block.finish_plug(plug, at, rq_ns, &mut out)
+        } else {
+            self.block.flush(plug, at, rq_ns, &mut out)
+        };
+        if !out.is_empty() {
+            t += self.nvme.doorbell_ns;
+            self.ring_all(q, requests, device, &mut out, Some(t));
+        }
+        self.dispatched = out;
+        t
+    }
+
+    /// Submit `req` through the block layer from `at` on `core` (into the job's plug if it has one started,
+    /// splitting it at max_sectors_kb); returns when the submitting core is done.
+    fn submit_to_block(
+        &mut self,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        device: &mut Device,
+        req: ReqId,
+        core: u32,
+        at: Time,
+    ) -> Time {
+        let job = self.reqs[req.index()].job;
+        let hwq = self.nvme.hwq_of(core, self.jobs[job as usize].queue_set);
+        let len = requests[req].len as u64;
+        self.reqs[req.index()].hwq = hwq;
+        // FastResponse: a critical request may be as large as the device takes and can go around the plug and
+        // the scheduler; the others are split at their own, smaller limit.
+        let critical = requests[req].class.criticality == Criticality::Critical;
+        let max_bytes = if critical { self.max_request_bytes } else { self.noncritical_max_request_bytes };
+        // Flushes and FUA writes go around the plug and the scheduler, as blk_insert_flush sends them: no merging.
+        let durability = requests[req].op == Op::Flush || requests[req].fua;
+        let bypass = (critical && self.critical_bypass) || durability;
+        let mut t = at;
+        if self.jobs[job as usize].plug.is_started() && !bypass {
+            if len <= max_bytes {
+                if self.jobs[job as usize].plug.must_flush_before_add() {
+                    t = self.flush_plug(q, requests, device, job, t, false);
+                }
+                let rq = self.sched_request(requests, req, job, t);
+                let max_sectors = (max_bytes / 512) as u32;
+                let (t, outcome) = self.block.plug_add(&mut self.jobs[job as usize].plug, rq, hwq, max_sectors, t);
+                if let PlugOutcome::Merged { into, sector, sectors } = outcome {
+                    self.carry(requests, job, into, req, sector, sectors);
+                }
+                return t;
+            }
+            // A request to split goes down on its own, after what the plug holds.
+            t = self.flush_plug(q, requests, device, job, t, false);
+        }
+        let mut out = std::mem::take(&mut self.dispatched);
+        let driver_ns = self.nvme.submit_ns;
+        let t = if len <= max_bytes {
+            let rq = self.sched_request(requests, req, job, t);
+            self.block.submit_via(rq, hwq, t, driver_ns, bypass, &mut out)
+        } else {
+            // Split: each piece is a request of its own, in LBA order; the parent completes with its last piece.
+            let count = len.div_ceil(max_bytes);
+            self.reqs[req.index()].pieces_left = count as u32;
+            let base = self.reqs[req.index()];
+            for i in 0..count {
+                let offset = i * max_bytes;
+                let parent = &requests[req];
+                let piece = Request {
+                    offset: parent.offset + offset,
+                    len: (len - offset).min(max_bytes) as u32,
+                    stamps: Stamps { issued: parent.stamps.issued, ..Stamps::default() },
+                    ..parent.clone()
+                };
+                let id = requests.insert(piece);
+                *self.req_mut(id) = HostReq { parent: req.0, ..base };
+                let rq = self.sched_request(requests, id, job, t);
+                t = self.block.submit_via(rq, hwq, t, driver_ns, bypass, &mut out);
+            }
+            t
+        };
+        self.ring_all(q, requests, device, &mut out, None);
+        self.dispatched = out;
+        t
+    }
+
+    /// Bio `bio` of job `j` merged into the plugged request `into`, which now spans `sectors` from `sector`.
+    /// The first merge makes a request of its own for the merged extent; the application requests ride on it.
+    fn carry(&mut self, requests: &mut RequestArena, j: u32, into: ReqId, bio: ReqId, sector: u64, sectors: u32) {
+        let carrier = if self.reqs[into.index()].riders != NO_PARENT {
+            into
+        } else {
+            let first = &requests[into];
+            let merged =
+                Request { stamps: Stamps { issued: first.stamps.issued, ..Stamps::default() }, ..first.clone() };
+            let c = requests.insert(merged);
+            let base = self.reqs[into.index()];
+            *self.req_mut(c) = HostReq { riders: into.0, ..base };
+            self.jobs[j as usize].plug.rename(into, c);
+            c
+        };
+        let first_rider = self.reqs[carrier.index()].riders;
+        self.reqs[bio.index()].next_rider = first_rider;
+        self.reqs[carrier.index()].riders = bio.0;
+        let r = &mut requests[carrier];
+        r.offset = sector * 512;
+        r.len = sectors * 512;
+    }
+
+    /// The block layer's view of request `id` of job `job`, entering it at `at`.
+    fn sched_request(&self, requests: &RequestArena, id: ReqId, job: u32, at: Time) -> SchedRequest {
+        let (r, job) = (&requests[id], &self.jobs[job as usize]);
+        SchedRequest {
+            id,
+            op: r.op,
+            sector: r.offset / 512,
+            sectors: r.len.div_ceil(512),
+            flow: r.flow,
+            task: job.task,
+            prio_class: job.ioprio_class,
+            critical: r.class.criticality == Criticality::Critical,
+            sync: r.is_sync(),
+            inserted_at: at,
+        }
+    }
+}
