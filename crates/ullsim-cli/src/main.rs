@@ -101,10 +101,11 @@ enum Command {
         output: Output,
     },
     /// Reproduce a paper's multi-run evaluation (flin18: FLIN's four-flow mixes under Sprinkler,
-    /// Sprinkler+Fairness and FLIN; hotstorage23: Table 1 and Figs. 1-5 under each blk-mq scheduler), with
-    /// the paper's figures beside the simulated ones.
+    /// Sprinkler+Fairness and FLIN; hotstorage23: Table 1 and Figs. 1-5 under each blk-mq scheduler;
+    /// fastresponse22: RocksDB readrandom beside five apps under four stacks), with the paper's figures beside
+    /// the simulated ones.
     Reproduce {
-        /// Which evaluation: flin18 or hotstorage23.
+        /// Which evaluation: flin18, hotstorage23 or fastresponse22.
         name: String,
         /// Run the full evaluation (default: a subset small enough for CI).
         #[arg(long)]

@@ -19,6 +19,7 @@ use super::cpu::burner::{BurnStep, Burner};
 use super::cpu::{Activity, Cpu, TaskId};
 use super::nvme::{IrqAction, NvmeDriver};
 use super::results::{FlowCpu, HostCounters, HostNames, HostResults};
+use super::syscall::{self, Call, Step};
 use super::HostEvent;
 use crate::config::host::HostModel;
 use crate::config::scenario::{parse_cpu_list, CpusAllowedPolicy, FlowSpec, IoEngine, LatencyFrom};
@@ -125,15 +126,12 @@ struct Job {
     done: VecDeque<ReqId>,
     /// Submitted and not yet completed.
     in_flight: u32,
-    in_kernel: bool,
+    /// The system call the task is in, if any.
+    call: Option<Call>,
     /// Direction and size of the last I/O submitted (what hybrid polling sleeps for).
     last_submitted: (Op, u32),
     /// Most requests one submitting system call takes (`iodepth_batch_submit`).
     batch_submit: u32,
-    /// A submitting system call is in progress with this many more requests it may take.
-    submit_call: Option<u32>,
-    /// libaio: the submit system call must return before io_getevents is entered.
-    needs_getevents_entry: bool,
     /// `latency_from = "submit"`: a request's response time starts when this job's task submits it.
     latency_from_submit: bool,
     hybrid_slept: bool,
@@ -286,11 +284,9 @@ impl FullHost {
                     found: VecDeque::new(),
                     done: VecDeque::new(),
                     in_flight: 0,
-                    in_kernel: false,
+                    call: None,
                     batch_submit: if engine.is_blocking() { 1 } else { spec.iodepth_batch_submit.unwrap_or(1) },
-                    submit_call: None,
                     last_submitted: (Op::Read, 0),
-                    needs_getevents_entry: false,
                     latency_from_submit: spec.latency_from == Some(LatencyFrom::Submit),
                     hybrid_slept: false,
                     waiting: Waiting::Sleeping,
@@ -704,9 +700,7 @@ impl FullHost {
         // 2. Reap completions: return from the system call, then the application's per-I/O work.
         if !job.done.is_empty() {
             let n = job.done.len() as u32;
-            let exit = if job.in_kernel { self.costs.syscall_exit_ns } else { 0 };
-            job.in_kernel = false;
-            job.needs_getevents_entry = false;
+            let exit = if job.call.take().is_some() { self.costs.syscall_exit_ns } else { 0 };
             for &req in &job.done {
                 let s = &mut requests[req].stamps;
                 if s.running == 0 {
@@ -718,13 +712,13 @@ impl FullHost {
             self.cpu.run(q, task, cost, Activity::User);
             return;
         }
-        // 3. Submit what the application issued.
+        // 3. With sqpoll, what the application issued goes into the submission ring: the kernel thread
+        //    picks it up, no system call.
         if let Some(sqpoll) = job.sqpoll {
             if !job.to_submit.is_empty() {
                 if job.latency_from_submit {
                     job.to_submit.iter().for_each(|&req| restart_clock(requests, req, start));
                 }
-                // Into the submission ring: the kernel thread picks it up, no system call.
                 job.in_flight += job.to_submit.len() as u32;
                 job.sq_ring.extend(job.to_submit.drain(..));
                 if self.cpu.is_spinning(sqpoll) {
@@ -732,95 +726,67 @@ impl FullHost {
                     self.kicked.push(sqpoll);
                 }
             }
-        } else if !job.to_submit.is_empty() && (!job.engine.is_blocking() || job.in_flight == 0) {
-            // One submitting system call takes up to `iodepth_batch_submit` requests; then it returns and
-            // the next one enters.
-            let quota = match job.submit_call {
-                Some(0) => {
-                    job.submit_call = Some(job.batch_submit);
-                    job.action = Action::Transition;
-                    self.cpu.run(q, task, self.costs.syscall_exit_ns + self.costs.syscall_entry_ns, Activity::Kernel);
-                    return;
+        }
+        // 4. The system call's next step.
+        let view = syscall::JobView {
+            engine: job.engine,
+            to_submit: if job.engine.is_blocking() && job.in_flight > 0 { 0 } else { job.to_submit.len() },
+            in_flight: job.in_flight,
+            batch_submit: job.batch_submit,
+            spins_in_user_space: job.sqpoll.is_some() && job.mode != WaitMode::Interrupt,
+        };
+        let (entry_ns, exit_ns) = (self.costs.syscall_entry_ns, self.costs.syscall_exit_ns);
+        match syscall::next(&mut job.call, &view) {
+            Step::Submit { entering, quota } => {
+                let req = job.to_submit.pop_front().expect("a call submits only what the application issued");
+                if job.latency_from_submit {
+                    restart_clock(requests, req, start);
                 }
-                Some(left) => left,
-                None => job.batch_submit,
-            };
-            let req = job.to_submit.pop_front().expect("checked non-empty");
-            if job.latency_from_submit {
-                restart_clock(requests, req, start);
+                let batch = (job.to_submit.len() + 1).min(quota as usize);
+                job.in_flight += 1;
+                let block_at = start + if entering { entry_ns } else { 0 } + self.costs.fs_submit_ns;
+                let core = self.cpu.core_of(task);
+                let end = self.submit_from_batch(q, requests, device, j, req, batch, core, block_at);
+                self.cpu.run(q, task, end - start, Activity::Kernel);
             }
-            let batch = (job.to_submit.len() + 1).min(quota as usize);
-            job.submit_call = if job.to_submit.is_empty() { None } else { Some(quota - 1) };
-            let entry = if job.in_kernel { 0 } else { self.costs.syscall_entry_ns };
-            job.in_kernel = true;
-            job.in_flight += 1;
-            job.needs_getevents_entry = job.engine == IoEngine::Libaio;
-            let block_at = start + entry + self.costs.fs_submit_ns;
-            let core = self.cpu.core_of(task);
-            let end = self.submit_from_batch(q, requests, device, j, req, batch, core, block_at);
-            self.jobs[j as usize].action = Action::None;
-            self.cpu.run(q, task, end - start, Activity::Kernel);
-            return;
-        }
-        // 4. Wait for completions, or for new work.
-        let job = &mut self.jobs[j as usize];
-        if job.in_flight == 0 {
-            if job.in_kernel {
-                job.in_kernel = false;
-                job.action = Action::Transition;
-                self.cpu.run(q, task, self.costs.syscall_exit_ns, Activity::Kernel);
-                return;
-            }
-            job.waiting = Waiting::Sleeping;
-            self.cpu.sleep(q, task);
-            return;
-        }
-        if job.needs_getevents_entry {
-            // libaio: io_submit returns, io_getevents enters.
-            job.needs_getevents_entry = false;
-            job.action = Action::Transition;
-            self.cpu.run(q, task, self.costs.syscall_exit_ns + self.costs.syscall_entry_ns, Activity::Kernel);
-            return;
-        }
-        match job.mode {
-            WaitMode::Interrupt => {
-                if !job.in_kernel {
-                    job.in_kernel = true;
-                    job.action = Action::Transition;
-                    self.cpu.run(q, task, self.costs.syscall_entry_ns, Activity::Kernel);
-                    return;
-                }
+            Step::Enter => self.transition(q, j, entry_ns),
+            Step::Reenter => self.transition(q, j, exit_ns + entry_ns),
+            Step::Return => self.transition(q, j, exit_ns),
+            Step::Idle => {
                 job.waiting = Waiting::Sleeping;
                 self.cpu.sleep(q, task);
             }
-            WaitMode::Poll | WaitMode::Hybrid if job.sqpoll.is_some() => {
-                // The sqpoll thread polls the device; the application spins on the completion ring.
+            Step::SpinUser => {
                 job.waiting = Waiting::Spinning;
                 self.cpu.spin(q, task);
             }
-            WaitMode::Poll | WaitMode::Hybrid => {
-                if !job.in_kernel {
-                    job.in_kernel = true;
-                    job.action = Action::Transition;
-                    self.cpu.run(q, task, self.costs.syscall_entry_ns, Activity::Kernel);
-                    return;
-                }
-                if job.mode == WaitMode::Hybrid && !job.hybrid_slept {
-                    job.hybrid_slept = true;
-                    job.waiting = Waiting::HybridSleep;
-                    self.timer_gen[task as usize] += 1;
-                    let gen = self.timer_gen[task as usize];
-                    let (op, bytes) = job.last_submitted;
-                    let wake_at = now + self.completion.sleep_before_poll(op, bytes);
-                    q.schedule_at(wake_at, Event::Host(HostEvent::TimerWake { task, gen }));
-                    self.cpu.sleep(q, task);
-                    return;
-                }
+            Step::Wait if job.mode == WaitMode::Interrupt => {
+                job.waiting = Waiting::Sleeping;
+                self.cpu.sleep(q, task);
+            }
+            Step::Wait if job.mode == WaitMode::Hybrid && !job.hybrid_slept => {
+                job.hybrid_slept = true;
+                job.waiting = Waiting::HybridSleep;
+                self.timer_gen[task as usize] += 1;
+                let gen = self.timer_gen[task as usize];
+                let (op, bytes) = job.last_submitted;
+                let wake_at = now + self.completion.sleep_before_poll(op, bytes);
+                q.schedule_at(wake_at, Event::Host(HostEvent::TimerWake { task, gen }));
+                self.cpu.sleep(q, task);
+            }
+            Step::Wait => {
                 job.hybrid_slept = false;
                 job.waiting = Waiting::Spinning;
                 self.cpu.spin(q, task);
             }
         }
+    }
+
+    /// Job `j`'s task crosses the user/kernel boundary: `ns` of kernel work.
+    fn transition(&mut self, q: &mut EventQueue<Event>, j: u32, ns: Time) {
+        let job = &mut self.jobs[j as usize];
+        job.action = Action::Transition;
+        self.cpu.run(q, job.task, ns, Activity::Kernel);
     }
 
     /// The sqpoll kernel thread of job `j`: process polled completions, submit from the ring, or spin.

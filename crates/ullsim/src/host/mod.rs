@@ -17,6 +17,7 @@ pub mod fs;
 pub mod full;
 pub mod nvme;
 mod results;
+pub mod syscall;
 
 use crate::config::host::HostModel;
 use crate::config::scenario::FlowSpec;

@@ -13,6 +13,8 @@ pub(crate) mod burner;
 mod cfs;
 mod eevdf;
 
+use std::collections::VecDeque;
+
 use serde::Serialize;
 
 use crate::config::host::{CpuConfig, HostConfig};
@@ -134,8 +136,9 @@ struct Core {
     gen: u32,
     /// Interrupt time taken from the current segment and not yet added to its end.
     stolen: Time,
-    /// Interrupt time taken from the current segment or spin in total (not counted as its activity).
-    stolen_in_segment: Time,
+    /// Interrupt handler runs booked on the core, merged and in time order (those that ended before the open
+    /// segment or spin began are dropped). Time they cover is the handlers', never a task's.
+    irqs: VecDeque<(Time, Time)>,
     /// An interrupt handler runs on this core until then.
     irq_until: Time,
     need_resched: bool,
@@ -143,6 +146,30 @@ struct Core {
     busy_ns: [Time; 3],
     irq_ns: Time,
     context_switches: u64,
+}
+
+impl Core {
+    /// Handler time booked within `[from, to)`.
+    fn irq_overlap(&self, from: Time, to: Time) -> Time {
+        self.irqs.iter().map(|&(s, e)| e.min(to).saturating_sub(s.max(from))).sum()
+    }
+
+    /// Book a handler run over `[start, end)`; runs that ended by `keep_from` are dropped.
+    fn book_irq_run(&mut self, start: Time, end: Time, keep_from: Time) {
+        while self.irqs.front().is_some_and(|&(_, e)| e <= keep_from) {
+            self.irqs.pop_front();
+        }
+        match self.irqs.back_mut() {
+            // One core runs one handler at a time: a run booked to start inside the last one follows it.
+            Some(last) if start <= last.1 => last.1 += end - start,
+            _ => self.irqs.push_back((start, end)),
+        }
+    }
+
+    /// Start of the open segment or spin, if any.
+    fn open_since(&self) -> Option<Time> {
+        self.seg.map(|(start, _, _)| start).or(self.spin_since)
+    }
 }
 
 /// A core's cumulative time up to an instant, ns.
@@ -274,7 +301,6 @@ impl Cpu {
         debug_assert!(core.seg.is_none() && core.spin_since.is_none());
         core.seg = Some((now, end, activity));
         core.stolen = 0;
-        core.stolen_in_segment = 0;
         core.gen = core.gen.wrapping_add(1);
         q.schedule_at(end, Event::Host(HostEvent::Cpu(CpuEvent::SegmentEnd { core: core_id, gen: core.gen })));
     }
@@ -290,7 +316,6 @@ impl Cpu {
         let core_id = self.tasks[task as usize].core;
         let core = &mut self.cores[core_id as usize];
         core.spin_since = Some(now);
-        core.stolen_in_segment = 0;
         if core.need_resched {
             // A polling loop checks need_resched and yields.
             self.resched(q, core_id);
@@ -306,8 +331,8 @@ impl Cpu {
     fn end_spin_accounting(&mut self, core_id: u32, now: Time) {
         let core = &mut self.cores[core_id as usize];
         if let Some(since) = core.spin_since.take() {
-            let ran = now - since;
-            let own = ran.saturating_sub(core.stolen_in_segment);
+            // Interrupt handlers that ran meanwhile are the core's time, not the task's.
+            let own = (now - since) - core.irq_overlap(since, now);
             core.busy_ns[Activity::Poll as usize] += own;
             if let Some(t) = core.current {
                 self.tasks[t as usize].cpu_ns += own;
@@ -361,6 +386,8 @@ impl Cpu {
         } else {
             core.irq_ns += self.idle_exit_ns;
             core.irq_until = at + self.idle_exit_ns;
+            let keep_from = core.open_since().unwrap_or(at);
+            core.book_irq_run(at, core.irq_until, keep_from);
             at + self.idle_exit_ns
         }
     }
@@ -371,11 +398,10 @@ impl Cpu {
         let core = &mut self.cores[core_id as usize];
         core.irq_until = core.irq_until.max(start + ns);
         core.irq_ns += ns;
-        if core.current.is_some() {
-            if core.seg.is_some() {
-                core.stolen += ns;
-            }
-            core.stolen_in_segment += ns;
+        let keep_from = core.open_since().unwrap_or(start);
+        core.book_irq_run(start, start + ns, keep_from);
+        if core.current.is_some() && core.seg.is_some() {
+            core.stolen += ns;
         }
     }
 
@@ -424,9 +450,8 @@ impl Cpu {
     fn end_segment_accounting(&mut self, core_id: u32, now: Time) {
         let core = &mut self.cores[core_id as usize];
         if let Some((start, _, activity)) = core.seg.take() {
-            let ran = now - start;
             // Interrupt handlers that ran meanwhile are the core's time, not the task's.
-            let own = ran.saturating_sub(core.stolen_in_segment);
+            let own = (now - start) - core.irq_overlap(start, now);
             core.busy_ns[activity as usize] += own;
             if let Some(t) = core.current {
                 self.tasks[t as usize].cpu_ns += own;
@@ -434,7 +459,6 @@ impl Cpu {
         }
         let core = &mut self.cores[core_id as usize];
         core.stolen = 0;
-        core.stolen_in_segment = 0;
         core.gen = core.gen.wrapping_add(1);
     }
 
@@ -535,37 +559,49 @@ impl Cpu {
         for c in 0..self.cores.len() as u32 {
             // Close the open spin or segment at `at` (crediting the core and its task as if it ended
             // there) and reopen it, so that time before and after `at` is counted once each.
-            // An interrupt handler booked in full when it started may run past `at`: that part belongs after.
-            let core = &self.cores[c as usize];
-            let irq_after = core.irq_until.saturating_sub(at).min(core.stolen_in_segment);
-            if core.spin_since.is_some() {
-                self.cores[c as usize].stolen_in_segment -= irq_after;
+            if self.cores[c as usize].spin_since.is_some_and(|since| since <= at) {
                 self.end_spin_accounting(c, at);
-                let core = &mut self.cores[c as usize];
-                core.spin_since = Some(at);
-                core.stolen_in_segment = irq_after;
+                self.cores[c as usize].spin_since = Some(at);
             }
-            if let Some((start, end, activity)) = self.cores[c as usize].seg {
+            if let Some((start, end, activity)) = self.cores[c as usize].seg.filter(|&(start, _, _)| start <= at) {
                 let core = &mut self.cores[c as usize];
-                let own = at.saturating_sub(start).saturating_sub(core.stolen_in_segment - irq_after);
+                let own = (at - start) - core.irq_overlap(start, at);
                 core.busy_ns[activity as usize] += own;
                 if let Some(t) = core.current {
                     self.tasks[t as usize].cpu_ns += own;
                 }
-                let core = &mut self.cores[c as usize];
-                core.seg = Some((at, end, activity));
-                core.stolen_in_segment = irq_after;
+                self.cores[c as usize].seg = Some((at, end, activity));
             }
         }
         self.cores
             .iter()
             .map(|c| CoreTime {
                 user_ns: c.busy_ns[Activity::User as usize],
-                kernel_ns: c.busy_ns[Activity::Kernel as usize] + c.irq_ns
-                    - c.irq_until.saturating_sub(at).min(c.irq_ns),
+                // Handlers are booked whole when raised: the part that runs after `at` belongs after.
+                kernel_ns: c.busy_ns[Activity::Kernel as usize] + c.irq_ns - c.irq_overlap(at, Time::MAX),
                 poll_ns: c.busy_ns[Activity::Poll as usize],
                 context_switches: c.context_switches,
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handler_runs_serialize_and_count_once() {
+        let mut core = Core::default();
+        core.book_irq_run(100, 200, 0);
+        // Raised while the first runs: it follows it (one core runs one handler at a time).
+        core.book_irq_run(150, 250, 0);
+        core.book_irq_run(1_000, 1_100, 0);
+        assert_eq!(core.irqs, VecDeque::from([(100, 350), (1_000, 1_100)]));
+        assert_eq!(core.irq_overlap(0, Time::MAX), 350);
+        assert_eq!(core.irq_overlap(300, 1_050), 50 + 50);
+        // Runs over before what is still open are dropped.
+        core.book_irq_run(2_000, 2_010, 1_500);
+        assert_eq!(core.irqs, VecDeque::from([(2_000, 2_010)]));
     }
 }
