@@ -98,6 +98,8 @@ pub struct Request {
     /// Force Unit Access (a write only): the drive completes it only once its data is on non-volatile media,
     /// not when it reaches a volatile write cache. Linux's REQ_FUA; NVMe's FUA bit of the Write command.
     pub fua: bool,
+    /// Asynchronous writeback from the page cache (not REQ_SYNC): the flusher's writes.
+    pub writeback: bool,
     pub class: Class,
     pub stamps: Stamps,
 }
@@ -108,10 +110,10 @@ impl Request {
         self.stamps.completed - self.stamps.issued
     }
 
-    /// Synchronous in Linux's sense (`op_is_sync`). Every I/O of the model is direct I/O: reads, and writes
-    /// that carry REQ_SYNC; there is no page cache whose writeback would be async.
+    /// Synchronous in Linux's sense (`op_is_sync`): reads, and writes that carry REQ_SYNC (direct I/O, fsync's
+    /// data and journal writes); the flusher's writeback is not.
     pub fn is_sync(&self) -> bool {
-        true
+        !self.writeback
     }
 }
 

@@ -112,7 +112,8 @@ impl Simulation {
         let end_ns = scenario.run.duration.0;
         let workload = Workload::new(&scenario.flows, scenario.seed, capacity, end_ns, &scenario.base_dir)
             .map_err(SimError::Setup)?;
-        let host = Host::new(&scenario.host, &scenario.flows, end_ns, &mut device).map_err(SimError::Setup)?;
+        let host = Host::new(&scenario.host, &scenario.flows, end_ns, scenario.run.warmup.0, &mut device)
+            .map_err(SimError::Setup)?;
         let metrics = Metrics::new(
             &scenario.flows.iter().map(|f| (f.name.clone(), f.class, f.prio)).collect::<Vec<_>>(),
             scenario.run.warmup.0,
@@ -216,6 +217,9 @@ impl Simulation {
             flow.cpu_cores = cores;
         }
         let device = self.device.results(&device_start, &device_end);
+        for (flow, phases) in flows.iter_mut().zip(self.host.fsync_phases()) {
+            flow.fsync_phases_ns = phases;
+        }
         for (flow, gc_ns) in flows.iter_mut().zip(device_end.gc_busy_by_flow_since(&device_start)) {
             flow.gc_busy_ns = gc_ns;
         }
@@ -293,6 +297,7 @@ impl Simulation {
                     offset: io.offset,
                     len: io.len,
                     fua: io.op == Op::Write && self.workload.fua(io.flow),
+                    writeback: false,
                     class: self.workload.class(io.flow),
                     stamps: Stamps { issued: io.arrived_at, ..Stamps::default() },
                 };

@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::keyword::keyword_serde;
-use super::units::Nanos;
+use super::units::{Bytes, Nanos};
 
 /// `host.model`: which host the I/O goes through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -50,6 +50,7 @@ pub struct HostConfig {
     pub cpu: CpuConfig,
     pub block: BlockConfig,
     pub nvme: NvmeConfig,
+    pub fs: FsConfig,
     pub power: PowerConfig,
 }
 
@@ -66,6 +67,7 @@ impl Default for HostConfig {
             cpu: CpuConfig::default(),
             block: BlockConfig::default(),
             nvme: NvmeConfig::default(),
+            fs: FsConfig::default(),
             power: PowerConfig::default(),
         }
     }
@@ -173,6 +175,42 @@ impl Default for BlockConfig {
             ld_depth: 32,
             ld_sync_batch: 8,
             ld_async_batch: 4,
+        }
+    }
+}
+
+/// `[host.fs]`: the file system (ext4, `data=ordered`), its page cache and writeback, for flows that use
+/// files (`direct = 0`, `fsync`, `fdatasync`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FsConfig {
+    /// Memory the page cache may use, bytes (the machine of HotStorage'23: 64 GB).
+    pub memory_bytes: Bytes,
+    /// Copying one 4 KiB page between a user buffer and the page cache.
+    pub page_copy_ns: Nanos,
+    /// The journal thread's CPU work to set up a commit (locking, building the descriptor and commit
+    /// blocks).
+    pub commit_cpu_ns: Nanos,
+    /// `vm.dirty_background_ratio`: percent of the cache's memory dirty before the flusher writes back.
+    pub dirty_background_ratio: u32,
+    /// `vm.dirty_ratio`: percent of the cache's memory writers are throttled towards.
+    pub dirty_ratio: u32,
+    /// `vm.dirty_expire_centisecs`: a page dirty this long is written back by the next periodic pass.
+    pub dirty_expire_centisecs: u32,
+    /// `vm.dirty_writeback_centisecs`: the period of the flusher's periodic pass.
+    pub dirty_writeback_centisecs: u32,
+}
+
+impl Default for FsConfig {
+    fn default() -> Self {
+        FsConfig {
+            memory_bytes: Bytes(64 << 30),
+            page_copy_ns: Nanos::from_ns(400),
+            commit_cpu_ns: Nanos::from_ns(3_000),
+            dirty_background_ratio: 10,
+            dirty_ratio: 20,
+            dirty_expire_centisecs: 3_000,
+            dirty_writeback_centisecs: 500,
         }
     }
 }
@@ -291,6 +329,8 @@ impl HostConfig {
             ("nvme.isr_ns", n.isr_ns.0),
             ("nvme.cqe_ns", n.cqe_ns.0),
             ("nvme.coalesce_time_ns", n.coalesce_time_ns.0),
+            ("fs.page_copy_ns", self.fs.page_copy_ns.0),
+            ("fs.commit_cpu_ns", self.fs.commit_cpu_ns.0),
         ] {
             if value > MAX_COST_NS {
                 return err(key, format!("expected at most 1 s, found {value} ns"));
@@ -305,6 +345,27 @@ impl HostConfig {
         ] {
             if !(1_000..=10 * MAX_COST_NS).contains(&value) {
                 return err(key, format!("expected 1 us to 10 s, found {value} ns"));
+            }
+        }
+        let f = &self.fs;
+        if f.memory_bytes.0 < 1 << 20 || f.memory_bytes.0 > 1 << 50 {
+            return err("fs.memory_bytes", format!("expected 1 MiB to 1 PiB, found {} bytes", f.memory_bytes.0));
+        }
+        if f.dirty_background_ratio == 0 || f.dirty_ratio > 100 || f.dirty_background_ratio >= f.dirty_ratio {
+            return err(
+                "fs.dirty_background_ratio",
+                format!(
+                    "expected 1 <= dirty_background_ratio < dirty_ratio <= 100, found {} and {}",
+                    f.dirty_background_ratio, f.dirty_ratio
+                ),
+            );
+        }
+        for (key, value) in [
+            ("fs.dirty_expire_centisecs", f.dirty_expire_centisecs),
+            ("fs.dirty_writeback_centisecs", f.dirty_writeback_centisecs),
+        ] {
+            if value == 0 || value > 360_000 {
+                return err(key, format!("expected 1 to 360000 centiseconds (an hour), found {value}"));
             }
         }
         if b.nr_requests > 65_535 {

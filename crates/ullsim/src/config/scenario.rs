@@ -11,7 +11,7 @@ use super::device::DeviceConfig;
 pub use super::host::{HostConfig, HostModel};
 use super::keyword::keyword_serde;
 use super::presets;
-use super::units::{describe_ns, Bytes, Micros, Seconds, SizeOrPercent};
+use super::units::{describe_ns, Bytes, Flag, Micros, Seconds, SizeOrPercent};
 use crate::request::{Criticality, NvmePriority};
 use crate::util::quote::{clip_quotes, QUOTED_CHARS};
 use crate::workload::distribution::RandomDistribution;
@@ -215,12 +215,51 @@ pub struct FlowSpec {
     pub flush_every: Option<u32>,
     /// Every write of the flow carries Force Unit Access.
     pub fua: Option<bool>,
+    /// fio's `direct`: false (0) sends reads and writes through the page cache; true (1, the default) is
+    /// direct I/O.
+    pub direct: Option<Flag>,
+    /// fio's `nrfiles`: files per job's region.
+    pub nrfiles: Option<u32>,
+    /// fio's `filesize`: size of each file.
+    pub filesize: Option<Bytes>,
+    /// fio's `fsync=N`: an fsync system call after every N writes.
+    pub fsync: Option<u32>,
+    /// fio's `fdatasync=N`: an fdatasync system call after every N writes.
+    pub fdatasync: Option<u32>,
 }
 
 impl FlowSpec {
     /// The flow only burns CPU (`ioengine = "cpuio"`).
     pub fn is_cpu_only(&self) -> bool {
         self.ioengine == Some(IoEngine::Cpuio)
+    }
+
+    /// Direct I/O (`direct`, 1 unless set to 0).
+    pub fn is_direct(&self) -> bool {
+        self.direct.is_none_or(|d| d.0)
+    }
+
+    /// The flow goes through the file system's files: buffered I/O, or a sync call after its writes.
+    pub fn uses_files(&self) -> bool {
+        !self.is_cpu_only() && (!self.is_direct() || self.fsync.is_some() || self.fdatasync.is_some())
+    }
+
+    /// The flow's synthetic I/O only writes (`rw = "write"` or `"randwrite"`, or a mix with `rwmixread = 0`).
+    pub fn writes_only(&self) -> bool {
+        match self.rw {
+            Some(RwMode::Write | RwMode::Randwrite) => true,
+            Some(RwMode::Rw | RwMode::Randrw) => self.rwmixread == Some(0),
+            _ => false,
+        }
+    }
+
+    /// The byte range `(start, length)` the flow's I/O falls in on a device of `capacity` bytes (`offset` and
+    /// `size`), in whole sectors.
+    pub fn region(&self, capacity: u64) -> (u64, u64) {
+        const SECTOR: u64 = 512;
+        let start = self.offset.map_or(0, |o| o.resolve(capacity)) / SECTOR * SECTOR;
+        let len = self.size.map_or(capacity - start, |s| s.resolve(capacity)) / SECTOR * SECTOR;
+        (start, len)
     }
 }
 
@@ -374,6 +413,11 @@ pub const FLOW_KEYS: &[&str] = &[
     "latency_from",
     "flush_every",
     "fua",
+    "direct",
+    "nrfiles",
+    "filesize",
+    "fsync",
+    "fdatasync",
 ];
 
 /// The seed used when a scenario names none.

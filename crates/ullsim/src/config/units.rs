@@ -151,6 +151,41 @@ impl<'de> Deserialize<'de> for Bytes {
     }
 }
 
+/// A switch written as fio writes it (`1`/`0`) or as TOML does (`true`/`false`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Flag(pub bool);
+
+impl Serialize for Flag {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bool(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Flag {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Flag;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("0, 1, true or false")
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Flag, E> {
+                Ok(Flag(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Flag, E> {
+                match v {
+                    0 | 1 => Ok(Flag(v == 1)),
+                    _ => Err(E::custom(format!("expected 0, 1, true or false, found {v}"))),
+                }
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Flag, E> {
+                self.visit_i64(i64::try_from(v).unwrap_or(i64::MAX))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// A duration whose bare numbers are in unit `U` (see the `*Unit` markers), deserialized from an integer,
 /// a float or a string with a unit suffix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]

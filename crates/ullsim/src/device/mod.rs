@@ -230,6 +230,12 @@ impl Device {
         })
     }
 
+    /// Whether the drive reports a volatile write cache (NVMe's VWC bit): its write buffer has no power-loss
+    /// protection. Linux sends PREFLUSH and FUA only to such a drive.
+    pub fn has_volatile_write_cache(&self) -> bool {
+        self.durability.fua_waits_for_media()
+    }
+
     /// Entries of each submission queue (the host keeps at most one fewer commands in it).
     pub fn queue_depth(&self) -> u32 {
         self.queue_depth

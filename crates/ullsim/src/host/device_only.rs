@@ -132,6 +132,7 @@ impl DeviceOnlyHost {
             flow_cpu_ns: vec![0; self.queues.len()],
             interrupts: 0,
             block: BlockResults::zero("none"),
+            fs: None,
         }
     }
 

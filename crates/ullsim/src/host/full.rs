@@ -8,6 +8,7 @@
 //! Completions come back through the interrupt handler (which completes requests in the block layer and wakes
 //! their tasks) or a poll loop. Every request is stamped at each hop; see `metrics::Breakdown`.
 
+mod fs;
 mod submit;
 
 use std::collections::VecDeque;
@@ -28,6 +29,7 @@ use crate::device::Device;
 use crate::engine::{EventQueue, Time};
 use crate::request::{Class, Criticality, NvmePriority, Op, ReqId, Request, RequestArena, Stamps};
 use crate::sim::Event;
+use fs::{FsCall, FsHost, Thread};
 
 /// "No request" in the links below.
 const NO_PARENT: u32 = u32::MAX;
@@ -62,6 +64,8 @@ struct HostReq {
     riders: u32,
     /// For a carried application request: the next one carried with it.
     next_rider: u32,
+    /// A bio of the file system (page cache, journal), not an application request.
+    fs_bio: bool,
 }
 
 impl Default for HostReq {
@@ -74,6 +78,7 @@ impl Default for HostReq {
             pieces_left: 0,
             riders: NO_PARENT,
             next_rider: NO_PARENT,
+            fs_bio: false,
         }
     }
 }
@@ -128,6 +133,9 @@ struct Job {
     in_flight: u32,
     /// The system call the task is in, if any.
     call: Option<Call>,
+    /// A file-system call's program (with `call` = `Call::FileSystem`), and the request it serves.
+    fs_call: Option<FsCall>,
+    fs_req: Option<ReqId>,
     /// Direction and size of the last I/O submitted (what hybrid polling sleeps for).
     last_submitted: (Op, u32),
     /// Most requests one submitting system call takes (`iodepth_batch_submit`).
@@ -152,6 +160,7 @@ enum Role {
     Job(u32),
     SqPoll(u32),
     Burner(u32),
+    FsThread(Thread),
 }
 
 struct Costs {
@@ -183,6 +192,8 @@ pub struct FullHost {
     noncritical_max_request_bytes: u64,
     /// Critical requests go around the plug and the scheduler (FastResponse's bypass).
     critical_bypass: bool,
+    /// The file system, when a flow uses files.
+    fs: Option<Box<FsHost>>,
     jobs: Vec<Job>,
     burners: Vec<Burner>,
     roles: Vec<Role>,
@@ -209,7 +220,13 @@ pub struct FullHost {
 
 impl FullHost {
     /// Build the host for `flows` on `device`: cores, tasks, queues.
-    pub fn new(cfg: &HostConfig, flows: &[FlowSpec], run_end: Time, device: &mut Device) -> Result<FullHost, String> {
+    pub fn new(
+        cfg: &HostConfig,
+        flows: &[FlowSpec],
+        run_end: Time,
+        warmup: Time,
+        device: &mut Device,
+    ) -> Result<FullHost, String> {
         let mut cpu = Cpu::new(cfg)?;
         // One queue set per NVMe priority class the I/O flows use, in class order.
         let mut classes: Vec<NvmePriority> = flows.iter().filter(|f| !f.is_cpu_only()).map(|f| f.prio).collect();
@@ -285,6 +302,8 @@ impl FullHost {
                     done: VecDeque::new(),
                     in_flight: 0,
                     call: None,
+                    fs_call: None,
+                    fs_req: None,
                     batch_submit: if engine.is_blocking() { 1 } else { spec.iodepth_batch_submit.unwrap_or(1) },
                     last_submitted: (Op::Read, 0),
                     latency_from_submit: spec.latency_from == Some(LatencyFrom::Submit),
@@ -296,6 +315,14 @@ impl FullHost {
             }
             flow_tasks.push(tasks);
         }
+        let fs = flows.iter().any(FlowSpec::uses_files).then(|| {
+            let fsh = FsHost::new(flows, cfg, &mut cpu, device, jobs.len(), warmup);
+            for (task, thread) in fsh.threads() {
+                roles.push(Role::FsThread(thread));
+                timed_starts.push((task, 0));
+            }
+            Box::new(fsh)
+        });
         let task_count = roles.len();
         Ok(FullHost {
             cpu,
@@ -317,6 +344,7 @@ impl FullHost {
                 kb => kb,
             }) * 1024,
             critical_bypass: cfg.block.critical_bypass,
+            fs,
             jobs,
             burners,
             roles,
@@ -361,6 +389,10 @@ impl FullHost {
     /// New work for job `j`: a sleeping or spinning task goes on now.
     fn kick_job(&mut self, q: &mut EventQueue<Event>, j: u32) {
         let job = &mut self.jobs[j as usize];
+        if job.fs_call.is_some() {
+            // Blocked in a file-system call: new work waits until it returns.
+            return;
+        }
         let task = job.task;
         match job.waiting {
             Waiting::Sleeping | Waiting::HybridSleep => {
@@ -437,7 +469,7 @@ impl FullHost {
         let mut woken = std::mem::take(&mut self.woken_in_irq);
         for &req in &entries {
             t += self.nvme.cqe_ns;
-            let task = self.jobs[self.reqs[req.index()].job as usize].task;
+            let task = self.waiter_of(req);
             // Waking a sleeping task costs once per handler run, however many of its requests complete.
             if self.cpu.is_sleeping(task) && !woken.contains(&task) {
                 woken.push(task);
@@ -548,6 +580,10 @@ impl FullHost {
         } else {
             req
         };
+        if self.reqs[done.index()].fs_bio {
+            self.fs_bio_done(q, requests, done);
+            return;
+        }
         self.app_request_done(q, r.job, done);
     }
 
@@ -613,6 +649,7 @@ impl FullHost {
             Role::Job(j) => self.step_job(q, requests, device, j, delivered),
             Role::SqPoll(j) => self.step_sqpoll(q, requests, device, j),
             Role::Burner(b) => self.step_burner(q, task, b),
+            Role::FsThread(thread) => self.step_fs_thread(q, requests, device, task, thread),
         }
     }
 
@@ -688,6 +725,9 @@ impl FullHost {
             Action::PollComplete(n) => self.finish_polled(q, requests, j, n),
             Action::None | Action::Transition => {}
         }
+        if self.fs.is_some() && self.step_fs_job(q, requests, device, j) {
+            return;
+        }
         let start = self.cpu.work_starts_at(task, now);
         let job = &mut self.jobs[j as usize];
         // 1. Polled completion entries waiting to be processed (by the task itself without an sqpoll thread).
@@ -739,6 +779,8 @@ impl FullHost {
         match syscall::next(&mut job.call, &view) {
             Step::Submit { entering, quota } => {
                 let req = job.to_submit.pop_front().expect("a call submits only what the application issued");
+                self.note_direct_write(requests, j, req);
+                let job = &mut self.jobs[j as usize];
                 if job.latency_from_submit {
                     restart_clock(requests, req, start);
                 }
@@ -814,9 +856,15 @@ impl FullHost {
         self.cpu.spin(q, task);
     }
 
-    /// Model invariants: tags conserved.
+    /// Model invariants: tags conserved, the page cache consistent.
     pub fn check_invariants(&self) -> Result<(), String> {
-        self.block.check_tags()
+        self.block.check_tags()?;
+        self.fs.as_deref().map_or(Ok(()), FsHost::check_invariants)
+    }
+
+    /// Per flow: its fsync phases over the window, for flows that sync through the file system.
+    pub fn fsync_phases(&self) -> Vec<Option<crate::metrics::FsyncPhases>> {
+        self.fs.as_deref().map_or_else(Vec::new, FsHost::phases)
     }
 }
 
@@ -826,7 +874,14 @@ impl FullHost {
         let cores = self.cpu.core_times(at);
         let flow_cpu_ns =
             self.flow_tasks.iter().map(|tasks| tasks.iter().map(|&t| self.cpu.task_cpu_ns(t)).sum()).collect();
-        HostCounters { at, cores, flow_cpu_ns, interrupts: self.nvme.interrupts(), block: self.block.results() }
+        HostCounters {
+            at,
+            cores,
+            flow_cpu_ns,
+            interrupts: self.nvme.interrupts(),
+            block: self.block.results(),
+            fs: self.fs.as_deref().map(FsHost::counters),
+        }
     }
 
     /// Host results between the snapshots `since` and `now`, and the CPU each flow used (in cores).

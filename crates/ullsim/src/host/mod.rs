@@ -62,9 +62,15 @@ pub enum Host {
 
 impl Host {
     /// Build the host for `flows` on `device`: its queues, and for the full host its cores and tasks.
-    pub fn new(cfg: &HostConfig, flows: &[FlowSpec], run_end: Time, device: &mut Device) -> Result<Host, String> {
+    pub fn new(
+        cfg: &HostConfig,
+        flows: &[FlowSpec],
+        run_end: Time,
+        warmup: Time,
+        device: &mut Device,
+    ) -> Result<Host, String> {
         Ok(match cfg.model {
-            HostModel::Full => Host::Full(FullHost::new(cfg, flows, run_end, device)?),
+            HostModel::Full => Host::Full(FullHost::new(cfg, flows, run_end, warmup, device)?),
             HostModel::DeviceOnly => Host::DeviceOnly(DeviceOnlyHost::new(flows, device)?),
         })
     }
@@ -141,6 +147,14 @@ impl Host {
         match self {
             Host::Full(h) => h.results(since, now),
             Host::DeviceOnly(h) => h.results(since, now),
+        }
+    }
+
+    /// Per flow: its fsync phases over the window (the full host's file system; empty without one).
+    pub fn fsync_phases(&self) -> Vec<Option<crate::metrics::FsyncPhases>> {
+        match self {
+            Host::Full(h) => h.fsync_phases(),
+            Host::DeviceOnly(_) => Vec::new(),
         }
     }
 

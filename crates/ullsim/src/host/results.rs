@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::block::BlockResults;
 use super::cpu::{CoreTime, CoreUsage};
+use super::fs::FsCounters;
 use crate::config::host::HostModel;
 use crate::engine::Time;
 
@@ -21,6 +22,9 @@ pub struct HostResults {
     pub busy_cores: f64,
     pub interrupts: u64,
     pub block: BlockResults,
+    /// The file system's page cache, writeback and journal (only when a flow uses files).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fs: Option<FsCounters>,
 }
 
 /// CPU time per flow over the window, in cores (CPU time of its tasks and their sqpoll threads / window).
@@ -35,6 +39,7 @@ pub struct HostCounters {
     pub(super) flow_cpu_ns: Vec<Time>,
     pub(super) interrupts: u64,
     pub(super) block: BlockResults,
+    pub(super) fs: Option<FsCounters>,
 }
 
 /// How the results name the host's parts.
@@ -68,6 +73,7 @@ impl HostCounters {
                 busy_cores,
                 interrupts: now.interrupts - self.interrupts,
                 block: now.block.since(&self.block),
+                fs: now.fs.zip(self.fs).map(|(after, before)| after.since(&before)),
             },
             flow_cpu,
         )

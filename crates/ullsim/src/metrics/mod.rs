@@ -37,8 +37,9 @@ pub struct LayerTime {
     pub p99: u64,
 }
 
+/// A latency recorder: count, exact mean, HDR percentiles.
 #[derive(Debug, Clone)]
-struct Recorder {
+pub(crate) struct Recorder {
     hist: Histogram<u64>,
     count: u64,
     sum: u128,
@@ -46,7 +47,7 @@ struct Recorder {
 }
 
 impl Recorder {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Recorder {
             hist: Histogram::new_with_max(MAX_TRACKED_NS, 3).expect("valid histogram bounds"),
             count: 0,
@@ -56,7 +57,7 @@ impl Recorder {
     }
 
     #[inline]
-    fn record(&mut self, value: Time, bytes: u64) {
+    pub(crate) fn record(&mut self, value: Time, bytes: u64) {
         self.hist.saturating_record(value.min(MAX_TRACKED_NS));
         self.count += 1;
         self.sum += value as u128;
@@ -86,7 +87,11 @@ impl Recorder {
         }
     }
 
-    fn layer(&self) -> LayerTime {
+    pub(crate) fn count(&self) -> u64 {
+        self.count
+    }
+
+    pub(crate) fn layer(&self) -> LayerTime {
         LayerTime { mean: self.mean(), p99: if self.count == 0 { 0 } else { self.hist.value_at_quantile(0.99) } }
     }
 
@@ -107,6 +112,23 @@ pub struct OpResult {
     pub iops: f64,
     pub bandwidth_bytes_per_s: f64,
     pub latency_ns: LatencySummary,
+}
+
+/// Where fsync calls spent their time, as FastResponse's Figs. 5(b) and 15(b) split it (ext4 `data=ordered`):
+/// T_D1, writing and waiting for the file's own dirty data; then, when the call needs a journal commit, the
+/// commit's T_D2 (the other files' ordered data), T_JD (descriptor and metadata blocks to the log) and T_JC
+/// (the commit block with PREFLUSH+FUA); and T_Sched, the two hand-offs between the caller and the journal
+/// thread (its wake-up until the commit starts, and the commit's end until the caller runs). A call without
+/// a commit counts 0 for the last four.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FsyncPhases {
+    /// Calls measured (issued in the window and completed).
+    pub count: u64,
+    pub d1: LayerTime,
+    pub d2: LayerTime,
+    pub jd: LayerTime,
+    pub jc: LayerTime,
+    pub sched: LayerTime,
 }
 
 /// Where a request's time went, layer by layer (FastResponse's T_FS, T_Blk, T_Dev, T_Sched ...). The seven
@@ -193,8 +215,12 @@ pub struct FlowResult {
     pub read: Option<OpResult>,
     /// Writes only; null when the flow completed none.
     pub write: Option<OpResult>,
-    /// Flush commands (`flush_every`); null when the flow completed none. Not in the flow's other figures.
+    /// Flush commands (`flush_every`), or fsync / fdatasync calls (`fsync`, `fdatasync`); null when the flow
+    /// completed none. Not in the flow's other figures.
     pub flush: Option<OpResult>,
+    /// Where the flow's fsync calls spent their time (only for flows with `fsync` or `fdatasync`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fsync_phases_ns: Option<FsyncPhases>,
     pub breakdown_ns: Breakdown,
     /// CPU time of the flow's tasks (and their sqpoll threads) over the whole run, in cores.
     pub cpu_cores: f64,
@@ -204,7 +230,7 @@ pub struct FlowResult {
     /// short run means the flow was stalled, not fast.
     pub in_flight_at_end: u64,
     /// Age at the end of the run of the oldest request still in flight (0 if none). Larger than
-    /// `latency_ns.max` means a request waited longer than any that completed: look for a stall.
+    /// `latency_ns.max` (and `flush`'s) means a request waited longer than any that completed: look for a stall.
     pub oldest_in_flight_ns: u64,
     /// Die time of garbage collection charged to the flow over the whole run, in proportion to the host
     /// pages it wrote to each collected plane (see `device/gc_cost.rs`).
@@ -417,6 +443,7 @@ impl Metrics {
                     read: (f.read.count > 0).then(|| f.read.op_result(seconds)),
                     write: (f.write.count > 0).then(|| f.write.op_result(seconds)),
                     flush: (f.flush.count > 0).then(|| f.flush.op_result(seconds)),
+                    fsync_phases_ns: None,
                     breakdown_ns: Breakdown {
                         syscall: f.layers[0].layer(),
                         block: f.layers[1].layer(),

@@ -63,6 +63,11 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
             ("latency_from", spec.latency_from.is_some()),
             ("flush_every", spec.flush_every.is_some()),
             ("fua", spec.fua.is_some()),
+            ("direct", spec.direct.is_some()),
+            ("nrfiles", spec.nrfiles.is_some()),
+            ("filesize", spec.filesize.is_some()),
+            ("fsync", spec.fsync.is_some()),
+            ("fdatasync", spec.fdatasync.is_some()),
         ] {
             if set {
                 return err(key, "does not apply to ioengine = \"cpuio\" (a flow that only burns CPU)");
@@ -245,7 +250,8 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
     if spec.number_ios == Some(0) {
         return err("number_ios", "expected a whole number >= 1");
     }
-    check_durability(spec)
+    check_durability(spec)?;
+    check_files(spec, capacity)
 }
 
 /// `flush_every` and `fua` need a flow that writes; `flush_every` also a closed loop, whose jobs wait for
@@ -257,7 +263,8 @@ fn check_durability(spec: &FlowSpec) -> Result<(), (String, String)> {
         Some(RwMode::Rw | RwMode::Randrw) => spec.rwmixread == Some(100),
         Some(RwMode::Write | RwMode::Randwrite) | None => false,
     };
-    for (key, set) in [("flush_every", spec.flush_every.is_some()), ("fua", spec.fua.is_some())] {
+    let syncs = [("flush_every", spec.flush_every), ("fsync", spec.fsync), ("fdatasync", spec.fdatasync)];
+    for (key, set) in syncs.iter().map(|&(k, v)| (k, v.is_some())).chain([("fua", spec.fua.is_some())]) {
         if set && reads_only {
             return err(
                 key,
@@ -265,16 +272,75 @@ fn check_durability(spec: &FlowSpec) -> Result<(), (String, String)> {
             );
         }
     }
-    let Some(every) = spec.flush_every else { return Ok(()) };
+    let given: Vec<&str> = syncs.iter().filter(|s| s.1.is_some()).map(|s| s.0).collect();
+    if given.len() > 1 {
+        return err(given[1], &format!("give one of flush_every, fsync and fdatasync, not also {}", given[0]));
+    }
+    let Some(&(key, Some(every))) = syncs.iter().find(|s| s.1.is_some()) else { return Ok(()) };
     if every == 0 {
-        return err("flush_every", "expected a whole number of writes >= 1 (omit it for no flushes)");
+        return err(key, "expected a whole number of writes >= 1 (omit it for no flushes)");
     }
     let open_loop = spec.rate_iops.is_some() || (spec.trace.is_some() && spec.iodepth.is_none());
     if open_loop {
         return err(
-            "flush_every",
-            "applies only to closed-loop flows (iodepth, no rate_iops, no timed trace): a job flushes once its \
+            key,
+            "applies only to closed-loop flows (iodepth, no rate_iops, no timed trace): a job syncs once its \
              writes have completed",
+        );
+    }
+    Ok(())
+}
+
+/// `direct = 0`, `nrfiles` and `filesize`: files need a blocking engine for buffered I/O (a buffered
+/// libaio or io_uring call blocks or goes to worker threads the model does not have) and must fit the
+/// flow's region.
+fn check_files(spec: &FlowSpec, capacity: u64) -> Result<(), (String, String)> {
+    let err = |key: &str, what: String| Err((key.to_string(), what));
+    let engine = spec.ioengine.unwrap_or_default();
+    if !spec.is_direct() {
+        if !engine.is_blocking() {
+            return err(
+                "direct",
+                "buffered I/O (direct = 0) needs ioengine = \"psync\" or \"pvsync2\": a buffered libaio or \
+                 io_uring call blocks in the kernel (or goes to worker threads the model does not have)"
+                    .into(),
+            );
+        }
+        if spec.hipri == Some(true) {
+            return err("hipri", "polled I/O needs direct I/O (direct = 1); Linux ignores it on buffered I/O".into());
+        }
+        if spec.trace.is_some() {
+            return err("direct", "buffered I/O applies to synthetic and app flows, not to traces".into());
+        }
+    }
+    if !spec.uses_files() {
+        for (key, set) in [("nrfiles", spec.nrfiles.is_some()), ("filesize", spec.filesize.is_some())] {
+            if set {
+                return err(key, "applies only to a flow that uses files: direct = 0, fsync or fdatasync".into());
+            }
+        }
+        return Ok(());
+    }
+    let files = u64::from(spec.nrfiles.unwrap_or(1));
+    if files == 0 || files > 1 << 20 {
+        return err("nrfiles", format!("expected 1 to {} files, found {files}", 1 << 20));
+    }
+    let (_, region_len) = spec.region(capacity);
+    if let Some(size) = spec.filesize {
+        if size.0 < 4096 || size.0.saturating_mul(files) > region_len {
+            return err(
+                "filesize",
+                format!(
+                    "expected at least 4 KiB, with nrfiles x filesize within the flow's region of {region_len} bytes \
+                     (size and offset set it), found {} x {files}",
+                    size.0
+                ),
+            );
+        }
+    } else if region_len / files < 4096 {
+        return err(
+            "nrfiles",
+            format!("{files} files leave less than 4 KiB each of the flow's {region_len}-byte region"),
         );
     }
     Ok(())

@@ -197,8 +197,7 @@ impl Workload {
                 let sizes = block_sizes(spec)?;
                 let max_bs = sizes.largest();
                 let align = sizes.smallest();
-                let region_start = spec.offset.map_or(0, |o| o.resolve(capacity)) / SECTOR * SECTOR;
-                let region_len = spec.size.map_or(capacity - region_start, |s| s.resolve(capacity)) / SECTOR * SECTOR;
+                let (region_start, region_len) = spec.region(capacity);
                 let picker = rw.is_random().then(|| {
                     let dist = spec.random_distribution.clone().unwrap_or(RandomDistribution::Uniform);
                     let slots = (region_len - max_bs) / align + 1;
@@ -245,7 +244,8 @@ impl Workload {
                 };
                 (Source::Synthetic(synthetic), pacing)
             };
-            let flush = match (spec.flush_every, &pacing) {
+            // fsync and fdatasync use the same quiesce-then-sync cycle; the host runs the system call.
+            let flush = match (spec.flush_every.or(spec.fsync).or(spec.fdatasync), &pacing) {
                 (Some(every), Pacing::Closed { depth, .. }) => Some(FlushEvery::new(every, *depth, jobs)),
                 _ => None, // checked: flush_every needs a closed loop
             };

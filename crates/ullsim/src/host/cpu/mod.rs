@@ -597,9 +597,10 @@ mod tests {
         // Raised while the first runs: it follows it (one core runs one handler at a time).
         core.book_irq_run(150, 250, 0);
         core.book_irq_run(1_000, 1_100, 0);
-        assert_eq!(core.irqs, VecDeque::from([(100, 350), (1_000, 1_100)]));
-        assert_eq!(core.irq_overlap(0, Time::MAX), 350);
-        assert_eq!(core.irq_overlap(300, 1_050), 50 + 50);
+        // 100 ns from 100, then 100 ns more once the first is over: 100 to 300.
+        assert_eq!(core.irqs, VecDeque::from([(100, 300), (1_000, 1_100)]));
+        assert_eq!(core.irq_overlap(0, Time::MAX), 300);
+        assert_eq!(core.irq_overlap(250, 1_050), 50 + 50);
         // Runs over before what is still open are dropped.
         core.book_irq_run(2_000, 2_010, 1_500);
         assert_eq!(core.irqs, VecDeque::from([(2_000, 2_010)]));

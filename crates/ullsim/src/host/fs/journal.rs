@@ -114,6 +114,7 @@ struct Transaction {
     files: BTreeSet<u32>,
     /// Files with an extent block in it.
     extent_files: BTreeSet<u32>,
+    allocated: BTreeSet<u32>,
 }
 
 /// ext4's journal and FastResponse's file-level journal.
@@ -139,6 +140,16 @@ impl Journal {
         self.file_area_used
     }
 
+    /// The running transaction holds a block allocation of `file` (what fdatasync must commit).
+    pub fn allocated(&self, file: u32) -> bool {
+        self.running.allocated.contains(&file)
+    }
+
+    /// The running transaction holds anything.
+    pub fn has_any_file(&self) -> bool {
+        !self.running.files.is_empty()
+    }
+
     /// The running transaction holds metadata of `file`.
     pub fn has_file(&self, file: u32) -> bool {
         self.running.files.contains(&file)
@@ -151,6 +162,7 @@ impl Journal {
         t.files.insert(meta.file);
         t.metadata.insert(MetadataBlock::InodeTable(meta.inode / INODES_PER_BLOCK));
         if let Some(group) = effect.allocated_in_group {
+            t.allocated.insert(meta.file);
             t.metadata.insert(MetadataBlock::BlockBitmap(group));
             t.metadata.insert(MetadataBlock::GroupDescriptor(group / DESCRIPTORS_PER_BLOCK));
             if meta.extents > EXTENTS_IN_INODE {

@@ -11,7 +11,7 @@
 //!   ahead a window that starts at 4x the request (at most `max_readahead_pages`) and doubles on each
 //!   further sequential miss; a random miss reads just what was asked ("standalone, small random read").
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use crate::engine::Time;
 
@@ -81,6 +81,8 @@ pub struct PageCache {
     clean: List,
     dirty: List,
     readahead: HashMap<u32, Readahead>,
+    /// Each file's dirty pages, so that one file's are found without a walk over all dirty pages.
+    dirty_by_file: HashMap<u32, BTreeSet<u64>>,
 }
 
 impl PageCache {
@@ -93,6 +95,7 @@ impl PageCache {
             clean: List::EMPTY,
             dirty: List::EMPTY,
             readahead: HashMap::new(),
+            dirty_by_file: HashMap::new(),
         }
     }
 
@@ -184,6 +187,7 @@ impl PageCache {
             s.dirty = true;
             s.dirtied_at = now;
             self.push_dirty(slot);
+            self.dirty_by_file.entry(file).or_default().insert(page);
             newly += 1;
         }
         newly
@@ -219,6 +223,18 @@ impl PageCache {
         out
     }
 
+    /// `file`'s dirty pages as ranges (first page, count), in page order.
+    pub fn dirty_ranges(&self, file: u32) -> Vec<(u64, u64)> {
+        let mut out: Vec<(u64, u64)> = Vec::new();
+        for &page in self.dirty_by_file.get(&file).into_iter().flatten() {
+            match out.last_mut() {
+                Some((first, count)) if *first + *count == page => *count += 1,
+                _ => out.push((page, 1)),
+            }
+        }
+        out
+    }
+
     /// Written back: the pages turn clean (most recently used). Pages not dirty are left as they are.
     pub fn mark_clean(&mut self, file: u32, first: u64, count: u64) {
         for page in first..first + count {
@@ -227,6 +243,12 @@ impl PageCache {
                     self.unlink(slot);
                     self.slots[slot as usize].dirty = false;
                     self.push_clean(slot);
+                    if let Some(pages) = self.dirty_by_file.get_mut(&file) {
+                        pages.remove(&page);
+                        if pages.is_empty() {
+                            self.dirty_by_file.remove(&file);
+                        }
+                    }
                 }
             }
         }
@@ -251,6 +273,10 @@ impl PageCache {
         let cached = count(self.clean, false)? + count(self.dirty, true)?;
         if cached != self.index.len() as u64 || cached > self.limits.capacity_pages.max(self.dirty.len) {
             return Err(format!("page cache: {cached} pages listed, {} indexed", self.index.len()));
+        }
+        let by_file: u64 = self.dirty_by_file.values().map(|p| p.len() as u64).sum();
+        if by_file != self.dirty.len {
+            return Err(format!("page cache: {by_file} dirty pages by file, {} on the dirty list", self.dirty.len));
         }
         Ok(())
     }

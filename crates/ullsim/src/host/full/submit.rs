@@ -80,7 +80,7 @@ impl FullHost {
 
     /// Submit `req` through the block layer from `at` on `core` (into the job's plug if it has one started,
     /// splitting it at max_sectors_kb); returns when the submitting core is done.
-    fn submit_to_block(
+    pub(super) fn submit_to_block(
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
@@ -101,7 +101,8 @@ impl FullHost {
         let durability = requests[req].op == Op::Flush || requests[req].fua;
         let bypass = (critical && self.critical_bypass) || durability;
         let mut t = at;
-        if self.jobs[job as usize].plug.is_started() && !bypass {
+        // The file system's bios come from other tasks than the job's (or outside its batch): never its plug.
+        if self.jobs[job as usize].plug.is_started() && !bypass && !self.reqs[req.index()].fs_bio {
             if len <= max_bytes {
                 if self.jobs[job as usize].plug.must_flush_before_add() {
                     t = self.flush_plug(q, requests, device, job, t, false);

@@ -9,6 +9,9 @@
 //! reaping of what the call completed (one user-mode segment), or by [`Step::Return`] when the call ends
 //! with nothing to reap.
 
+pub mod buffered;
+pub mod fs_step;
+pub mod fsync;
 pub mod io_uring;
 pub mod libaio;
 pub mod rw;
@@ -26,6 +29,9 @@ pub enum Call {
     IoGetevents,
     /// io_uring_enter: submit up to `left` more requests, then wait for a completion.
     IoUringEnter { left: u32 },
+    /// A call the file system runs with its own program (a buffered read or write, an fsync:
+    /// [`buffered`], [`fsync`]); the runner steps it, not [`next`].
+    FileSystem,
 }
 
 /// What the task does next in (or on the way into) a system call.
@@ -68,6 +74,8 @@ pub fn next(call: &mut Option<Call>, v: &JobView) -> Step {
         Some(Call::Rw) => rw::next(v),
         Some(c @ Call::IoSubmit { .. }) | Some(c @ Call::IoGetevents) => libaio::next(c, v),
         Some(c @ Call::IoUringEnter { .. }) => io_uring::next(c, v),
+        // The runner never asks: a file-system call is stepped by its program until it returns.
+        Some(Call::FileSystem) => Step::Wait,
         None => return outside(call, v),
     };
     if matches!(step, Step::Return) {

@@ -1,0 +1,567 @@
+//! The full host's file-system side: it runs the file-system calls (`host/syscall/buffered.rs`,
+//! `host/syscall/fsync.rs`) on the jobs' tasks and the file system's kernel threads (`host/fs/jbd2.rs`,
+//! `host/fs/flusher.rs`) on tasks of their own, step by step, and routes the file system's bios through
+//! the block layer and back. Only flows that use files (`direct = 0`, `fsync`, `fdatasync`) come here.
+
+use std::collections::HashMap;
+
+use super::*;
+use crate::config::host::FsConfig;
+use crate::host::fs::flusher::Flusher;
+use crate::host::fs::jbd2::{CommitTimes, Jbd2};
+use crate::host::fs::{Bio, FileSystem};
+use crate::host::syscall::buffered::{self, Buffered, BufferedCosts};
+use crate::host::syscall::fs_step::FsStep;
+use crate::host::syscall::fsync::Fsync;
+use crate::metrics::{FsyncPhases, Recorder};
+
+/// A file-system call in progress on a job's task.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum FsCall {
+    Buffered(Buffered),
+    Fsync(Fsync),
+}
+
+/// Which kernel thread a task is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Thread {
+    Jbd2,
+    Flusher,
+}
+
+/// Per flow: the fsync phases of its calls issued in the measurement window.
+struct PhaseRecorders {
+    d1: Recorder,
+    d2: Recorder,
+    jd: Recorder,
+    jc: Recorder,
+    sched: Recorder,
+}
+
+impl PhaseRecorders {
+    fn new() -> Self {
+        PhaseRecorders {
+            d1: Recorder::new(),
+            d2: Recorder::new(),
+            jd: Recorder::new(),
+            jc: Recorder::new(),
+            sched: Recorder::new(),
+        }
+    }
+}
+
+/// The file system and what the host keeps to run it.
+pub(super) struct FsHost {
+    fs: FileSystem,
+    jbd2: Jbd2,
+    jbd2_task: TaskId,
+    flusher: Flusher,
+    flusher_task: TaskId,
+    /// By request index: the tasks waiting for a file-system bio (its submitter first), and the bio.
+    bios: Vec<Option<(Vec<TaskId>, Bio)>>,
+    /// By file: its data writes in flight (what `filemap_fdatawait` waits for).
+    writes_in_flight: HashMap<u32, Vec<ReqId>>,
+    /// By task: file-system bios in flight, whether it sleeps until they complete, when it handed a commit
+    /// to the journal thread (while it waits for it) and the times of the commit that released it.
+    pending: Vec<u32>,
+    waits_bios: Vec<bool>,
+    handed_off: Vec<Option<Time>>,
+    released_by: Vec<Option<(Time, CommitTimes)>>,
+    /// By flow: fsync (false) or fdatasync (true) for the flow's sync requests, if the flow syncs.
+    datasync: Vec<Option<bool>>,
+    prio: Vec<NvmePriority>,
+    /// By job: the file of its last write (what its fsync syncs).
+    last_file: Vec<Option<u32>>,
+    phases: Vec<PhaseRecorders>,
+    costs: BufferedCosts,
+    commit_cpu_ns: Time,
+    dirtiers: u32,
+    warmup: Time,
+}
+
+impl FsHost {
+    /// The file system for `flows`, with its two kernel threads added to `cpu` (free to run on any core).
+    pub(super) fn new(
+        flows: &[FlowSpec],
+        cfg: &HostConfig,
+        cpu: &mut Cpu,
+        device: &Device,
+        jobs: usize,
+        warmup: Time,
+    ) -> FsHost {
+        let fs_cfg: &FsConfig = &cfg.fs;
+        let all: Vec<u32> = (0..cfg.cores).collect();
+        let jbd2_task = cpu.add_task(all.clone(), false);
+        let flusher_task = cpu.add_task(all, false);
+        let fs = FileSystem::new(flows, device.logical_capacity_bytes(), fs_cfg, device.has_volatile_write_cache());
+        FsHost {
+            fs,
+            jbd2: Jbd2::new(),
+            jbd2_task,
+            flusher: Flusher::new(),
+            flusher_task,
+            bios: Vec::new(),
+            writes_in_flight: HashMap::new(),
+            pending: Vec::new(),
+            waits_bios: Vec::new(),
+            handed_off: Vec::new(),
+            released_by: Vec::new(),
+            datasync: flows
+                .iter()
+                .map(|f| if f.fdatasync.is_some() { Some(true) } else { f.fsync.map(|_| false) })
+                .collect(),
+            prio: flows.iter().map(|f| f.prio).collect(),
+            last_file: vec![None; jobs],
+            phases: flows.iter().map(|_| PhaseRecorders::new()).collect(),
+            costs: BufferedCosts {
+                enter_ns: cfg.cpu.syscall_entry_ns.0 + cfg.cpu.fs_submit_ns.0,
+                page_copy_ns: fs_cfg.page_copy_ns.0,
+            },
+            commit_cpu_ns: fs_cfg.commit_cpu_ns.0,
+            dirtiers: flows.iter().filter(|f| !f.is_direct()).map(|f| f.numjobs.unwrap_or(1).max(1)).sum(),
+            warmup,
+        }
+    }
+
+    /// `task` reached a wait step: whether it must sleep (its bios, and for [`FsStep::WaitFiles`] every
+    /// write in flight to those files, are not all done); if so it is marked as waiting for them.
+    fn must_wait(&mut self, task: TaskId, step: FsStep) -> bool {
+        if let FsStep::WaitFiles(files) = step {
+            self.wait_for_files(task, &files);
+        }
+        let wait = self.pending[task as usize] > 0;
+        self.waits_bios[task as usize] = wait;
+        wait
+    }
+
+    /// `task` also waits for every data write in flight to `files`.
+    fn wait_for_files(&mut self, task: TaskId, files: &[u32]) {
+        for file in files {
+            for &req in self.writes_in_flight.get(file).map_or(&[][..], Vec::as_slice) {
+                let (waiters, _) = self.bios[req.index()].as_mut().expect("a write in flight is known");
+                if !waiters.contains(&task) {
+                    waiters.push(task);
+                    self.pending[task as usize] += 1;
+                }
+            }
+        }
+    }
+
+    /// The kernel threads' tasks.
+    pub(super) fn threads(&self) -> [(TaskId, Thread); 2] {
+        [(self.jbd2_task, Thread::Jbd2), (self.flusher_task, Thread::Flusher)]
+    }
+
+    fn grow(&mut self, task: TaskId) {
+        let n = task as usize + 1;
+        if self.pending.len() < n {
+            self.pending.resize(n, 0);
+            self.waits_bios.resize(n, false);
+            self.handed_off.resize(n, None);
+            self.released_by.resize(n, None);
+        }
+    }
+
+    /// The fsync phases of each flow, over the calls issued in the measurement window.
+    pub(super) fn phases(&self) -> Vec<Option<FsyncPhases>> {
+        self.phases
+            .iter()
+            .zip(&self.datasync)
+            .map(|(p, syncs)| {
+                syncs.map(|_| FsyncPhases {
+                    count: p.d1.count(),
+                    d1: p.d1.layer(),
+                    d2: p.d2.layer(),
+                    jd: p.jd.layer(),
+                    jc: p.jc.layer(),
+                    sched: p.sched.layer(),
+                })
+            })
+            .collect()
+    }
+
+    pub(super) fn counters(&self) -> crate::host::fs::FsCounters {
+        self.fs.counters
+    }
+
+    pub(super) fn check_invariants(&self) -> Result<(), String> {
+        self.fs.cache.check_invariants()
+    }
+}
+
+impl FullHost {
+    /// A direct write of a flow that uses files: it dirties the file's inode (and allocates past its end).
+    pub(super) fn note_direct_write(&mut self, requests: &RequestArena, j: u32, req: ReqId) {
+        let Some(fsh) = self.fs.as_deref_mut() else { return };
+        let r = &requests[req];
+        if r.op != Op::Write || fsh.datasync[r.flow as usize].is_none() {
+            return;
+        }
+        let (file, first, count) = fsh.fs.locate(r.flow, r.offset, r.len);
+        fsh.fs.write(file, first, count, false, 0);
+        fsh.last_file[j as usize] = Some(file);
+    }
+
+    /// Job `j`'s task, holding its core, runs its file-system call (starting one if the application's next
+    /// request needs one). False when it has none: the runner goes on with the job as usual.
+    pub(super) fn step_fs_job(
+        &mut self,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        device: &mut Device,
+        j: u32,
+    ) -> bool {
+        let now = q.now();
+        let task = self.jobs[j as usize].task;
+        let start = self.cpu.work_starts_at(task, now);
+        if self.jobs[j as usize].fs_call.is_none() && !self.start_fs_call(requests, j, start) {
+            return false;
+        }
+        let fsh = self.fs.as_deref_mut().expect("a file-system call has a file system");
+        fsh.grow(task);
+        if fsh.waits_bios[task as usize] || fsh.handed_off[task as usize].is_some() {
+            // Woken before what it waits for is done: back to sleep.
+            self.sleep_job(q, j);
+            return true;
+        }
+        loop {
+            let fsh = self.fs.as_deref_mut().expect("checked");
+            let job = &mut self.jobs[j as usize];
+            let mut wake_flusher = false;
+            let step = match job.fs_call.as_mut().expect("checked") {
+                FsCall::Buffered(call) => {
+                    let cx = buffered::Context {
+                        now,
+                        costs: fsh.costs,
+                        writeback_pages_per_s: fsh.flusher.pages_per_s(),
+                        dirtiers: fsh.dirtiers,
+                    };
+                    call.next(&mut fsh.fs, &cx, &mut wake_flusher)
+                }
+                FsCall::Fsync(call) => call.next(&mut fsh.fs, now, fsh.costs.enter_ns),
+            };
+            if wake_flusher {
+                let flusher = fsh.flusher_task;
+                if !fsh.waits_bios.get(flusher as usize).copied().unwrap_or(false) {
+                    self.timer_gen[flusher as usize] += 1;
+                    self.cpu.wake(q, flusher);
+                }
+            }
+            match step {
+                FsStep::Work(ns) => {
+                    self.jobs[j as usize].action = Action::None;
+                    self.cpu.run(q, task, ns, Activity::Kernel);
+                    return true;
+                }
+                FsStep::Submit(bios) => {
+                    let critical =
+                        requests[self.jobs[j as usize].fs_req.expect("a call serves a request")].class.criticality
+                            == Criticality::Critical;
+                    let end = self.submit_fs_bios(q, requests, device, task, &bios, critical, start);
+                    self.jobs[j as usize].action = Action::None;
+                    self.cpu.run(q, task, end - start, Activity::Kernel);
+                    return true;
+                }
+                FsStep::WaitBios | FsStep::WaitFiles(_) => {
+                    if !fsh.must_wait(task, step) {
+                        continue;
+                    }
+                    self.sleep_job(q, j);
+                    return true;
+                }
+                FsStep::CommitAndWait => {
+                    let flow = self.jobs[j as usize].flow;
+                    fsh.handed_off[task as usize] = Some(now);
+                    fsh.jbd2.request(task, flow);
+                    let jbd2 = fsh.jbd2_task;
+                    if !fsh.waits_bios.get(jbd2 as usize).copied().unwrap_or(false) {
+                        self.timer_gen[jbd2 as usize] += 1;
+                        self.cpu.wake(q, jbd2);
+                    }
+                    self.sleep_job(q, j);
+                    return true;
+                }
+                FsStep::Pause(ns) => {
+                    self.timer_gen[task as usize] += 1;
+                    let gen = self.timer_gen[task as usize];
+                    q.schedule_at(now + ns, Event::Host(HostEvent::TimerWake { task, gen }));
+                    self.sleep_job(q, j);
+                    return true;
+                }
+                FsStep::Idle(_) => unreachable!("only kernel threads idle"),
+                FsStep::Done => {
+                    self.finish_fs_call(q, requests, j, start);
+                    return false;
+                }
+            }
+        }
+    }
+
+    /// If job `j` may start a call and the application's next request is one for the file system, start it.
+    fn start_fs_call(&mut self, requests: &mut RequestArena, j: u32, start: Time) -> bool {
+        let Some(fsh) = self.fs.as_deref_mut() else { return false };
+        let job = &mut self.jobs[j as usize];
+        if job.call.is_some() || !job.engine.is_blocking() || job.in_flight > 0 {
+            return false;
+        }
+        let Some(&req) = job.to_submit.front() else { return false };
+        let r = &requests[req];
+        let call = match r.op {
+            Op::Flush => {
+                let Some(datasync) = fsh.datasync[r.flow as usize] else { return false };
+                let file = fsh.last_file[j as usize].unwrap_or_else(|| fsh.fs.locate(r.flow, 0, 1).0);
+                FsCall::Fsync(Fsync::new(r.flow, file, datasync))
+            }
+            Op::Read | Op::Write if fsh.fs.is_buffered(r.flow) => {
+                let (file, first, count) = fsh.fs.locate(r.flow, r.offset, r.len);
+                let write = r.op == Op::Write;
+                if write {
+                    fsh.last_file[j as usize] = Some(file);
+                }
+                FsCall::Buffered(Buffered { write, file, first, count, phase: buffered::Phase::Start })
+            }
+            _ => return false,
+        };
+        job.to_submit.pop_front();
+        if job.latency_from_submit {
+            restart_clock(requests, req, start);
+        }
+        job.in_flight += 1;
+        job.call = Some(Call::FileSystem);
+        job.fs_call = Some(call);
+        job.fs_req = Some(req);
+        true
+    }
+
+    /// Job `j`'s file-system call is over at `at`: its request is done (the exit is paid when it is reaped).
+    fn finish_fs_call(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, j: u32, at: Time) {
+        let job = &mut self.jobs[j as usize];
+        let (call, req) = (job.fs_call.take(), job.fs_req.take().expect("a call serves a request"));
+        let task = job.task;
+        let s = &mut requests[req].stamps;
+        if s.driver_entered == 0 {
+            // No device I/O went on its behalf (a write or a hit into the page cache, an fsync): the whole
+            // call is system call time.
+            s.block_entered = at;
+            s.driver_entered = at;
+            s.submitted = at;
+            s.device_arrival = at;
+            s.device_fetched = at;
+            s.device_done = at;
+            s.woken = at;
+        }
+        let issued = s.issued;
+        let fsh = self.fs.as_deref_mut().expect("a file-system call has a file system");
+        if let (Some(FsCall::Fsync(f)), true) = (call, issued >= fsh.warmup) {
+            let p = &mut fsh.phases[f.flow as usize];
+            p.d1.record(f.d1_ns, 0);
+            match fsh.released_by[task as usize].take() {
+                Some((handed, c)) => {
+                    p.d2.record(c.d2_ns, 0);
+                    p.jd.record(c.jd_ns, 0);
+                    p.jc.record(c.jc_ns, 0);
+                    p.sched.record(c.started.saturating_sub(handed) + at.saturating_sub(c.done), 0);
+                }
+                None => {
+                    for r in [&mut p.d2, &mut p.jd, &mut p.jc, &mut p.sched] {
+                        r.record(0, 0);
+                    }
+                }
+            }
+        }
+        self.app_request_done(q, j, req);
+    }
+
+    /// Job `j`'s task sleeps inside its file-system call.
+    fn sleep_job(&mut self, q: &mut EventQueue<Event>, j: u32) {
+        let job = &mut self.jobs[j as usize];
+        job.waiting = Waiting::Sleeping;
+        job.action = Action::None;
+        self.cpu.sleep(q, job.task);
+    }
+
+    /// A kernel thread of the file system holds its core: run its next steps.
+    pub(super) fn step_fs_thread(
+        &mut self,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        device: &mut Device,
+        task: TaskId,
+        thread: Thread,
+    ) {
+        let now = q.now();
+        let start = self.cpu.work_starts_at(task, now);
+        loop {
+            let fsh = self.fs.as_deref_mut().expect("a file-system thread has a file system");
+            fsh.grow(task);
+            if fsh.waits_bios[task as usize] {
+                self.cpu.sleep(q, task);
+                return;
+            }
+            let step = match thread {
+                Thread::Jbd2 => fsh.jbd2.next(&mut fsh.fs, now, fsh.commit_cpu_ns),
+                Thread::Flusher => fsh.flusher.next(&mut fsh.fs, now),
+            };
+            match step {
+                FsStep::Work(ns) => {
+                    self.cpu.run(q, task, ns, Activity::Kernel);
+                    return;
+                }
+                FsStep::Submit(bios) => {
+                    let end = self.submit_fs_bios(q, requests, device, task, &bios, false, start);
+                    self.cpu.run(q, task, end - start, Activity::Kernel);
+                    return;
+                }
+                FsStep::WaitBios | FsStep::WaitFiles(_) => {
+                    if !fsh.must_wait(task, step) {
+                        continue;
+                    }
+                    self.cpu.sleep(q, task);
+                    return;
+                }
+                FsStep::Idle(until) => {
+                    self.timer_gen[task as usize] += 1;
+                    if let Some(at) = until {
+                        let gen = self.timer_gen[task as usize];
+                        q.schedule_at(at.max(now + 1), Event::Host(HostEvent::TimerWake { task, gen }));
+                    }
+                    self.cpu.sleep(q, task);
+                    return;
+                }
+                FsStep::Done => {
+                    // A commit ended: wake the fsyncs that waited for it.
+                    let times = fsh.jbd2.last_commit();
+                    let released = fsh.jbd2.take_released();
+                    for &waiter in &released {
+                        fsh.grow(waiter);
+                        let handed = fsh.handed_off[waiter as usize].take().unwrap_or(times.started);
+                        fsh.released_by[waiter as usize] = Some((handed, times));
+                    }
+                    for waiter in released {
+                        self.wake_fs_waiter(q, waiter);
+                    }
+                }
+                FsStep::CommitAndWait | FsStep::Pause(_) => unreachable!("kernel threads neither commit nor pause"),
+            }
+        }
+    }
+
+    /// Submit the file system's `bios` from `task`'s core from `start` (sync unless writeback; `critical`
+    /// for a critical task's own data). Returns when the submitting core is done.
+    #[allow(clippy::too_many_arguments)]
+    fn submit_fs_bios(
+        &mut self,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        device: &mut Device,
+        task: TaskId,
+        bios: &[Bio],
+        critical: bool,
+        start: Time,
+    ) -> Time {
+        let core = self.cpu.core_of(task);
+        let mut t = start;
+        for bio in bios {
+            let fsh = self.fs.as_deref_mut().expect("file-system bios have a file system");
+            let criticality = if critical && !bio.writeback { Criticality::Critical } else { Criticality::Normal };
+            let class = Class { criticality, priority: fsh.prio[bio.flow as usize] };
+            let req = requests.insert(Request {
+                flow: bio.flow,
+                op: bio.op,
+                offset: bio.offset,
+                len: bio.len,
+                fua: bio.fua,
+                writeback: bio.writeback,
+                class,
+                stamps: Stamps { issued: t, block_entered: t, ..Stamps::default() },
+            });
+            fsh.grow(task);
+            fsh.pending[task as usize] += 1;
+            if fsh.bios.len() <= req.index() {
+                fsh.bios.resize(req.index() + 1, None);
+            }
+            fsh.bios[req.index()] = Some((vec![task], *bio));
+            if bio.op == Op::Write && bio.file != u32::MAX {
+                fsh.writes_in_flight.entry(bio.file).or_default().push(req);
+            }
+            let job = self.first_job[bio.flow as usize];
+            *self.req_mut(req) = HostReq { job, mode: WaitMode::Interrupt, fs_bio: true, ..HostReq::default() };
+            t = self.submit_to_block(q, requests, device, req, core, t);
+        }
+        t
+    }
+
+    /// The task that waits for request `req` (a file-system bio's submitter, or the job's task).
+    pub(super) fn waiter_of(&self, req: ReqId) -> TaskId {
+        let r = &self.reqs[req.index()];
+        if r.fs_bio {
+            if let Some(fsh) = self.fs.as_deref() {
+                if let Some(Some((waiters, _))) = fsh.bios.get(req.index()) {
+                    return waiters[0];
+                }
+            }
+        }
+        self.jobs[r.job as usize].task
+    }
+
+    /// File-system bio `req` completed: the page cache learns of it, and its task goes on once its last bio
+    /// is done.
+    pub(super) fn fs_bio_done(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, req: ReqId) {
+        let fsh = self.fs.as_deref_mut().expect("a file-system bio has a file system");
+        let (waiters, bio) = fsh.bios[req.index()].take().expect("a file-system bio is known");
+        if bio.op == Op::Write && bio.file != u32::MAX {
+            if let Some(list) = fsh.writes_in_flight.get_mut(&bio.file) {
+                list.retain(|&r| r != req);
+                if list.is_empty() {
+                    fsh.writes_in_flight.remove(&bio.file);
+                }
+            }
+        }
+        let pages = u64::from(bio.len) / crate::host::fs::PAGE_BYTES;
+        if bio.file != u32::MAX {
+            match bio.op {
+                Op::Read => {
+                    fsh.fs.cache.insert_clean(bio.file, bio.first_page, pages);
+                }
+                Op::Write => fsh.fs.cache.mark_clean(bio.file, bio.first_page, pages),
+                Op::Flush => {}
+            }
+        }
+        let lower = requests[req].stamps;
+        requests.remove(req);
+        if bio.op == Op::Read {
+            // A buffered read's request takes the path of the last read it waited for.
+            if let Some(j) = self.job_of_task(waiters[0]) {
+                if let Some(app) = self.jobs[j as usize].fs_req {
+                    let s = &mut requests[app].stamps;
+                    s.block_entered = lower.block_entered;
+                    copy_lower_stamps(&lower, s);
+                }
+            }
+        }
+        for task in waiters {
+            let fsh = self.fs.as_deref_mut().expect("checked");
+            fsh.pending[task as usize] -= 1;
+            if fsh.pending[task as usize] == 0 && fsh.waits_bios[task as usize] {
+                fsh.waits_bios[task as usize] = false;
+                self.wake_fs_waiter(q, task);
+            }
+        }
+    }
+
+    fn job_of_task(&self, task: TaskId) -> Option<u32> {
+        match self.roles[task as usize] {
+            Role::Job(j) => Some(j),
+            _ => None,
+        }
+    }
+
+    /// Wake `task`, asleep in the file system.
+    fn wake_fs_waiter(&mut self, q: &mut EventQueue<Event>, task: TaskId) {
+        if let Some(j) = self.job_of_task(task) {
+            self.jobs[j as usize].waiting = Waiting::No;
+        }
+        self.timer_gen[task as usize] += 1;
+        self.cpu.wake(q, task);
+    }
+}

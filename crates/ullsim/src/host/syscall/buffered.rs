@@ -1,0 +1,100 @@
+//! read() and write() through the page cache (`direct = 0`).
+//!
+//! - write: enter, the file system's write path, copy the pages in (they become dirty); if dirty pages
+//!   are past the background threshold wake the flusher, and past freerun pause the writer as
+//!   `balance_dirty_pages` does; return. No device I/O.
+//! - read: enter, look the pages up; copy what is cached; fetch the rest (and readahead) with reads, sleep
+//!   until they complete, copy; return.
+
+use super::fs_step::FsStep;
+use crate::engine::Time;
+use crate::host::fs::FileSystem;
+
+/// Where a buffered call is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Start,
+    Copied,
+    Fetching,
+    Paused,
+}
+
+/// A buffered read or write of `count` pages of `file` from page `first`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Buffered {
+    pub write: bool,
+    pub file: u32,
+    pub first: u64,
+    pub count: u64,
+    pub phase: Phase,
+}
+
+/// The CPU costs a buffered call pays.
+#[derive(Debug, Clone, Copy)]
+pub struct BufferedCosts {
+    /// Kernel entry plus the file system's path (ext4's write_begin/write_end or read_iter).
+    pub enter_ns: Time,
+    /// Copying one page between the user buffer and the page cache.
+    pub page_copy_ns: Time,
+}
+
+/// What a buffered call's program needs from the host besides the file system.
+pub struct Context {
+    pub now: Time,
+    pub costs: BufferedCosts,
+    /// Writeback bandwidth estimate, pages per second, and tasks dirtying pages.
+    pub writeback_pages_per_s: f64,
+    pub dirtiers: u32,
+}
+
+impl Buffered {
+    /// The next step; `wake_flusher` is set when the flusher should start background writeback.
+    pub fn next(&mut self, fs: &mut FileSystem, cx: &Context, wake_flusher: &mut bool) -> FsStep {
+        match (self.write, self.phase) {
+            (true, Phase::Start) => {
+                self.phase = Phase::Copied;
+                fs.write(self.file, self.first, self.count, true, cx.now);
+                FsStep::Work(cx.costs.enter_ns + self.count * cx.costs.page_copy_ns)
+            }
+            (true, Phase::Copied) => {
+                let dirty = fs.cache.dirty_pages();
+                *wake_flusher = dirty > fs.policy.background_pages;
+                let pause = fs.policy.writer_pause_ns(dirty, self.count, cx.writeback_pages_per_s, cx.dirtiers);
+                self.phase = Phase::Paused;
+                fs.counters.throttled_ns += pause;
+                if pause > 0 {
+                    FsStep::Pause(pause)
+                } else {
+                    FsStep::Done
+                }
+            }
+            (true, _) => FsStep::Done,
+            (false, Phase::Start) => {
+                let plan = fs.cache.read(self.file, self.first, self.count, fs.file_pages(self.file));
+                let fetched: u64 = plan.fetch.iter().map(|r| r.1).sum();
+                fs.counters.read_hit_pages += plan.hit_pages;
+                fs.counters.read_miss_pages += fetched;
+                fs.counters.readahead_pages += plan.readahead_pages;
+                if plan.fetch.is_empty() {
+                    self.phase = Phase::Copied;
+                    return FsStep::Work(cx.costs.enter_ns + self.count * cx.costs.page_copy_ns);
+                }
+                let mut bios = Vec::new();
+                for (first, count) in plan.fetch {
+                    fs.read_bios(self.file, first, count, &mut bios);
+                }
+                self.phase = Phase::Fetching;
+                FsStep::Submit(bios)
+            }
+            (false, Phase::Fetching) => {
+                self.phase = Phase::Paused;
+                FsStep::WaitBios
+            }
+            (false, Phase::Paused) => {
+                self.phase = Phase::Copied;
+                FsStep::Work(self.count * cx.costs.page_copy_ns)
+            }
+            (false, Phase::Copied) => FsStep::Done,
+        }
+    }
+}

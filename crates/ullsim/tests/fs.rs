@@ -1,0 +1,224 @@
+//! The file system: page cache, writeback and dirty throttling, fsync with the JBD2 journal in ext4's
+//! `data=ordered` mode, and the device's flush and FUA under it.
+
+mod common;
+
+use common::{run, scenario_with};
+use ullsim::Scenario;
+
+/// A WAL writer: 4 KiB appends through the page cache, each followed by fsync (RocksDB's fillsync), on a
+/// drive with power-loss protection.
+const WAL: &str = r#"
+seed = 1
+[run]
+duration = "100ms"
+warmup = "10ms"
+check_invariants = true
+[device]
+preset = "optane-ull"
+[[flow]]
+name = "wal"
+rw = "write"
+bs = "4k"
+ioengine = "psync"
+direct = 0
+fsync = 1
+size = "64m"
+"#;
+
+fn fs_counters(r: &ullsim::sim::RunResults) -> ullsim::host::fs::FsCounters {
+    r.host.fs.expect("a run with files reports the file system")
+}
+
+#[test]
+fn an_fsync_commits_in_order_and_every_phase_takes_time() {
+    let r = run(&scenario_with(WAL, &[]));
+    let wal = &r.flows[0];
+    let fsyncs = wal.flush.as_ref().expect("fsync calls are reported with the flushes");
+    let phases = wal.fsync_phases_ns.as_ref().expect("and split into phases");
+    assert!(fsyncs.completed > 500, "{} fsyncs", fsyncs.completed);
+    // Phases are recorded when a call returns, completions when the application reaps them: one may differ.
+    assert!(phases.count.abs_diff(fsyncs.completed) <= 1, "{} vs {}", phases.count, fsyncs.completed);
+    // Every append allocates, so every fsync writes its page (D1) and commits: the journal thread's phases
+    // and the two hand-offs all take time.
+    for (name, p) in [("d1", &phases.d1), ("jd", &phases.jd), ("jc", &phases.jc), ("sched", &phases.sched)] {
+        assert!(p.mean > 1_000.0, "T_{name} {} ns", p.mean);
+    }
+    // The phases are sequential parts of the call: together they stay below its latency.
+    let parts = phases.d1.mean + phases.d2.mean + phases.jd.mean + phases.jc.mean + phases.sched.mean;
+    assert!(parts < fsyncs.latency_ns.mean, "{parts} ns of phases in a {} ns fsync", fsyncs.latency_ns.mean);
+    assert!(parts > 0.8 * fsyncs.latency_ns.mean, "{parts} ns of phases in a {} ns fsync", fsyncs.latency_ns.mean);
+    let fs = fs_counters(&r);
+    // One commit per fsync (no other writer), each one log block for the metadata, a descriptor and a
+    // commit block at least; the WAL's pages are written once, by fsync, never by the flusher.
+    assert!(fs.journal_commits >= fsyncs.completed && fs.journal_blocks >= 3 * fs.journal_commits, "{fs:?}");
+    assert_eq!(fs.writeback_pages, 0);
+    assert!(fs.sync_data_pages >= fsyncs.completed);
+    // The writes themselves are memory copies: a few µs, no device time.
+    assert!(wal.write.as_ref().unwrap().latency_ns.mean < 3_000.0);
+}
+
+#[test]
+fn ordered_mode_waits_for_other_files_data_and_the_commit_flushes_a_volatile_cache() {
+    // A second writer dirties its own file; the flusher writes it back (small memory, so background
+    // writeback starts at once). Its blocks are allocated at writeback, so a commit must wait for that data
+    // (T_D2), which it does not do without the second writer.
+    let with_writer = [
+        "host.fs.memory_bytes=64m",
+        "flow.bulk.rw=\"write\"",
+        "flow.bulk.bs=\"128k\"",
+        "flow.bulk.ioengine=\"psync\"",
+        "flow.bulk.direct=0",
+        "flow.bulk.offset=\"1g\"",
+        "flow.bulk.size=\"8g\"",
+    ];
+    let text = format!("{WAL}\n[[flow]]\nname = \"bulk\"\n");
+    let alone = run(&scenario_with(WAL, &["host.fs.memory_bytes=64m"]));
+    let beside = run(&scenario_with(&text, &with_writer));
+    let d2 = |r: &ullsim::sim::RunResults| r.flows[0].fsync_phases_ns.as_ref().unwrap().d2.mean;
+    assert!(fs_counters(&beside).writeback_pages > 1_000, "{:?}", fs_counters(&beside));
+    assert!(d2(&beside) > 2.0 * d2(&alone), "T_D2 {} ns beside a writer, {} ns alone", d2(&beside), d2(&alone));
+    let fsync = |r: &ullsim::sim::RunResults| r.flows[0].flush.as_ref().unwrap().latency_ns.mean;
+    assert!(fsync(&beside) > fsync(&alone));
+
+    // The commit block's PREFLUSH and FUA reach only a drive with a volatile cache: without power-loss
+    // protection the commit waits for the cache's flush too.
+    let volatile = run(&scenario_with(WAL, &["device.cache.power_loss_protection=false"]));
+    let jc = |r: &ullsim::sim::RunResults| r.flows[0].fsync_phases_ns.as_ref().unwrap().jc.mean;
+    assert!(jc(&volatile) > jc(&alone) + 2_000.0, "T_JC {} ns volatile vs {} ns protected", jc(&volatile), jc(&alone));
+}
+
+#[test]
+fn fdatasync_of_overwrites_skips_the_journal_and_fsync_does_not() {
+    // A flow that reads and writes finds its file laid out: its writes overwrite allocated blocks.
+    let overwrite = ["flow.wal.rw=\"randrw\"", "flow.wal.rwmixread=50"];
+    let fsync = run(&scenario_with(WAL, &overwrite));
+    let fdatasync = run(&scenario_with(&WAL.replace("fsync = 1", "fdatasync = 1"), &overwrite));
+    let jd = |r: &ullsim::sim::RunResults| r.flows[0].fsync_phases_ns.as_ref().unwrap().jd.mean;
+    // fsync commits the inode's new mtime; fdatasync needs no commit for data whose blocks did not move.
+    assert!(jd(&fsync) > 1_000.0);
+    assert_eq!(jd(&fdatasync), 0.0);
+    assert_eq!(fs_counters(&fdatasync).journal_commits, 0);
+    let latency = |r: &ullsim::sim::RunResults| r.flows[0].flush.as_ref().unwrap().latency_ns.mean;
+    assert!(latency(&fdatasync) < latency(&fsync) / 2.0, "{} vs {}", latency(&fdatasync), latency(&fsync));
+}
+
+#[test]
+fn page_cache_hit_ratio_of_a_uniform_working_set_is_the_cached_share() {
+    // LRU under uniform random reads of N pages with room for C keeps C of them: hit ratio C / N.
+    let reader = r#"
+seed = 3
+[run]
+duration = "400ms"
+warmup = "200ms"
+[device]
+preset = "optane-ull"
+[host.fs]
+memory_bytes = "4m"
+[[flow]]
+name = "reader"
+rw = "randread"
+bs = "4k"
+ioengine = "psync"
+direct = 0
+size = "16m"
+"#;
+    let r = run(&scenario_with(reader, &[]));
+    let fs = fs_counters(&r);
+    let hit_ratio = fs.read_hit_pages as f64 / (fs.read_hit_pages + fs.read_miss_pages) as f64;
+    assert!((hit_ratio - 0.25).abs() < 0.02, "hit ratio {hit_ratio:.3}, closed form 0.25 ({fs:?})");
+    // A random read reads ahead only when it happens to start where the last one ended (as in Linux).
+    assert!(fs.readahead_pages * 50 < fs.read_miss_pages, "{fs:?}");
+}
+
+#[test]
+fn sequential_buffered_reads_read_ahead_and_mostly_hit() {
+    let reader = r#"
+[run]
+duration = "50ms"
+[device]
+preset = "optane-ull"
+[[flow]]
+name = "reader"
+rw = "read"
+bs = "4k"
+ioengine = "psync"
+direct = 0
+size = "1g"
+"#;
+    let r = run(&scenario_with(reader, &[]));
+    let fs = fs_counters(&r);
+    assert!(fs.readahead_pages > fs.read_miss_pages / 2, "{fs:?}");
+    assert!(fs.read_hit_pages > 5 * fs.read_miss_pages / 10, "{fs:?}");
+}
+
+#[test]
+fn dirty_throttling_holds_a_writer_to_the_device_and_writeback_is_never_critical() {
+    // A critical buffered writer far faster than the drive, with 64 MiB of memory: once dirty pages pass
+    // freerun it is paused, so over the window it writes at about the device's pace, not memory's.
+    let writer = r#"
+seed = 2
+[run]
+duration = "600ms"
+warmup = "300ms"
+check_invariants = true
+[device]
+preset = "optane-ull"
+[host]
+stack = "fastresponse-bs"
+[host.fs]
+memory_bytes = "64m"
+[[flow]]
+name = "writer"
+class = "critical"
+rw = "write"
+bs = "128k"
+ioengine = "psync"
+direct = 0
+"#;
+    let r = run(&scenario_with(writer, &[]));
+    let fs = fs_counters(&r);
+    let mb_s = r.flows[0].bandwidth_bytes_per_s / 1e6;
+    assert!(fs.throttled_ns > 0, "{fs:?}");
+    // The drive writes 2.0 GB/s; memory copies 10 GB/s.
+    assert!((500.0..3_000.0).contains(&mb_s), "{mb_s:.0} MB/s");
+    assert!(fs.writeback_pages > 10_000, "{fs:?}");
+    // Writeback is the flusher's, never critical: nothing went around the scheduler.
+    assert_eq!(r.host.block.bypassed, 0);
+}
+
+#[test]
+fn same_seed_same_bytes_with_files() {
+    let s = scenario_with(WAL, &["flow.wal.rw=\"randrw\"", "flow.wal.direct=1"]);
+    let a = serde_json::to_string(&run(&s)).unwrap();
+    let b = serde_json::to_string(&run(&s)).unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn bad_file_keys_name_the_key() {
+    let cases: [(&[&str], &str); 6] = [
+        (&["flow.wal.ioengine=\"libaio\""], "direct"),
+        (&["flow.wal.nrfiles=0"], "nrfiles"),
+        (&["flow.wal.filesize=\"1g\""], "filesize"),
+        (&["flow.wal.flush_every=2"], "fsync"),
+        (&["flow.wal.direct=2"], "direct"),
+        (&["host.fs.dirty_ratio=5"], "dirty_background_ratio"),
+    ];
+    for (overrides, key) in cases {
+        let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+        let err = Scenario::from_toml_str(WAL, "t.toml", std::path::Path::new("."), &overrides)
+            .expect_err(&format!("{overrides:?} is bad input"))
+            .to_string();
+        assert!(err.contains(key), "{overrides:?}: {err}");
+    }
+    let direct_only = Scenario::from_toml_str(
+        "[device]\npreset = \"optane-ull\"\n[[flow]]\nname = \"f\"\nrw = \"randread\"\nnrfiles = 4\n",
+        "t.toml",
+        std::path::Path::new("."),
+        &[],
+    )
+    .expect_err("nrfiles without files")
+    .to_string();
+    assert!(direct_only.contains("nrfiles"), "{direct_only}");
+}
