@@ -101,6 +101,13 @@ iodepth = 32
         scenario: include_str!("../../../scenarios/fastresponse22/readrandom-beside-terasort.toml"),
         overrides: &["host.stack=fastresponse-bs", "run.duration=10s", "metrics.timeseries_interval=0s"],
     },
+    Case {
+        name: "fsync-writeback",
+        what: "the file system: a 4 KiB append + fsync loop (JBD2 commits) beside a buffered 128 KiB writer whose \
+               pages the flusher writes back, 64 MiB of page cache, optane-ull",
+        scenario: include_str!("../../../scenarios/examples/fsync-beside-writeback.toml"),
+        overrides: &["run.duration=3s"],
+    },
 ];
 
 /// Peak resident memory of this process (Linux: VmHWM), in bytes.

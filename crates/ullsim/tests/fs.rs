@@ -26,6 +26,18 @@ fsync = 1
 size = "64m"
 "#;
 
+/// Overrides that make a flow named "bulk" a buffered 128 KiB writer of its own 8 GiB file, with 64 MiB of
+/// memory so the flusher writes it back from the start.
+const BULK_WRITER: &[&str] = &[
+    "host.fs.memory_bytes=64m",
+    "flow.bulk.rw=\"write\"",
+    "flow.bulk.bs=\"128k\"",
+    "flow.bulk.ioengine=\"psync\"",
+    "flow.bulk.direct=0",
+    "flow.bulk.offset=\"1g\"",
+    "flow.bulk.size=\"8g\"",
+];
+
 fn fs_counters(r: &ullsim::sim::RunResults) -> ullsim::host::fs::FsCounters {
     r.host.fs.expect("a run with files reports the file system")
 }
@@ -63,18 +75,10 @@ fn ordered_mode_waits_for_other_files_data_and_the_commit_flushes_a_volatile_cac
     // A second writer dirties its own file; the flusher writes it back (small memory, so background
     // writeback starts at once). Its blocks are allocated at writeback, so a commit must wait for that data
     // (T_D2), which it does not do without the second writer.
-    let with_writer = [
-        "host.fs.memory_bytes=64m",
-        "flow.bulk.rw=\"write\"",
-        "flow.bulk.bs=\"128k\"",
-        "flow.bulk.ioengine=\"psync\"",
-        "flow.bulk.direct=0",
-        "flow.bulk.offset=\"1g\"",
-        "flow.bulk.size=\"8g\"",
-    ];
+    let with_writer = BULK_WRITER;
     let text = format!("{WAL}\n[[flow]]\nname = \"bulk\"\n");
     let alone = run(&scenario_with(WAL, &["host.fs.memory_bytes=64m"]));
-    let beside = run(&scenario_with(&text, &with_writer));
+    let beside = run(&scenario_with(&text, with_writer));
     let d2 = |r: &ullsim::sim::RunResults| r.flows[0].fsync_phases_ns.as_ref().unwrap().d2.mean;
     assert!(fs_counters(&beside).writeback_pages > 1_000, "{:?}", fs_counters(&beside));
     assert!(d2(&beside) > 2.0 * d2(&alone), "T_D2 {} ns beside a writer, {} ns alone", d2(&beside), d2(&alone));
@@ -221,4 +225,35 @@ fn bad_file_keys_name_the_key() {
     .expect_err("nrfiles without files")
     .to_string();
     assert!(direct_only.contains("nrfiles"), "{direct_only}");
+}
+
+#[test]
+fn fjournaling_commits_a_critical_fsync_itself_and_falls_back_once_first() {
+    // The WAL beside the bulk writer of the ordered-mode test, under BS-Opt and under BSJ-Opt.
+    let text = format!(
+        "{}\n[[flow]]\nname = \"bulk\"\n",
+        WAL.replace("name = \"wal\"", "name = \"wal\"\nclass = \"critical\"")
+    );
+    let bulk = BULK_WRITER;
+    let bs = run(&scenario_with(&text, &[bulk, &["host.stack=\"fastresponse-bs\""]].concat()));
+    let bsj = run(&scenario_with(&text, &[bulk, &["host.stack=\"fastresponse\""]].concat()));
+    let (fs, fsyncs) = (fs_counters(&bsj), bsj.flows[0].flush.as_ref().unwrap());
+    // Only the first fsync falls back (no full commit has happened yet); the area (2,048 blocks, 3 per
+    // commit) does not fill in 100 ms of ~1,700 fsyncs... unless it does: then one more full commit each time.
+    assert!(
+        fs.file_level_commits + 1 >= fsyncs.completed - fsyncs.completed / 682,
+        "{fs:?}, {} fsyncs",
+        fsyncs.completed
+    );
+    assert!(fs.journal_commits >= 1 && fs.journal_commits <= 1 + fsyncs.completed / 682 + 1, "{fs:?}");
+    assert_eq!(fs_counters(&bs).file_level_commits, 0);
+    // T_D2, T_JD and T_Sched are gone (but for the fallback), and the call is faster.
+    let phases = |r: &ullsim::sim::RunResults| r.flows[0].fsync_phases_ns.clone().unwrap();
+    let (p_bs, p_bsj) = (phases(&bs), phases(&bsj));
+    assert!(p_bsj.d2.mean < p_bs.d2.mean / 10.0 && p_bsj.sched.mean < p_bs.sched.mean / 10.0, "{p_bs:?} / {p_bsj:?}");
+    let latency = |r: &ullsim::sim::RunResults| r.flows[0].flush.as_ref().unwrap().latency_ns.mean;
+    assert!(latency(&bsj) < 0.7 * latency(&bs), "{} vs {}", latency(&bsj), latency(&bs));
+    // A task that is not critical keeps ext4's path under the same stack.
+    let normal = run(&scenario_with(WAL, &["host.stack=\"fastresponse\""]));
+    assert_eq!(fs_counters(&normal).file_level_commits, 0);
 }

@@ -199,6 +199,9 @@ pub struct FsConfig {
     pub dirty_expire_centisecs: u32,
     /// `vm.dirty_writeback_centisecs`: the period of the flusher's periodic pass.
     pub dirty_writeback_centisecs: u32,
+    /// FastResponse's file-level journaling: a critical task's fsync commits its own file into a small
+    /// journal area of its own, without the journal thread and without other files' data.
+    pub fjournaling: bool,
 }
 
 impl Default for FsConfig {
@@ -211,6 +214,7 @@ impl Default for FsConfig {
             dirty_ratio: 20,
             dirty_expire_centisecs: 3_000,
             dirty_writeback_centisecs: 500,
+            fjournaling: false,
         }
     }
 }

@@ -29,6 +29,11 @@ pub const STACKS: &[Stack] = &[
         summary: "FastResponse's BS-Opt: B-Opt plus the CPU scheduler's critical wake-up",
         toml: include_str!("stacks/fastresponse-bs.toml"),
     },
+    Stack {
+        name: "fastresponse",
+        summary: "FastResponse's BSJ-Opt: BS-Opt plus file-level journaling for critical tasks' fsync",
+        toml: include_str!("stacks/fastresponse.toml"),
+    },
 ];
 
 /// The stack called `name`.

@@ -35,6 +35,8 @@ const GROUP_PAGES: u64 = 32_768;
 /// The journal's size (mke2fs: 128 MiB for file systems up to 128 GiB, 1 GiB above; the model takes
 /// 128 MiB), at the end of the device. Its blocks are written round the log.
 const JOURNAL_PAGES: u64 = 32_768;
+/// fjournaling's area, just before the journal.
+const FILE_JOURNAL_PAGES: u64 = journal::FILE_JOURNAL_BLOCKS;
 
 /// A bio the file system submits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,8 +67,12 @@ pub struct FsCounters {
     /// Pages the flusher wrote back (asynchronous), and pages fsync and the journal's ordered mode wrote.
     pub writeback_pages: u64,
     pub sync_data_pages: u64,
-    /// Journal commits, and the blocks they wrote to the log (descriptors, metadata, commit blocks).
+    /// Journal commits, and the blocks they wrote to the log (descriptors, metadata, commit blocks; and
+    /// fjournaling's header, extent and commit blocks).
     pub journal_commits: u64,
+    /// fsyncs fjournaling committed by themselves (`host.fs.fjournaling`); the others fell back to a full
+    /// commit.
+    pub file_level_commits: u64,
     pub journal_blocks: u64,
     /// Time writers were paused by dirty throttling, summed over writers, ns.
     pub throttled_ns: u64,
@@ -83,6 +89,7 @@ impl FsCounters {
             writeback_pages: self.writeback_pages - before.writeback_pages,
             sync_data_pages: self.sync_data_pages - before.sync_data_pages,
             journal_commits: self.journal_commits - before.journal_commits,
+            file_level_commits: self.file_level_commits - before.file_level_commits,
             journal_blocks: self.journal_blocks - before.journal_blocks,
             throttled_ns: self.throttled_ns - before.throttled_ns,
         }
@@ -327,6 +334,33 @@ impl FileSystem {
             });
             self.log_head = (self.log_head + run) % JOURNAL_PAGES;
             left -= run;
+        }
+    }
+
+    /// FastResponse's file-level commit for `flow`: `blocks` header and extent blocks, then the commit block
+    /// with FUA, written to the fjournaling area where the last file-level commit ended (the area restarts
+    /// after each full commit; `journal.rs` decides when it is full).
+    pub fn file_journal_bios(&mut self, flow: u32, blocks: u64, out: &mut Vec<Bio>) {
+        let used = self.journal.file_area_used();
+        let area_start = self.journal_start.saturating_sub(FILE_JOURNAL_PAGES * PAGE_BYTES);
+        // `journal.fsync` already counted these blocks: they end at `used`.
+        let first = used.saturating_sub(blocks + 1);
+        self.counters.journal_blocks += blocks + 1;
+        for (i, fua) in [(first, false), (first + blocks, true)] {
+            let n = if fua { 1 } else { blocks };
+            if n == 0 {
+                continue;
+            }
+            out.push(Bio {
+                flow,
+                op: Op::Write,
+                offset: area_start + i * PAGE_BYTES,
+                len: (n * PAGE_BYTES) as u32,
+                fua: fua && self.volatile_cache,
+                writeback: false,
+                file: u32::MAX,
+                first_page: 0,
+            });
         }
     }
 

@@ -75,6 +75,8 @@ pub(super) struct FsHost {
     phases: Vec<PhaseRecorders>,
     costs: BufferedCosts,
     commit_cpu_ns: Time,
+    /// `host.fs.fjournaling`: critical tasks' fsyncs commit their file themselves.
+    fjournaling: bool,
     dirtiers: u32,
     warmup: Time,
 }
@@ -118,6 +120,7 @@ impl FsHost {
                 page_copy_ns: fs_cfg.page_copy_ns.0,
             },
             commit_cpu_ns: fs_cfg.commit_cpu_ns.0,
+            fjournaling: fs_cfg.fjournaling,
             dirtiers: flows.iter().filter(|f| !f.is_direct()).map(|f| f.numjobs.unwrap_or(1).max(1)).sum(),
             warmup,
         }
@@ -310,7 +313,8 @@ impl FullHost {
             Op::Flush => {
                 let Some(datasync) = fsh.datasync[r.flow as usize] else { return false };
                 let file = fsh.last_file[j as usize].unwrap_or_else(|| fsh.fs.locate(r.flow, 0, 1).0);
-                FsCall::Fsync(Fsync::new(r.flow, file, datasync))
+                let file_level = fsh.fjournaling && r.class.criticality == Criticality::Critical;
+                FsCall::Fsync(Fsync::new(r.flow, file, datasync, file_level))
             }
             Op::Read | Op::Write if fsh.fs.is_buffered(r.flow) => {
                 let (file, first, count) = fsh.fs.locate(r.flow, r.offset, r.len);
@@ -356,6 +360,13 @@ impl FullHost {
             let p = &mut fsh.phases[f.flow as usize];
             p.d1.record(f.d1_ns, 0);
             match fsh.released_by[task as usize].take() {
+                _ if f.committed_itself => {
+                    // fjournaling: no ordered data of other files, no hand-offs; the file's own commit.
+                    for r in [&mut p.d2, &mut p.jd, &mut p.sched] {
+                        r.record(0, 0);
+                    }
+                    p.jc.record(at.saturating_sub(f.commit_started), 0);
+                }
                 Some((handed, c)) => {
                     p.d2.record(c.d2_ns, 0);
                     p.jd.record(c.jd_ns, 0);
