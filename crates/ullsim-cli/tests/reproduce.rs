@@ -289,6 +289,16 @@ fn reproduce_fastresponse22_writes_every_figure_and_ld_bounds_the_device_queue()
     assert!(simulated(row(&r, "fig14a", "max_loss_pct", &[("app", "all")])) <= 6.0);
     // Fig. 19 has a row per token count and rate of the subset.
     assert_eq!(rows(&r, "fig19a", "p99_us").len(), 2);
+    // The write path: fillsync beside each app under five stacks; BSJ-Opt's own commit leaves no T_D2,
+    // T_JD or T_Sched and makes fsync faster than under Vanilla.
+    for app in ["terasort", "bayes"] {
+        let fsync = |stack: &str| simulated(row(&r, "fig13", "mean_us", &[("app", app), ("stack", stack)]));
+        assert!(fsync("bsj-opt") < fsync("vanilla"), "{app}: {} vs {}", fsync("bsj-opt"), fsync("vanilla"));
+    }
+    for metric in ["t_d2_us", "t_jd_us", "t_sched_us"] {
+        assert!(simulated(row(&r, "fig15b", metric, &[("app", "bayes"), ("stack", "bsj-opt")])) < 0.5, "{metric}");
+    }
+    assert_eq!(rows(&r, "fig15b", "t_d1_us").len(), 5);
     assert_eq!(rows(&r, "fig19b", "mean_us").len(), 2);
     // Same seed, same bytes; another seed, other bytes.
     assert_eq!(json(&["reproduce", "fastresponse22"]), r, "two reproductions with the same seed differ");

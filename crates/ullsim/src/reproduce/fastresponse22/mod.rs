@@ -1,10 +1,13 @@
-//! FastResponse (Liu et al., ICS'22, seed 000), read path: RocksDB `readrandom` (critical) beside each of
+//! FastResponse (Liu et al., ICS'22, seed 000). Read path (here): RocksDB `readrandom` (critical) beside each of
 //! the five throughput apps of its Table 1, under the four stacks it compares (Vanilla, SelectISR, B-Opt,
 //! BS-Opt), on the paper's server (16 cores) and its Optane 900P (`optane-900p`). Figures 4–5 (the motivation: readrandom
 //! alone and beside Bayes), 12 (readrandom's latency), 14(a) (the apps' throughput), 15(a) (the latency
 //! breakdown beside Bayes), 16 (the device queue beside TeraSort) and 19 (LD's tokens and readrandom's
 //! issue rate). The paper gives its figures as plots; its text gives the numbers the rows carry as paper
-//! values (the headline reductions, the breakdown's T_Dev and T_Sched, the queue depths).
+//! values (the headline reductions, the breakdown's T_Dev and T_Sched, the queue depths). Write path:
+//! [`write`] (fillsync, Figs. 13 and 15(b)).
+
+pub mod write;
 
 use rayon::prelude::*;
 
@@ -213,6 +216,21 @@ fn measure(r: &RunResults, syscall_cpu_ns: f64) -> Measured {
 /// One latency figure of a run.
 type Pick = fn(&Measured) -> f64;
 
+/// Run every one of `settings` settings with each of the options' seeds, all in parallel (`run(setting,
+/// seed)`), and combine each setting's runs with `combine`, in setting order.
+fn over_settings<T: Send>(
+    settings: usize,
+    options: &Options,
+    run: impl Fn(usize, u64) -> Result<T, String> + Sync,
+    combine: impl Fn(&[T]) -> T,
+) -> Result<Vec<T>, String> {
+    let seeds = u64::from(options.seeds.max(1));
+    let jobs: Vec<(usize, u64)> =
+        (0..settings).flat_map(|i| (0..seeds).map(move |k| (i, options.seed.wrapping_add(k)))).collect();
+    let runs: Vec<T> = jobs.par_iter().map(|&(i, seed)| run(i, seed)).collect::<Result<_, String>>()?;
+    Ok(runs.chunks(seeds as usize).map(combine).collect())
+}
+
 /// Run the reproduction.
 pub fn run(options: &Options) -> Result<Reproduction, String> {
     for app in &options.apps {
@@ -232,19 +250,17 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
     for &rate in &options.issue_rates {
         settings.push(Setting { gets_per_s: Some(rate), ..Setting::new(Some(sensitivity_app), "fastresponse-bs") });
     }
-    let seeds = u64::from(options.seeds.max(1));
-    let jobs: Vec<(usize, u64)> =
-        (0..settings.len()).flat_map(|i| (0..seeds).map(move |k| (i, options.seed.wrapping_add(k)))).collect();
-    let runs: Vec<Measured> = jobs
-        .par_iter()
-        .map(|&(i, seed)| {
+    let measured = over_settings(
+        settings.len(),
+        options,
+        |i, seed| {
             let text = scenario_text(&settings[i], options.duration_ns);
             let (scenario, results) = run_toml(&text, "fastresponse22", seed, &options.overrides)?;
             let cpu = &scenario.host.cpu;
             Ok(measure(&results, (cpu.syscall_entry_ns.0 + cpu.fs_submit_ns.0) as f64))
-        })
-        .collect::<Result<_, String>>()?;
-    let measured: Vec<Measured> = runs.chunks(seeds as usize).map(Measured::over_seeds).collect();
+        },
+        Measured::over_seeds,
+    )?;
     let find = |app: Option<&str>, stack: &str| -> &Measured {
         let i = settings
             .iter()
@@ -254,7 +270,7 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
     };
 
     let mut out =
-        Reproduction::new("fastresponse22", "FastResponse (ICS'22), read path: readrandom beside Table 1's apps");
+        Reproduction::new("fastresponse22", "FastResponse (ICS'22): readrandom and fillsync beside Table 1's apps");
     out.option("apps", &options.apps);
     out.option("duration_ms", options.duration_ns / 1_000_000);
     out.option("seed", options.seed);
@@ -359,6 +375,7 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
         out.push(figure, &setting, "mean_us", None, m.mean_us);
         out.push(figure, &setting, "p99_us", None, m.p99_us);
     }
+    write::rows(options, &mut out)?;
     if let Some(bad) = out.non_finite().first() {
         return Err(format!("{} {:?} {}: not a finite number", bad.figure, bad.setting, bad.metric));
     }

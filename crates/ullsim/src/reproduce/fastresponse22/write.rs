@@ -1,0 +1,200 @@
+//! FastResponse's write path: RocksDB `fillsync` (critical: a 4 KB WAL append through the page cache and an
+//! fsync per update) beside each app of Table 1, whose reads and writes now go through the page cache, under
+//! the five stacks of Fig. 13 (Vanilla, SelectISR, B-Opt, BS-Opt and BSJ-Opt = BS-Opt + fjournaling).
+//! Rows: Fig. 13 (fillsync's latency, and BSJ-Opt's average cut against Vanilla), Fig. 15(b) (the fsync's
+//! phases beside Bayes) and the write half of Figs. 4–5 (beside Bayes against alone, under Vanilla).
+//! fillsync's latency is its fsync's: the append before it is a memory copy of about a microsecond.
+
+use super::{over_settings, Options, DATASET, SERVER_CORES, WARMUP_NS};
+use crate::reproduce::rows::Reproduction;
+use crate::reproduce::run_toml;
+use crate::sim::RunResults;
+use crate::workload::app::fastresponse::TABLE1;
+
+/// The stacks of Fig. 13: (label, `host.stack`).
+pub const STACKS: [(&str, &str); 5] = [
+    ("vanilla", "vanilla"),
+    ("selectisr", "selectisr"),
+    ("b-opt", "fastresponse-b"),
+    ("bs-opt", "fastresponse-bs"),
+    ("bsj-opt", "fastresponse"),
+];
+
+/// [inferred] The app's tasks issuing its buffered I/O: each blocks in its read and write calls, so one
+/// would serialize the app's reads behind one another.
+const APP_TASKS: u32 = 4;
+
+/// The paper's numbers (§4.4).
+pub mod paper {
+    /// BSJ-Opt against Vanilla, fillsync averaged over the five apps: mean, p99, p99.9 reductions (%).
+    pub const BSJ_CUTS: [f64; 3] = [58.0, 83.0, 74.0];
+    /// Fig. 15(b) beside Bayes (us): T_D2 under Vanilla and B-Opt (LD throttles other files' writeback),
+    /// and none of T_D2 and T_Sched under BSJ-Opt.
+    pub const T_D2: [(&str, f64); 3] = [("vanilla", 18.0), ("b-opt", 34.0), ("bsj-opt", 0.0)];
+    pub const T_SCHED: [(&str, f64); 1] = [("bsj-opt", 0.0)];
+    /// Figs. 4–5: fillsync beside Bayes against alone under Vanilla: mean latency, T_D2 and T_Sched.
+    pub const CORUN_MEAN_X: f64 = 2.7;
+    pub const CORUN_T_D2_X: f64 = 15.0;
+    pub const CORUN_T_SCHED_X: f64 = 9.4;
+}
+
+/// The scenario of fillsync beside `app` (or alone) under `stack`.
+fn scenario_text(app: Option<&str>, stack: &str, duration_ns: u64) -> String {
+    let mut text = format!(
+        "name = \"fastresponse22-write\"\n[run]\nduration = \"{}ns\"\nwarmup = \"{WARMUP_NS}ns\"\n[host]\nstack = \
+         \"{stack}\"\ncores = {SERVER_CORES}\n[device]\npreset = \"optane-900p\"\n[[flow]]\nname = \"fillsync\"\nclass \
+         = \"critical\"\nrw = \"write\"\nbs = \"4k\"\nioengine = \"psync\"\ndirect = 0\nfsync = 1\nthinktime = 500\nsize \
+         = \"1g\"\n",
+        WARMUP_NS + duration_ns
+    );
+    if let Some(app) = app {
+        let cpu = TABLE1.iter().find(|t| t.name == app).expect("apps are checked against Table 1").cpu_load_percent;
+        text += &format!(
+            "[[flow]]\nname = \"{app}\"\napp = \"fastresponse.{app}\"\nioengine = \"psync\"\ndirect = 0\nnumjobs = \
+             {APP_TASKS}\noffset = \"{DATASET}\"\n[[flow]]\nname = \"{app}-cpu\"\nioengine = \"cpuio\"\nnumjobs = \
+             {SERVER_CORES}\ncpuload = {cpu}\n"
+        );
+    }
+    text
+}
+
+/// One figure of a run.
+type Pick = fn(&Measured) -> f64;
+
+/// fillsync's figures in one run (µs).
+#[derive(Debug, Clone, Default)]
+struct Measured {
+    mean: f64,
+    p99: f64,
+    p99_9: f64,
+    d1: f64,
+    d2: f64,
+    jd: f64,
+    jc: f64,
+    sched: f64,
+}
+
+fn measure(r: &RunResults) -> Result<Measured, String> {
+    let f = &r.flows[0];
+    let (Some(sync), Some(p)) = (&f.flush, &f.fsync_phases_ns) else {
+        return Err("fillsync completed no fsync in the window: lengthen --duration".into());
+    };
+    let l = &sync.latency_ns;
+    Ok(Measured {
+        mean: l.mean / 1e3,
+        p99: l.p99 as f64 / 1e3,
+        p99_9: l.p99_9 as f64 / 1e3,
+        d1: p.d1.mean / 1e3,
+        d2: p.d2.mean / 1e3,
+        jd: p.jd.mean / 1e3,
+        jc: p.jc.mean / 1e3,
+        sched: p.sched.mean / 1e3,
+    })
+}
+
+fn mean_of(runs: &[Measured]) -> Measured {
+    let n = runs.len() as f64;
+    let avg = |pick: Pick| runs.iter().map(pick).sum::<f64>() / n;
+    Measured {
+        mean: avg(|m| m.mean),
+        p99: avg(|m| m.p99),
+        p99_9: avg(|m| m.p99_9),
+        d1: avg(|m| m.d1),
+        d2: avg(|m| m.d2),
+        jd: avg(|m| m.jd),
+        jc: avg(|m| m.jc),
+        sched: avg(|m| m.sched),
+    }
+}
+
+/// Run the write path and add its rows to `out`.
+pub fn rows(options: &Options, out: &mut Reproduction) -> Result<(), String> {
+    let mut settings: Vec<(Option<&str>, &str)> = vec![(None, "vanilla")];
+    for app in &options.apps {
+        settings.extend(STACKS.iter().map(|&(_, stack)| (Some(app.as_str()), stack)));
+    }
+    let measured = over_settings(
+        settings.len(),
+        options,
+        |i, seed| {
+            let (app, stack) = settings[i];
+            let text = scenario_text(app, stack, options.duration_ns);
+            let (_, results) = run_toml(&text, "fastresponse22 write path", seed, &options.overrides)?;
+            measure(&results)
+        },
+        mean_of,
+    )?;
+    let find = |app: Option<&str>, stack: &str| -> &Measured {
+        let i = settings.iter().position(|s| s.0 == app && s.1 == stack).expect("every app runs under every stack");
+        &measured[i]
+    };
+
+    // Figs. 4-5, write half: beside Bayes against alone, under Vanilla.
+    if options.apps.iter().any(|a| a == "bayes") {
+        let (alone, beside) = (find(None, "vanilla"), find(Some("bayes"), "vanilla"));
+        for (metric, paper, x) in [
+            ("fillsync_mean_vs_alone", Some(paper::CORUN_MEAN_X), beside.mean / alone.mean),
+            ("fillsync_p99_9_vs_alone", None, beside.p99_9 / alone.p99_9),
+            ("t_d2_vs_alone", Some(paper::CORUN_T_D2_X), beside.d2 / alone.d2.max(1e-3)),
+            ("t_sched_vs_alone", Some(paper::CORUN_T_SCHED_X), beside.sched / alone.sched.max(1e-3)),
+        ] {
+            out.push("fig4-5", &[("app", "bayes"), ("stack", "vanilla")], metric, paper, x);
+        }
+    }
+
+    // Fig. 13: fillsync's latency per app and stack, and BSJ-Opt's average cut against Vanilla.
+    for app in &options.apps {
+        for &(name, stack) in &STACKS {
+            let m = find(Some(app), stack);
+            for (metric, value) in [("mean_us", m.mean), ("p99_us", m.p99), ("p99_9_us", m.p99_9)] {
+                out.push("fig13", &[("app", app), ("stack", name)], metric, None, value);
+            }
+        }
+    }
+    let picks: [(&str, Pick); 3] = [("mean", |m| m.mean), ("p99", |m| m.p99), ("p99_9", |m| m.p99_9)];
+    for ((metric, pick), paper_cut) in picks.iter().zip(paper::BSJ_CUTS) {
+        let cuts: Vec<f64> = options
+            .apps
+            .iter()
+            .map(|app| 100.0 * (1.0 - pick(find(Some(app), "fastresponse")) / pick(find(Some(app), "vanilla"))))
+            .collect();
+        let cut = cuts.iter().sum::<f64>() / cuts.len() as f64;
+        let setting = [("app", "average"), ("stack", "bsj-opt"), ("against", "vanilla")];
+        out.push("fig13", &setting, &format!("{metric}_cut_pct"), Some(paper_cut), cut);
+    }
+
+    // Fig. 15(b): the fsync's phases beside Bayes.
+    if options.apps.iter().any(|a| a == "bayes") {
+        for &(name, stack) in &STACKS {
+            let m = find(Some("bayes"), stack);
+            let paper_of = |list: &[(&str, f64)]| list.iter().find(|(s, _)| *s == name).map(|(_, v)| *v);
+            for (metric, paper, value) in [
+                ("t_d1_us", None, m.d1),
+                ("t_d2_us", paper_of(&paper::T_D2), m.d2),
+                ("t_jd_us", None, m.jd),
+                ("t_jc_us", None, m.jc),
+                ("t_sched_us", paper_of(&paper::T_SCHED), m.sched),
+            ] {
+                out.push("fig15b", &[("app", "bayes"), ("stack", name)], metric, paper, value);
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Scenario;
+
+    #[test]
+    fn every_write_setting_loads_as_a_scenario() {
+        for app in [None, Some("terasort"), Some("bayes")] {
+            for &(_, stack) in &STACKS {
+                let text = scenario_text(app, stack, 1_000_000);
+                Scenario::from_toml_str(&text, "t", std::path::Path::new("."), &[])
+                    .unwrap_or_else(|e| panic!("{app:?} {stack}: {e}"));
+            }
+        }
+    }
+}
