@@ -228,7 +228,9 @@ pub fn main(
 fn render(scenario: &str, varies: &[Vary], variants: &[Variant], results: &[RunResults], wall_seconds: f64) -> String {
     let labels: Vec<String> = variants.iter().map(Variant::label).collect();
     let vw = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0).max("variant".len());
+    let flush_rows = results.iter().flat_map(|r| &r.flows).any(|f| f.flush.is_some());
     let fw = results.iter().flat_map(|r| &r.flows).map(|f| f.name.chars().count()).max().unwrap_or(0).max(4);
+    let fw = if flush_rows { fw.max("  (flushes)".len()) } else { fw };
     let keys: Vec<&str> = varies.iter().map(|v| v.key.as_str()).collect();
     let mut out = String::new();
     let _ = writeln!(
@@ -253,6 +255,17 @@ fn render(scenario: &str, varies: &[Vary], variants: &[Variant], results: &[RunR
                 f.bandwidth_bytes_per_s / 1e6,
                 latency_cells(&f.latency_ns)
             );
+            if let Some(flush) = &f.flush {
+                // Flushes and fsyncs are not in the flow's row: they have one of their own, as in `run`'s.
+                let _ = writeln!(
+                    out,
+                    "{label:<vw$} {:<fw$} {:>10.0} {:>9} {}",
+                    "  (flushes)",
+                    flush.iops,
+                    "",
+                    latency_cells(&flush.latency_ns)
+                );
+            }
         }
     }
     out

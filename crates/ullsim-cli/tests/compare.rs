@@ -298,3 +298,15 @@ fn compare_timeseries_labels_each_variants_rows() {
     assert!(lines[1].starts_with("flow.reader.iodepth=1,0,1000000,reader,"), "{text}");
     assert!(lines.last().unwrap().starts_with("flow.reader.iodepth=4,4000000,5000000,writer,"), "{text}");
 }
+
+#[test]
+fn a_flow_with_flushes_gets_its_flush_row_in_every_variant() {
+    let fx = Fixture::new();
+    let out =
+        fx.compare(&["--set", "flow.writer.flush_every=1", "--vary", "device.cache.power_loss_protection=true,false"]);
+    assert!(out.status.success(), "{}", show(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let flush_rows: Vec<&str> = text.lines().filter(|l| l.contains("(flushes)")).collect();
+    assert_eq!(flush_rows.len(), 2, "{text}");
+    assert!(flush_rows[0].starts_with("device.cache.power_loss_protection=true"), "{text}");
+}
