@@ -201,7 +201,8 @@ fn same_seed_same_bytes_with_files() {
 
 #[test]
 fn bad_file_keys_name_the_key() {
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
+        (&["flow.wal.ioengine=\"io_uring\"", "flow.wal.direct=1"], "fsync"),
         (&["flow.wal.ioengine=\"libaio\""], "direct"),
         (&["flow.wal.nrfiles=0"], "nrfiles"),
         (&["flow.wal.filesize=\"1g\""], "filesize"),

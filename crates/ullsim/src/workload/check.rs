@@ -313,6 +313,17 @@ fn check_files(spec: &FlowSpec, capacity: u64) -> Result<(), (String, String)> {
             return err("direct", "buffered I/O applies to synthetic and app flows, not to traces".into());
         }
     }
+    for (key, set) in [("fsync", spec.fsync.is_some()), ("fdatasync", spec.fdatasync.is_some())] {
+        if set && !engine.is_blocking() {
+            return err(
+                key,
+                "needs ioengine = \"psync\" or \"pvsync2\": the model's fsync is the blocking system call \
+                 (io_uring's IORING_OP_FSYNC and libaio's aio_fsync are not modeled; flush_every sends an NVMe \
+                 Flush from any engine)"
+                    .into(),
+            );
+        }
+    }
     if !spec.uses_files() {
         for (key, set) in [("nrfiles", spec.nrfiles.is_some()), ("filesize", spec.filesize.is_some())] {
             if set {
