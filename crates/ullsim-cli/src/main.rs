@@ -321,7 +321,12 @@ fn show_catalog(what: &str, list: &'static [BuiltIn], name: Option<&str>, usage:
             println!("\n{usage}");
         }
         Some(n) => match builtin::find(list, n) {
-            Some(entry) => print!("{}", entry.toml),
+            Some(entry) => {
+                print!("{}", entry.toml);
+                if let Some((base, text)) = builtin::with_base_text(list, entry).map_err(anyhow::Error::msg)? {
+                    print!("\n# Every key of {n}, with those of its base {base}:\n{text}");
+                }
+            }
             None => bail!("unknown {what} \"{n}\"; expected one of {:?}", builtin::names(list)),
         },
     }

@@ -493,6 +493,12 @@ fn stacks_lists_each_stack_and_prints_one() {
     let one = ullsim(["stacks", "selectisr"]).ok();
     assert_eq!(one.stdout, include_str!("../../ullsim/src/config/stacks/selectisr.toml"));
     ullsim(["stacks", "nope"]).fails_with(&["\"nope\"", "vanilla", "selectisr"]);
+    // A stack with a base prints the base's keys too, resolved.
+    let bsj = ullsim(["stacks", "fastresponse"]).ok();
+    for key in ["base = \"fastresponse-bs\"", "fjournaling = true", "ld_depth = 8", "cpu_scheduler = \"fastresponse\""]
+    {
+        assert!(bsj.stdout.contains(key), "{key} missing from:\n{}", bsj.stdout);
+    }
     // compare puts stacks side by side.
     let scenario = example("randread-optane.toml");
     let side = ullsim(["compare", p(&scenario), "--vary", "host.stack=vanilla,selectisr", "--json", "-"]).ok();

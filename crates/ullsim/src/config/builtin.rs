@@ -22,6 +22,16 @@ pub fn names(list: &[BuiltIn]) -> Vec<&'static str> {
     list.iter().map(|b| b.name).collect()
 }
 
+/// For an entry with a base: the name of the base and every key of the entry with the base's merged in, as
+/// TOML (what `ullsim presets NAME` and `ullsim stacks NAME` print below the entry's own text). `None` for an
+/// entry without a base, whose own text already has every key.
+pub fn with_base_text(list: &'static [BuiltIn], entry: &BuiltIn) -> Result<Option<(String, String)>, String> {
+    let own: toml::Table = entry.toml.parse().map_err(|e| format!("{e}"))?;
+    let Some(base) = own.get("base").and_then(|b| b.as_str()) else { return Ok(None) };
+    let table = resolved(list, entry)?;
+    Ok(Some((base.to_string(), toml::to_string(&table).map_err(|e| format!("{e}"))?)))
+}
+
 /// The table of `entry`: its TOML, over the TOML of the entry it names as `base = "NAME"` if it names one
 /// (a variant of another entry lists only what differs). Bases do not chain.
 pub fn resolved(list: &'static [BuiltIn], entry: &BuiltIn) -> Result<toml::Table, String> {
