@@ -217,6 +217,11 @@ fn bad_file_keys_name_the_key() {
             .to_string();
         assert!(err.contains(key), "{overrides:?}: {err}");
     }
+    let device_only =
+        Scenario::from_toml_str(WAL, "t.toml", std::path::Path::new("."), &["host.model=\"device-only\"".into()])
+            .expect_err("files without a host")
+            .to_string();
+    assert!(device_only.contains("direct") && device_only.contains("device-only"), "{device_only}");
     let direct_only = Scenario::from_toml_str(
         "[device]\npreset = \"optane-ull\"\n[[flow]]\nname = \"f\"\nrw = \"randread\"\nnrfiles = 4\n",
         "t.toml",

@@ -554,6 +554,18 @@ impl Scenario {
                             use host.model = \"full\"";
                 return Err(ConfigError::at_flow_key(source, i, flow, "ioengine", what));
             }
+            if self.host.model == HostModel::DeviceOnly && flow.uses_files() {
+                let key = if !flow.is_direct() {
+                    "direct"
+                } else if flow.fsync.is_some() {
+                    "fsync"
+                } else {
+                    "fdatasync"
+                };
+                let what = "files (the page cache, fsync) are the host's, and host.model = \"device-only\" has none: \
+                            use host.model = \"full\", or flush_every for NVMe flushes without a file system";
+                return Err(ConfigError::at_flow_key(source, i, flow, key, what));
+            }
             crate::workload::check_flow_spec(flow, &self.device, self.host.cores)
                 .and_then(|()| crate::workload::check_arrivals(flow, self.run.duration.0))
                 .map_err(|(key, what)| ConfigError::at_flow_key(source, i, flow, &key, what))?;
