@@ -112,8 +112,7 @@ impl Simulation {
         let end_ns = scenario.run.duration.0;
         let workload = Workload::new(&scenario.flows, scenario.seed, capacity, end_ns, &scenario.base_dir)
             .map_err(SimError::Setup)?;
-        let host = Host::new(&scenario.host, &scenario.flows, end_ns, scenario.run.warmup.0, &mut device)
-            .map_err(SimError::Setup)?;
+        let host = Host::new(scenario, &mut device).map_err(SimError::Setup)?;
         let metrics = Metrics::new(
             &scenario.flows.iter().map(|f| (f.name.clone(), f.class, f.prio)).collect::<Vec<_>>(),
             scenario.run.warmup.0,
@@ -212,14 +211,12 @@ impl Simulation {
             .collect();
         let open_loop: Vec<bool> = (0..flow_windows.len() as u32).map(|f| self.workload.is_open_loop(f)).collect();
         let mut flows = self.metrics.results(&flow_windows, &open_loop);
-        let (host, flow_cpu) = self.host.results(&host_start, &host_end);
-        for (flow, cores) in flows.iter_mut().zip(flow_cpu) {
-            flow.cpu_cores = cores;
+        let (host, flow_host) = self.host.results(&host_start, &host_end);
+        for (flow, measured) in flows.iter_mut().zip(flow_host) {
+            flow.cpu_cores = measured.cpu_cores;
+            flow.fsync_phases_ns = measured.fsync_phases_ns;
         }
         let device = self.device.results(&device_start, &device_end);
-        for (flow, phases) in flows.iter_mut().zip(self.host.fsync_phases()) {
-            flow.fsync_phases_ns = phases;
-        }
         for (flow, gc_ns) in flows.iter_mut().zip(device_end.gc_busy_by_flow_since(&device_start)) {
             flow.gc_busy_ns = gc_ns;
         }

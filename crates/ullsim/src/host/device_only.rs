@@ -16,7 +16,7 @@
 use std::collections::VecDeque;
 
 use super::block::BlockResults;
-use super::results::{FlowCpu, HostCounters, HostNames, HostResults};
+use super::results::{FlowHost, HostCounters, HostNames, HostResults};
 use crate::config::host::HostModel;
 use crate::config::scenario::FlowSpec;
 use crate::device::Device;
@@ -137,7 +137,7 @@ impl DeviceOnlyHost {
     }
 
     /// Host results between the snapshots `since` and `now`: all empty or zero, named "none".
-    pub fn results(&self, since: &HostCounters, now: &HostCounters) -> (HostResults, FlowCpu) {
+    pub fn results(&self, since: &HostCounters, now: &HostCounters) -> (HostResults, Vec<FlowHost>) {
         let names = HostNames { model: HostModel::DeviceOnly, cpu_scheduler: "none".into(), completion: "none".into() };
         since.until(now, names)
     }

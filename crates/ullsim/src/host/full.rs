@@ -20,12 +20,12 @@ use super::completion::{self, CompletionPolicy, WaitMode};
 use super::cpu::burner::{BurnStep, Burner};
 use super::cpu::{Activity, Cpu, TaskId};
 use super::nvme::{IrqAction, NvmeDriver};
-use super::results::{FlowCpu, HostCounters, HostNames, HostResults};
+use super::results::{FlowHost, HostCounters, HostNames, HostResults};
 use super::syscall::{self, Call, Step};
 use super::HostEvent;
 use crate::config::host::HostModel;
 use crate::config::scenario::{parse_cpu_list, CpusAllowedPolicy, FlowSpec, IoEngine, LatencyFrom};
-use crate::config::HostConfig;
+use crate::config::{HostConfig, Scenario};
 use crate::device::Device;
 use crate::engine::{EventQueue, Time};
 use crate::request::{Class, Criticality, NvmePriority, Op, ReqId, Request, RequestArena, Stamps};
@@ -221,13 +221,8 @@ pub struct FullHost {
 
 impl FullHost {
     /// Build the host for `flows` on `device`: cores, tasks, queues.
-    pub fn new(
-        cfg: &HostConfig,
-        flows: &[FlowSpec],
-        run_end: Time,
-        warmup: Time,
-        device: &mut Device,
-    ) -> Result<FullHost, String> {
+    pub fn new(scenario: &Scenario, device: &mut Device) -> Result<FullHost, String> {
+        let (cfg, flows, run_end) = (&scenario.host, &scenario.flows[..], scenario.run.duration.0);
         let mut cpu = Cpu::new(cfg)?;
         // One queue set per NVMe priority class the I/O flows use, in class order.
         let mut classes: Vec<NvmePriority> = flows.iter().filter(|f| !f.is_cpu_only()).map(|f| f.prio).collect();
@@ -317,7 +312,7 @@ impl FullHost {
             flow_tasks.push(tasks);
         }
         let fs = flows.iter().any(FlowSpec::uses_files).then(|| {
-            let fsh = FsHost::new(flows, cfg, &mut cpu, device, jobs.len(), warmup);
+            let fsh = FsHost::new(flows, cfg, &mut cpu, device, jobs.len(), scenario.run.warmup.0);
             for (task, thread) in fsh.threads() {
                 roles.push(Role::FsThread(thread));
                 timed_starts.push((task, 0));
@@ -683,11 +678,6 @@ impl FullHost {
         self.block.check_tags()?;
         self.fs.as_deref().map_or(Ok(()), FsHost::check_invariants)
     }
-
-    /// Per flow: its fsync phases over the window, for flows that sync through the file system.
-    pub fn fsync_phases(&self) -> Vec<Option<crate::metrics::FsyncPhases>> {
-        self.fs.as_deref().map_or_else(Vec::new, FsHost::phases)
-    }
 }
 
 impl FullHost {
@@ -706,13 +696,19 @@ impl FullHost {
         }
     }
 
-    /// Host results between the snapshots `since` and `now`, and the CPU each flow used (in cores).
-    pub fn results(&self, since: &HostCounters, now: &HostCounters) -> (HostResults, FlowCpu) {
+    /// Host results between the snapshots `since` and `now`, and what the host measured of each flow.
+    pub fn results(&self, since: &HostCounters, now: &HostCounters) -> (HostResults, Vec<FlowHost>) {
         let names = HostNames {
             model: HostModel::Full,
             cpu_scheduler: self.cpu.scheduler_name().to_string(),
             completion: self.completion.name().to_string(),
         };
-        since.until(now, names)
+        let (results, mut flows) = since.until(now, names);
+        if let Some(fsh) = self.fs.as_deref() {
+            for (flow, phases) in flows.iter_mut().zip(fsh.phases()) {
+                flow.fsync_phases_ns = phases;
+            }
+        }
+        (results, flows)
     }
 }

@@ -19,9 +19,7 @@ pub mod nvme;
 mod results;
 pub mod syscall;
 
-use crate::config::host::HostModel;
-use crate::config::scenario::FlowSpec;
-use crate::config::HostConfig;
+use crate::config::{host::HostModel, Scenario};
 use crate::device::Device;
 use crate::engine::{EventQueue, Time};
 use crate::request::{ReqId, RequestArena};
@@ -29,7 +27,7 @@ use crate::sim::Event;
 use cpu::{CpuEvent, TaskId};
 use device_only::DeviceOnlyHost;
 use full::FullHost;
-pub use results::{FlowCpu, HostCounters, HostResults};
+pub use results::{FlowHost, HostCounters, HostResults};
 
 /// Events the host schedules for itself (only the full host has any).
 #[derive(Debug, Clone, Copy)]
@@ -61,17 +59,11 @@ pub enum Host {
 }
 
 impl Host {
-    /// Build the host for `flows` on `device`: its queues, and for the full host its cores and tasks.
-    pub fn new(
-        cfg: &HostConfig,
-        flows: &[FlowSpec],
-        run_end: Time,
-        warmup: Time,
-        device: &mut Device,
-    ) -> Result<Host, String> {
-        Ok(match cfg.model {
-            HostModel::Full => Host::Full(FullHost::new(cfg, flows, run_end, warmup, device)?),
-            HostModel::DeviceOnly => Host::DeviceOnly(DeviceOnlyHost::new(flows, device)?),
+    /// Build the host of `scenario` on `device`: its queues, and for the full host its cores and tasks.
+    pub fn new(scenario: &Scenario, device: &mut Device) -> Result<Host, String> {
+        Ok(match scenario.host.model {
+            HostModel::Full => Host::Full(FullHost::new(scenario, device)?),
+            HostModel::DeviceOnly => Host::DeviceOnly(DeviceOnlyHost::new(&scenario.flows, device)?),
         })
     }
 
@@ -142,19 +134,11 @@ impl Host {
         }
     }
 
-    /// Host results between the snapshots `since` and `now`, and the CPU each flow used (in cores).
-    pub fn results(&self, since: &HostCounters, now: &HostCounters) -> (HostResults, FlowCpu) {
+    /// Host results between the snapshots `since` and `now`, and what the host measured of each flow.
+    pub fn results(&self, since: &HostCounters, now: &HostCounters) -> (HostResults, Vec<FlowHost>) {
         match self {
             Host::Full(h) => h.results(since, now),
             Host::DeviceOnly(h) => h.results(since, now),
-        }
-    }
-
-    /// Per flow: its fsync phases over the window (the full host's file system; empty without one).
-    pub fn fsync_phases(&self) -> Vec<Option<crate::metrics::FsyncPhases>> {
-        match self {
-            Host::Full(h) => h.fsync_phases(),
-            Host::DeviceOnly(_) => Vec::new(),
         }
     }
 

@@ -8,6 +8,7 @@ use super::cpu::{CoreTime, CoreUsage};
 use super::fs::FsCounters;
 use crate::config::host::HostModel;
 use crate::engine::Time;
+use crate::metrics::FsyncPhases;
 
 /// Host-level results over the measurement window.
 #[derive(Debug, Clone, Serialize)]
@@ -27,8 +28,14 @@ pub struct HostResults {
     pub fs: Option<FsCounters>,
 }
 
-/// CPU time per flow over the window, in cores (CPU time of its tasks and their sqpoll threads / window).
-pub type FlowCpu = Vec<f64>;
+/// What the host measured of one flow over the window.
+#[derive(Debug, Clone)]
+pub struct FlowHost {
+    /// CPU time of its tasks and their sqpoll threads over the window, in cores.
+    pub cpu_cores: f64,
+    /// Its fsync calls' phases (flows that sync through the file system).
+    pub fsync_phases_ns: Option<FsyncPhases>,
+}
 
 /// The host's cumulative counters at one instant.
 #[derive(Debug, Clone)]
@@ -52,7 +59,7 @@ pub(super) struct HostNames {
 impl HostCounters {
     /// Host results between the snapshots `self` and `now` (both from the same host), and the CPU each flow
     /// used (in cores).
-    pub(super) fn until(&self, now: &HostCounters, names: HostNames) -> (HostResults, FlowCpu) {
+    pub(super) fn until(&self, now: &HostCounters, names: HostNames) -> (HostResults, Vec<FlowHost>) {
         let span = now.at.saturating_sub(self.at);
         // Both snapshots come from the same host: one entry per core and per flow in each.
         let cores: Vec<CoreUsage> =
@@ -62,7 +69,10 @@ impl HostCounters {
             .flow_cpu_ns
             .iter()
             .zip(&self.flow_cpu_ns)
-            .map(|(&after, &before)| after.saturating_sub(before) as f64 / span.max(1) as f64)
+            .map(|(&after, &before)| FlowHost {
+                cpu_cores: after.saturating_sub(before) as f64 / span.max(1) as f64,
+                fsync_phases_ns: None,
+            })
             .collect();
         (
             HostResults {

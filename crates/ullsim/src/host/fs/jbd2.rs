@@ -75,11 +75,6 @@ impl Jbd2 {
         self.waiting_next.push(task);
     }
 
-    /// Whether the thread is between commits.
-    pub fn is_idle(&self) -> bool {
-        self.phase == Phase::Idle
-    }
-
     /// The times of the commit that finished last.
     pub fn last_commit(&self) -> CommitTimes {
         self.times

@@ -203,11 +203,6 @@ impl FileSystem {
         self.flows[flow as usize].is_some_and(|f| f.buffered)
     }
 
-    /// Whether the device has a volatile write cache, so a commit sends PREFLUSH and FUA.
-    pub fn volatile_cache(&self) -> bool {
-        self.volatile_cache
-    }
-
     /// The file and its pages that device bytes `[offset, offset + len)` of `flow`'s region fall in
     /// (cut at the file's end).
     pub fn locate(&self, flow: u32, offset: u64, len: u32) -> (u32, u64, u64) {
@@ -227,20 +222,18 @@ impl FileSystem {
         self.files[file as usize].pages
     }
 
-    /// A write of `count` pages of `file` from `first` at `now`; returns the pages it newly dirtied. Every
+    /// A write of `count` pages of `file` from `first` at `now`. Every
     /// write dirties the inode (size, mtime) in the running transaction. A buffered write only dirties pages:
     /// ext4's delayed allocation allocates their blocks when they are written back ([`FileSystem::data_bios`]).
     /// A direct write past the allocated size allocates at once.
-    pub fn write(&mut self, file: u32, first: u64, count: u64, buffered: bool, now: Time) -> u64 {
+    pub fn write(&mut self, file: u32, first: u64, count: u64, buffered: bool, now: Time) {
         let meta = self.files[file as usize].meta;
         self.journal.note_write(&meta, WriteEffect { allocated_in_group: None, dirty_data: false });
         if buffered {
-            let dirtied = self.cache.write(file, first, count, now);
-            self.counters.dirtied_pages += dirtied;
-            return dirtied;
+            self.counters.dirtied_pages += self.cache.write(file, first, count, now);
+        } else {
+            self.allocate(file, first + count, false);
         }
-        self.allocate(file, first + count, false);
-        0
     }
 
     /// `file`'s blocks up to page `end` are allocated (if they were not): the block bitmap and group

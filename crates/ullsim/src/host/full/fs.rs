@@ -29,6 +29,26 @@ pub(super) enum Thread {
     Flusher,
 }
 
+/// A file-system bio in flight and the tasks waiting for it.
+struct InFlight {
+    bio: Bio,
+    submitter: TaskId,
+    /// Other tasks waiting for it (`filemap_fdatawait` on its file): rarely any, so no allocation.
+    also: Vec<TaskId>,
+}
+
+/// What a task waits for in the file system.
+#[derive(Debug, Clone, Copy, Default)]
+struct TaskWait {
+    /// File-system bios it waits for, and whether it sleeps until they complete.
+    pending: u32,
+    waits_bios: bool,
+    /// While it waits for the journal thread's commit: when it handed the commit over.
+    handed_off: Option<Time>,
+    /// The hand-off time and the times of the commit that released it.
+    released_by: Option<(Time, CommitTimes)>,
+}
+
 /// Per flow: the fsync phases of its calls issued in the measurement window.
 struct PhaseRecorders {
     d1: Recorder,
@@ -57,16 +77,12 @@ pub(super) struct FsHost {
     jbd2_task: TaskId,
     flusher: Flusher,
     flusher_task: TaskId,
-    /// By request index: the tasks waiting for a file-system bio (its submitter first), and the bio.
-    bios: Vec<Option<(Vec<TaskId>, Bio)>>,
+    /// By request index: the file-system bio in flight with that id.
+    bios: Vec<Option<InFlight>>,
     /// By file: its data writes in flight (what `filemap_fdatawait` waits for).
     writes_in_flight: HashMap<u32, Vec<ReqId>>,
-    /// By task: file-system bios in flight, whether it sleeps until they complete, when it handed a commit
-    /// to the journal thread (while it waits for it) and the times of the commit that released it.
-    pending: Vec<u32>,
-    waits_bios: Vec<bool>,
-    handed_off: Vec<Option<Time>>,
-    released_by: Vec<Option<(Time, CommitTimes)>>,
+    /// By task: what it waits for in the file system.
+    tasks: Vec<TaskWait>,
     /// By flow: fsync (false) or fdatasync (true) for the flow's sync requests, if the flow syncs.
     datasync: Vec<Option<bool>>,
     prio: Vec<NvmePriority>,
@@ -104,10 +120,8 @@ impl FsHost {
             flusher_task,
             bios: Vec::new(),
             writes_in_flight: HashMap::new(),
-            pending: Vec::new(),
-            waits_bios: Vec::new(),
-            handed_off: Vec::new(),
-            released_by: Vec::new(),
+            // The threads are the last tasks added: every task exists by now.
+            tasks: vec![TaskWait::default(); flusher_task as usize + 1],
             datasync: flows
                 .iter()
                 .map(|f| if f.fdatasync.is_some() { Some(true) } else { f.fsync.map(|_| false) })
@@ -132,8 +146,8 @@ impl FsHost {
         if let FsStep::WaitFiles(files) = step {
             self.wait_for_files(task, &files);
         }
-        let wait = self.pending[task as usize] > 0;
-        self.waits_bios[task as usize] = wait;
+        let wait = self.tasks[task as usize].pending > 0;
+        self.tasks[task as usize].waits_bios = wait;
         wait
     }
 
@@ -141,10 +155,10 @@ impl FsHost {
     fn wait_for_files(&mut self, task: TaskId, files: &[u32]) {
         for file in files {
             for &req in self.writes_in_flight.get(file).map_or(&[][..], Vec::as_slice) {
-                let (waiters, _) = self.bios[req.index()].as_mut().expect("a write in flight is known");
-                if !waiters.contains(&task) {
-                    waiters.push(task);
-                    self.pending[task as usize] += 1;
+                let b = self.bios[req.index()].as_mut().expect("a write in flight is known");
+                if b.submitter != task && !b.also.contains(&task) {
+                    b.also.push(task);
+                    self.tasks[task as usize].pending += 1;
                 }
             }
         }
@@ -153,16 +167,6 @@ impl FsHost {
     /// The kernel threads' tasks.
     pub(super) fn threads(&self) -> [(TaskId, Thread); 2] {
         [(self.jbd2_task, Thread::Jbd2), (self.flusher_task, Thread::Flusher)]
-    }
-
-    fn grow(&mut self, task: TaskId) {
-        let n = task as usize + 1;
-        if self.pending.len() < n {
-            self.pending.resize(n, 0);
-            self.waits_bios.resize(n, false);
-            self.handed_off.resize(n, None);
-            self.released_by.resize(n, None);
-        }
     }
 
     /// The fsync phases of each flow, over the calls issued in the measurement window.
@@ -221,8 +225,7 @@ impl FullHost {
             return false;
         }
         let fsh = self.fs.as_deref_mut().expect("a file-system call has a file system");
-        fsh.grow(task);
-        if fsh.waits_bios[task as usize] || fsh.handed_off[task as usize].is_some() {
+        if fsh.tasks[task as usize].waits_bios || fsh.tasks[task as usize].handed_off.is_some() {
             // Woken before what it waits for is done: back to sleep.
             self.sleep_job(q, j);
             return true;
@@ -245,7 +248,7 @@ impl FullHost {
             };
             if wake_flusher {
                 let flusher = fsh.flusher_task;
-                if !fsh.waits_bios.get(flusher as usize).copied().unwrap_or(false) {
+                if !fsh.tasks[flusher as usize].waits_bios {
                     self.timer_gen[flusher as usize] += 1;
                     self.cpu.wake(q, flusher);
                 }
@@ -274,10 +277,10 @@ impl FullHost {
                 }
                 FsStep::CommitAndWait => {
                     let flow = self.jobs[j as usize].flow;
-                    fsh.handed_off[task as usize] = Some(now);
+                    fsh.tasks[task as usize].handed_off = Some(now);
                     fsh.jbd2.request(task, flow);
                     let jbd2 = fsh.jbd2_task;
-                    if !fsh.waits_bios.get(jbd2 as usize).copied().unwrap_or(false) {
+                    if !fsh.tasks[jbd2 as usize].waits_bios {
                         self.timer_gen[jbd2 as usize] += 1;
                         self.cpu.wake(q, jbd2);
                     }
@@ -359,7 +362,7 @@ impl FullHost {
         if let (Some(FsCall::Fsync(f)), true) = (call, issued >= fsh.warmup) {
             let p = &mut fsh.phases[f.flow as usize];
             p.d1.record(f.d1_ns, 0);
-            match fsh.released_by[task as usize].take() {
+            match fsh.tasks[task as usize].released_by.take() {
                 _ if f.committed_itself => {
                     // fjournaling: no ordered data of other files, no hand-offs; the file's own commit.
                     for r in [&mut p.d2, &mut p.jd, &mut p.sched] {
@@ -404,8 +407,7 @@ impl FullHost {
         let start = self.cpu.work_starts_at(task, now);
         loop {
             let fsh = self.fs.as_deref_mut().expect("a file-system thread has a file system");
-            fsh.grow(task);
-            if fsh.waits_bios[task as usize] {
+            if fsh.tasks[task as usize].waits_bios {
                 self.cpu.sleep(q, task);
                 return;
             }
@@ -444,9 +446,8 @@ impl FullHost {
                     let times = fsh.jbd2.last_commit();
                     let released = fsh.jbd2.take_released();
                     for &waiter in &released {
-                        fsh.grow(waiter);
-                        let handed = fsh.handed_off[waiter as usize].take().unwrap_or(times.started);
-                        fsh.released_by[waiter as usize] = Some((handed, times));
+                        let handed = fsh.tasks[waiter as usize].handed_off.take().unwrap_or(times.started);
+                        fsh.tasks[waiter as usize].released_by = Some((handed, times));
                     }
                     for waiter in released {
                         self.wake_fs_waiter(q, waiter);
@@ -486,12 +487,11 @@ impl FullHost {
                 class,
                 stamps: Stamps { issued: t, block_entered: t, ..Stamps::default() },
             });
-            fsh.grow(task);
-            fsh.pending[task as usize] += 1;
+            fsh.tasks[task as usize].pending += 1;
             if fsh.bios.len() <= req.index() {
-                fsh.bios.resize(req.index() + 1, None);
+                fsh.bios.resize_with(req.index() + 1, || None);
             }
-            fsh.bios[req.index()] = Some((vec![task], *bio));
+            fsh.bios[req.index()] = Some(InFlight { bio: *bio, submitter: task, also: Vec::new() });
             if bio.op == Op::Write && bio.file != u32::MAX {
                 fsh.writes_in_flight.entry(bio.file).or_default().push(req);
             }
@@ -507,8 +507,8 @@ impl FullHost {
         let r = &self.reqs[req.index()];
         if r.fs_bio {
             if let Some(fsh) = self.fs.as_deref() {
-                if let Some(Some((waiters, _))) = fsh.bios.get(req.index()) {
-                    return waiters[0];
+                if let Some(Some(b)) = fsh.bios.get(req.index()) {
+                    return b.submitter;
                 }
             }
         }
@@ -519,7 +519,7 @@ impl FullHost {
     /// is done.
     pub(super) fn fs_bio_done(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, req: ReqId) {
         let fsh = self.fs.as_deref_mut().expect("a file-system bio has a file system");
-        let (waiters, bio) = fsh.bios[req.index()].take().expect("a file-system bio is known");
+        let InFlight { bio, submitter, also } = fsh.bios[req.index()].take().expect("a file-system bio is known");
         if bio.op == Op::Write && bio.file != u32::MAX {
             if let Some(list) = fsh.writes_in_flight.get_mut(&bio.file) {
                 list.retain(|&r| r != req);
@@ -542,7 +542,7 @@ impl FullHost {
         requests.remove(req);
         if bio.op == Op::Read {
             // A buffered read's request takes the path of the last read it waited for.
-            if let Some(j) = self.job_of_task(waiters[0]) {
+            if let Some(j) = self.job_of_task(submitter) {
                 if let Some(app) = self.jobs[j as usize].fs_req {
                     let s = &mut requests[app].stamps;
                     s.block_entered = lower.block_entered;
@@ -550,11 +550,11 @@ impl FullHost {
                 }
             }
         }
-        for task in waiters {
+        for task in std::iter::once(submitter).chain(also) {
             let fsh = self.fs.as_deref_mut().expect("checked");
-            fsh.pending[task as usize] -= 1;
-            if fsh.pending[task as usize] == 0 && fsh.waits_bios[task as usize] {
-                fsh.waits_bios[task as usize] = false;
+            fsh.tasks[task as usize].pending -= 1;
+            if fsh.tasks[task as usize].pending == 0 && fsh.tasks[task as usize].waits_bios {
+                fsh.tasks[task as usize].waits_bios = false;
                 self.wake_fs_waiter(q, task);
             }
         }

@@ -14,9 +14,14 @@ use crate::host::fs::FileSystem;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
     Start,
+    /// The pages are copied (a read's or a write's); what is left is returning (a write may pause first).
     Copied,
-    Fetching,
+    /// A write's throttling pause is decided (and taken, if any).
     Paused,
+    /// A read's misses are submitted; then it waits for them.
+    Fetching,
+    /// A read's misses are in the cache; then it copies.
+    Fetched,
 }
 
 /// A buffered read or write of `count` pages of `file` from page `first`.
@@ -87,14 +92,14 @@ impl Buffered {
                 FsStep::Submit(bios)
             }
             (false, Phase::Fetching) => {
-                self.phase = Phase::Paused;
+                self.phase = Phase::Fetched;
                 FsStep::WaitBios
             }
-            (false, Phase::Paused) => {
+            (false, Phase::Fetched) => {
                 self.phase = Phase::Copied;
                 FsStep::Work(self.count * cx.costs.page_copy_ns)
             }
-            (false, Phase::Copied) => FsStep::Done,
+            (false, Phase::Copied | Phase::Paused) => FsStep::Done,
         }
     }
 }
