@@ -4,10 +4,10 @@
 //! other it is given in an error.
 
 use anyhow::{bail, Result};
-use ullsim::reproduce::{fastresponse22, flin18, hotstorage23, Reproduction};
+use ullsim::reproduce::{aios19, fastresponse22, flin18, hotstorage23, Reproduction};
 
 /// Names accepted by `ullsim reproduce`.
-pub const NAMES: &[&str] = &["fastresponse22", "flin18", "hotstorage23"];
+pub const NAMES: &[&str] = &["aios19", "fastresponse22", "flin18", "hotstorage23"];
 
 pub struct Args<'a> {
     pub name: &'a str,
@@ -27,6 +27,7 @@ pub fn main(args: Args) -> Result<()> {
         "flin18" => flin18_main(&args),
         "fastresponse22" => fastresponse22_main(&args),
         "hotstorage23" => hotstorage23_main(&args),
+        "aios19" => aios19_main(&args),
         other => bail!("unknown reproduction \"{other}\"; expected one of {NAMES:?}"),
     }
 }
@@ -102,15 +103,29 @@ fn emit(output: &crate::Output, reproduction: &Reproduction) -> Result<()> {
 fn fastresponse22_main(args: &Args) -> Result<()> {
     reject_flin18_flags(args, "fastresponse22")?;
     let mut options = if args.all { fastresponse22::Options::full() } else { fastresponse22::Options::quick() };
-    if let Some(d) = args.duration {
-        options.duration_ns = duration_arg("--duration", d)?;
-    }
-    if let Some(s) = args.seed {
-        options.seed = s;
-    }
-    options.overrides = args.set.to_vec();
+    common_flags(args, &mut options.duration_ns, &mut options.seed, &mut options.overrides)?;
     let reproduction = fastresponse22::run(&options).map_err(|e| anyhow::anyhow!("fastresponse22: {e}"))?;
     emit(args.output, &reproduction)
+}
+
+fn aios19_main(args: &Args) -> Result<()> {
+    reject_flin18_flags(args, "aios19")?;
+    let mut options = if args.all { aios19::Options::full() } else { aios19::Options::quick() };
+    common_flags(args, &mut options.duration_ns, &mut options.seed, &mut options.overrides)?;
+    let reproduction = aios19::run(&options).map_err(|e| anyhow::anyhow!("aios19: {e}"))?;
+    emit(args.output, &reproduction)
+}
+
+/// --duration, --seed and --set into a reproduction's options.
+fn common_flags(args: &Args, duration_ns: &mut u64, seed: &mut u64, overrides: &mut Vec<String>) -> Result<()> {
+    if let Some(d) = args.duration {
+        *duration_ns = duration_arg("--duration", d)?;
+    }
+    if let Some(s) = args.seed {
+        *seed = s;
+    }
+    *overrides = args.set.to_vec();
+    Ok(())
 }
 
 /// A duration flag's value (bare numbers are seconds), which must be > 0.

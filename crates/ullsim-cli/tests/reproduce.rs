@@ -299,6 +299,13 @@ fn reproduce_fastresponse22_writes_every_figure_and_ld_bounds_the_device_queue()
         assert!(simulated(row(&r, "fig15b", metric, &[("app", "bayes"), ("stack", "bsj-opt")])) < 0.5, "{metric}");
     }
     assert_eq!(rows(&r, "fig15b", "t_d1_us").len(), 5);
+    // Fig. 14(b): the apps lose no throughput beside fillsync either. Fig. 18: SelectISR's polling keeps a
+    // core busy for readrandom; BSJ-Opt's interrupts leave most of it idle.
+    assert_eq!(rows(&r, "fig14b", "throughput_vs_vanilla").len(), 8);
+    assert!(simulated(row(&r, "fig14b", "max_loss_pct", &[("app", "all")])) <= 6.0);
+    let cpu = |bench, stack| simulated(row(&r, "fig18", "cpu_pct", &[("bench", bench), ("stack", stack)]));
+    assert!(cpu("readrandom", "selectisr") > 95.0 && cpu("readrandom", "bsj-opt") < 80.0);
+    assert_eq!(rows(&r, "fig18", "requests_per_s").len(), 4);
     assert_eq!(rows(&r, "fig19b", "mean_us").len(), 2);
     // Same seed, same bytes; another seed, other bytes.
     assert_eq!(json(&["reproduce", "fastresponse22"]), r, "two reproductions with the same seed differ");
@@ -307,4 +314,41 @@ fn reproduce_fastresponse22_writes_every_figure_and_ld_bounds_the_device_queue()
         .fails_with(&["--mixes: not used by fastresponse22", "--all, --duration, --seed and --set"]);
     ullsim(["reproduce", "fastresponse22", "--duration", "0s"]).fails_with(&["--duration"]);
     ullsim(["reproduce", "fastresponse22", "--set", "host.nope=1"]).fails_with(&["fastresponse22", "host.nope"]);
+}
+
+#[test]
+fn reproduce_aios19_compares_both_stacks_on_every_workload_and_aios_is_ahead() {
+    // The CI-sized subset: 4 KiB and 64 KiB fio jobs, the RocksDB, Filebench and OLTP models, 100 ms each.
+    let text = ullsim(["reproduce", "aios19"]).ok();
+    assert!(text.stdout.contains("abstract") && text.stdout.contains("single-digit"), "{}", text.stdout);
+    let r = json(&["reproduce", "aios19"]);
+    check_layout(&r, "aios19");
+    for bs in ["4k", "64k"] {
+        for op in ["randread", "write+fsync"] {
+            let latency =
+                |stack| simulated(row(&r, "fio", "latency_mean_us", &[("bs", bs), ("op", op), ("stack", stack)]));
+            assert!(latency("aios") < latency("vanilla"), "{bs} {op}");
+            assert!(simulated(row(&r, "fio", "latency_cut_pct", &[("bs", bs), ("op", op)])) > 5.0, "{bs} {op}");
+        }
+    }
+    for (figure, bench) in [
+        ("rocksdb", "readrandom"),
+        ("rocksdb", "fillsync"),
+        ("rocksdb", "readwhilewriting"),
+        ("filebench-oltp", "varmail"),
+        ("filebench-oltp", "oltp"),
+    ] {
+        assert!(simulated(row(&r, figure, "ops_gain_pct", &[("bench", bench)])) > 5.0, "{bench}");
+    }
+    // The abstract's ranges: six rows with the paper's bounds, the lowest below the highest.
+    let abstract_rows = rows(&r, "abstract", "fio_latency_cut_min_pct");
+    assert_eq!(abstract_rows[0]["paper"], 15.0);
+    for name in ["fio_latency_cut", "rocksdb_ops_gain", "filebench_oltp_ops_gain"] {
+        let lo = simulated(row(&r, "abstract", &format!("{name}_min_pct"), &[]));
+        let hi = simulated(row(&r, "abstract", &format!("{name}_max_pct"), &[]));
+        assert!(0.0 < lo && lo <= hi, "{name}: {lo} {hi}");
+    }
+    assert_eq!(json(&["reproduce", "aios19"]), r, "two reproductions with the same seed differ");
+    ullsim(["reproduce", "aios19", "--load", "2"]).fails_with(&["--load: not used by aios19"]);
+    ullsim(["reproduce", "aios19", "--set", "host.fs.aios=maybe"]).fails_with(&["aios19", "host.fs.aios"]);
 }

@@ -3,28 +3,8 @@
 
 mod common;
 
-use common::{run, scenario_with};
+use common::{run, scenario_with, WAL};
 use ullsim::Scenario;
-
-/// A WAL writer: 4 KiB appends through the page cache, each followed by fsync (RocksDB's fillsync), on a
-/// drive with power-loss protection.
-const WAL: &str = r#"
-seed = 1
-[run]
-duration = "100ms"
-warmup = "10ms"
-check_invariants = true
-[device]
-preset = "optane-ull"
-[[flow]]
-name = "wal"
-rw = "write"
-bs = "4k"
-ioengine = "psync"
-direct = 0
-fsync = 1
-size = "64m"
-"#;
 
 /// Overrides that make a flow named "bulk" a buffered 128 KiB writer of its own 8 GiB file, with 64 MiB of
 /// memory so the flusher writes it back from the start.
@@ -262,4 +242,21 @@ fn fjournaling_commits_a_critical_fsync_itself_and_falls_back_once_first() {
     // A task that is not critical keeps ext4's path under the same stack.
     let normal = run(&scenario_with(WAL, &["host.stack=\"fastresponse\""]));
     assert_eq!(fs_counters(&normal).file_level_commits, 0);
+}
+
+#[test]
+fn fillsync_at_a_fixed_rate_syncs_every_update_and_times_it_from_the_arrival() {
+    let text = "seed = 1\n[run]\nduration = \"200ms\"\nwarmup = \"20ms\"\ncheck_invariants = true\n[device]\npreset = \
+                \"optane-900p\"\n[[flow]]\nname = \"fillsync\"\napp = \"fastresponse.fillsync\"\nsize = \"1g\"\n";
+    let r = run(&scenario_with(text, &[]));
+    let f = &r.flows[0];
+    let (writes, syncs) = (f.write.as_ref().expect("appends"), f.flush.as_ref().expect("fsyncs"));
+    // 2,000 updates a second over the 180 ms window, each an append and an fsync that commits it.
+    assert!(writes.completed.abs_diff(360) <= 1 && syncs.completed.abs_diff(360) <= 1, "{writes:?} {syncs:?}");
+    let fs = fs_counters(&r);
+    assert!(fs.journal_commits.abs_diff(360) <= 2, "{fs:?}");
+    // The fsync arrives with its append and starts once the append returned: its latency holds the append's.
+    let phases = f.fsync_phases_ns.as_ref().expect("phases");
+    let parts = phases.d1.mean + phases.d2.mean + phases.jd.mean + phases.jc.mean + phases.sched.mean;
+    assert!(syncs.latency_ns.mean > parts + writes.latency_ns.mean * 0.5, "{} vs {parts}", syncs.latency_ns.mean);
 }

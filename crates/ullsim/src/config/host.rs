@@ -202,6 +202,14 @@ pub struct FsConfig {
     /// FastResponse's file-level journaling: a critical task's fsync commits its own file into a small
     /// journal area of its own, without the journal thread and without other files' data.
     pub fjournaling: bool,
+    /// A read miss's page: allocating it and inserting it into the page cache (`add_to_page_cache_lru`:
+    /// the xarray, the memory cgroup's charge, the LRU), per 4 KiB page. An estimate: a few hundred ns on a
+    /// 2019 server core (docs/model.md, "File system").
+    pub page_alloc_ns: Nanos,
+    /// AIOS (ATC'19): every flow that uses files opens them with `O_AIOS` (a flow's `aios` overrides it):
+    /// LBIO instead of the block layer, reads that overlap their CPU work with the device, and the
+    /// asynchronous fsync.
+    pub aios: bool,
 }
 
 impl Default for FsConfig {
@@ -215,6 +223,8 @@ impl Default for FsConfig {
             dirty_expire_centisecs: 3_000,
             dirty_writeback_centisecs: 500,
             fjournaling: false,
+            page_alloc_ns: Nanos::from_ns(300),
+            aios: false,
         }
     }
 }
@@ -238,6 +248,13 @@ pub struct NvmeConfig {
     pub coalesce_count: u32,
     /// Interrupt coalescing: or once the oldest pending completion is this old.
     pub coalesce_time_ns: Nanos,
+    /// With an IOMMU in strict mode: mapping a command's data buffer (IOVA allocation and page-table
+    /// writes), on top of `queue_rq_ns`. 0: no IOMMU, or passthrough (the default; the calibration
+    /// against HotStorage'23 assumes none).
+    pub iommu_map_ns: Nanos,
+    /// With an IOMMU in strict mode: unmapping a command's buffer on completion (with the IOTLB
+    /// invalidation). 0: no IOMMU, or passthrough.
+    pub iommu_unmap_ns: Nanos,
 }
 
 impl Default for NvmeConfig {
@@ -250,6 +267,8 @@ impl Default for NvmeConfig {
             cqe_ns: Nanos::from_ns(150),
             coalesce_count: 0,
             coalesce_time_ns: Nanos::from_ns(100_000),
+            iommu_map_ns: Nanos::from_ns(0),
+            iommu_unmap_ns: Nanos::from_ns(0),
         }
     }
 }
@@ -335,6 +354,9 @@ impl HostConfig {
             ("nvme.coalesce_time_ns", n.coalesce_time_ns.0),
             ("fs.page_copy_ns", self.fs.page_copy_ns.0),
             ("fs.commit_cpu_ns", self.fs.commit_cpu_ns.0),
+            ("fs.page_alloc_ns", self.fs.page_alloc_ns.0),
+            ("nvme.iommu_map_ns", n.iommu_map_ns.0),
+            ("nvme.iommu_unmap_ns", n.iommu_unmap_ns.0),
         ] {
             if value > MAX_COST_NS {
                 return err(key, format!("expected at most 1 s, found {value} ns"));

@@ -226,6 +226,9 @@ pub struct FlowSpec {
     pub fsync: Option<u32>,
     /// fio's `fdatasync=N`: an fdatasync system call after every N writes.
     pub fdatasync: Option<u32>,
+    /// AIOS's `O_AIOS` (ATC'19) on the flow's files: reads and fsyncs take the asynchronous I/O stack
+    /// (LBIO, overlapped reads, the asynchronous fsync). Unset: `host.fs.aios`.
+    pub aios: Option<bool>,
 }
 
 impl FlowSpec {
@@ -242,6 +245,11 @@ impl FlowSpec {
     /// The flow goes through the file system's files: buffered I/O, or a sync call after its writes.
     pub fn uses_files(&self) -> bool {
         !self.is_cpu_only() && (!self.is_direct() || self.fsync.is_some() || self.fdatasync.is_some())
+    }
+
+    /// The flow's files are opened with `O_AIOS` (its own `aios`, else the host's `fs.aios`).
+    pub fn uses_aios(&self, host_aios: bool) -> bool {
+        self.uses_files() && self.aios.unwrap_or(host_aios)
     }
 
     /// The flow's synthetic I/O only writes (`rw = "write"` or `"randwrite"`, or a mix with `rwmixread = 0`).
@@ -418,6 +426,7 @@ pub const FLOW_KEYS: &[&str] = &[
     "filesize",
     "fsync",
     "fdatasync",
+    "aios",
 ];
 
 /// The seed used when a scenario names none.
@@ -470,7 +479,7 @@ impl Scenario {
             let path = e.path().to_string();
             blame(ConfigError::at_key(source_name, &path, plain_expectation(e.into_inner().message().trim())))
         })?;
-        let scenario = Scenario {
+        let mut scenario = Scenario {
             name: file.name.unwrap_or_else(|| {
                 Path::new(source_name).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
             }),
@@ -484,6 +493,9 @@ impl Scenario {
             source_name: source_name.to_string(),
             base_dir: base_dir.to_path_buf(),
         };
+        for flow in &mut scenario.flows {
+            crate::workload::app::fill_defaults(flow);
+        }
         scenario.validate().map_err(blame)?;
         Ok(scenario)
     }

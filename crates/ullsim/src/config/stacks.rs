@@ -34,6 +34,11 @@ pub const STACKS: &[Stack] = &[
         summary: "FastResponse's BSJ-Opt: BS-Opt plus file-level journaling for critical tasks' fsync",
         toml: include_str!("stacks/fastresponse.toml"),
     },
+    Stack {
+        name: "aios",
+        summary: "AIOS: files opened O_AIOS: LBIO around blk-mq, reads overlapped with the device, async fsync",
+        toml: include_str!("stacks/aios.toml"),
+    },
 ];
 
 /// The stack called `name`.

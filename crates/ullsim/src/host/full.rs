@@ -10,6 +10,8 @@
 
 mod complete;
 mod fs;
+mod lbio;
+mod results;
 mod submit;
 
 use std::collections::VecDeque;
@@ -67,6 +69,8 @@ struct HostReq {
     next_rider: u32,
     /// A bio of the file system (page cache, journal), not an application request.
     fs_bio: bool,
+    /// An AIOS bio that goes as LBIO, around the block layer (`full/lbio.rs`).
+    lbio: bool,
 }
 
 impl Default for HostReq {
@@ -80,6 +84,7 @@ impl Default for HostReq {
             riders: NO_PARENT,
             next_rider: NO_PARENT,
             fs_bio: false,
+            lbio: false,
         }
     }
 }
@@ -671,44 +676,5 @@ impl FullHost {
             return;
         }
         self.cpu.spin(q, task);
-    }
-
-    /// Model invariants: tags conserved, the page cache consistent.
-    pub fn check_invariants(&self) -> Result<(), String> {
-        self.block.check_tags()?;
-        self.fs.as_deref().map_or(Ok(()), FsHost::check_invariants)
-    }
-}
-
-impl FullHost {
-    /// The cumulative counters at `at`.
-    pub fn counters(&mut self, at: Time) -> HostCounters {
-        let cores = self.cpu.core_times(at);
-        let flow_cpu_ns =
-            self.flow_tasks.iter().map(|tasks| tasks.iter().map(|&t| self.cpu.task_cpu_ns(t)).sum()).collect();
-        HostCounters {
-            at,
-            cores,
-            flow_cpu_ns,
-            interrupts: self.nvme.interrupts(),
-            block: self.block.results(),
-            fs: self.fs.as_deref().map(FsHost::counters),
-        }
-    }
-
-    /// Host results between the snapshots `since` and `now`, and what the host measured of each flow.
-    pub fn results(&self, since: &HostCounters, now: &HostCounters) -> (HostResults, Vec<FlowHost>) {
-        let names = HostNames {
-            model: HostModel::Full,
-            cpu_scheduler: self.cpu.scheduler_name().to_string(),
-            completion: self.completion.name().to_string(),
-        };
-        let (results, mut flows) = since.until(now, names);
-        if let Some(fsh) = self.fs.as_deref() {
-            for (flow, phases) in flows.iter_mut().zip(fsh.phases()) {
-                flow.fsync_phases_ns = phases;
-            }
-        }
-        (results, flows)
     }
 }

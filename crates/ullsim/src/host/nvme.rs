@@ -32,14 +32,21 @@ struct Vector {
 }
 
 pub struct NvmeDriver {
-    /// Driver work per command: nvme_queue_rq plus the doorbell write.
+    /// Driver work per command: nvme_queue_rq (with the IOMMU mapping, if any) plus the doorbell write.
     pub submit_ns: Time,
     /// nvme_queue_rq alone (a plug flush writes the doorbell once for its batch).
     pub queue_rq_ns: Time,
     pub doorbell_ns: Time,
     pub irq_delivery_ns: Time,
     pub isr_ns: Time,
+    /// Per completion entry, with the IOMMU unmapping, if any.
     pub cqe_ns: Time,
+    /// An AIOS read's command (LBIO): its pages come from a pool mapped in advance, so no mapping on
+    /// submission and the unmapping deferred out of the completion (`host/full/lbio.rs`).
+    pub premapped_submit_ns: Time,
+    pub premapped_cqe_ns: Time,
+    /// The IOMMU's mapping and unmapping of one command's buffer, which AIOS does off the I/O's path.
+    pub iommu_ns: Time,
     coalesce_count: u32,
     coalesce_time_ns: Time,
     device_queue: Vec<u32>,
@@ -63,12 +70,15 @@ impl NvmeDriver {
         let irq_core = (0..count).map(first_core).collect();
         let device_queue = (0..count).map(|h| device.create_queue(classes[(h / set_size) as usize])).collect();
         NvmeDriver {
-            submit_ns: cfg.queue_rq_ns.0 + cfg.doorbell_ns.0,
-            queue_rq_ns: cfg.queue_rq_ns.0,
+            submit_ns: cfg.queue_rq_ns.0 + cfg.iommu_map_ns.0 + cfg.doorbell_ns.0,
+            queue_rq_ns: cfg.queue_rq_ns.0 + cfg.iommu_map_ns.0,
             doorbell_ns: cfg.doorbell_ns.0,
             irq_delivery_ns: cfg.irq_delivery_ns.0,
             isr_ns: cfg.isr_ns.0,
-            cqe_ns: cfg.cqe_ns.0,
+            cqe_ns: cfg.cqe_ns.0 + cfg.iommu_unmap_ns.0,
+            premapped_submit_ns: cfg.queue_rq_ns.0 + cfg.doorbell_ns.0,
+            premapped_cqe_ns: cfg.cqe_ns.0,
+            iommu_ns: cfg.iommu_map_ns.0 + cfg.iommu_unmap_ns.0,
             coalesce_count: cfg.coalesce_count.max(1),
             coalesce_time_ns: cfg.coalesce_time_ns.0,
             device_queue,

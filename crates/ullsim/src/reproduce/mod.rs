@@ -2,12 +2,15 @@
 //! stacks side by side, run in parallel and aggregated the way the paper reports them. `ullsim reproduce
 //! NAME` runs them; each writes a [`rows::Reproduction`].
 
+pub mod aios19;
 pub mod fastresponse22;
 pub mod flin18;
 pub mod hotstorage23;
 pub mod rows;
 
 pub use rows::{Reproduction, Row};
+
+use rayon::prelude::*;
 
 use crate::sim::{run_scenario, RunResults};
 use crate::Scenario;
@@ -30,4 +33,20 @@ pub(crate) fn run_toml(
     let scenario = load_toml(text, source, seed, overrides)?;
     let results = run_scenario(&scenario).map_err(|e| e.to_string())?;
     Ok((scenario, results))
+}
+
+/// Run every one of `settings` settings with `seeds` seeds from `seed` (at least one), all in parallel
+/// (`run(setting, seed)`), and combine each setting's runs with `combine`, in setting order.
+pub(crate) fn over_settings<T: Send>(
+    settings: usize,
+    seed: u64,
+    seeds: u32,
+    run: impl Fn(usize, u64) -> Result<T, String> + Sync,
+    combine: impl Fn(&[T]) -> T,
+) -> Result<Vec<T>, String> {
+    let seeds = u64::from(seeds.max(1));
+    let jobs: Vec<(usize, u64)> =
+        (0..settings).flat_map(|i| (0..seeds).map(move |k| (i, seed.wrapping_add(k)))).collect();
+    let runs: Vec<T> = jobs.par_iter().map(|&(i, seed)| run(i, seed)).collect::<Result<_, String>>()?;
+    Ok(runs.chunks(seeds as usize).map(combine).collect())
 }

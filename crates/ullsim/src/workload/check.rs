@@ -255,7 +255,7 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
 }
 
 /// `flush_every` and `fua` need a flow that writes; `flush_every` also a closed loop, whose jobs wait for
-/// their writes before they flush.
+/// their writes before they flush (fsync and fdatasync, blocking calls, follow the write in an open loop).
 fn check_durability(spec: &FlowSpec) -> Result<(), (String, String)> {
     let err = |key: &str, what: &str| Err((key.to_string(), what.to_string()));
     let reads_only = match spec.rw {
@@ -280,12 +280,12 @@ fn check_durability(spec: &FlowSpec) -> Result<(), (String, String)> {
     if every == 0 {
         return err(key, "expected a whole number of writes >= 1 (omit it for no flushes)");
     }
-    let open_loop = spec.rate_iops.is_some() || (spec.trace.is_some() && spec.iodepth.is_none());
-    if open_loop {
+    let open_loop = spec.rate_iops.is_some() || spec.app.is_some() || (spec.trace.is_some() && spec.iodepth.is_none());
+    if open_loop && key == "flush_every" {
         return err(
             key,
-            "applies only to closed-loop flows (iodepth, no rate_iops, no timed trace): a job syncs once its \
-             writes have completed",
+            "applies only to closed-loop flows (iodepth, no rate_iops, no timed trace): a job flushes once its \
+             writes have completed (an open loop can send fsync calls with its writes: fsync = N)",
         );
     }
     Ok(())
@@ -325,6 +325,12 @@ fn check_files(spec: &FlowSpec, capacity: u64) -> Result<(), (String, String)> {
         }
     }
     if !spec.uses_files() {
+        if spec.aios == Some(true) {
+            return err(
+                "aios",
+                "AIOS (O_AIOS) works through the file system: it needs direct = 0, fsync or fdatasync".into(),
+            );
+        }
         for (key, set) in [("nrfiles", spec.nrfiles.is_some()), ("filesize", spec.filesize.is_some())] {
             if set {
                 return err(key, "applies only to a flow that uses files: direct = 0, fsync or fdatasync".into());

@@ -3,6 +3,11 @@
 //! in flight completes it issues the flush, and when the flush completes it fills its `iodepth` again. So the
 //! flush covers exactly the job's writes before it, all completed (as fio quiesces before an fsync), and no
 //! scheduler can move it ahead of them.
+//!
+//! `fsync = N` or `fdatasync = N` on an open-loop flow (`rate_iops`; a blocking engine, which files need):
+//! each job's Nth write arrival brings its sync call with it, arriving at the same time. The job's calls
+//! run one after the other, so the sync starts once the write returned; its latency runs from the arrival,
+//! the write's time included (db_bench's `fillsync` at a fixed rate: an update is a WAL append and an fsync).
 
 use super::{NewIo, Workload};
 use crate::engine::{EventQueue, Time};
@@ -10,6 +15,18 @@ use crate::request::Op;
 use crate::sim::Event;
 
 impl Workload {
+    /// After `flow`'s `job` issued an I/O of `op` that arrived at `arrived_at`: an open-loop flow that syncs
+    /// issues the sync call with every Nth write.
+    pub(super) fn sync_with_write(&mut self, flow: u32, job: u32, op: Op, arrived_at: Time, out: &mut Vec<NewIo>) {
+        let f = &mut self.flows[flow as usize];
+        let Some(syncs) = &mut f.sync_on_arrival else { return };
+        if op != Op::Write || !syncs.after_write(job) {
+            return;
+        }
+        f.outstanding += 1;
+        out.push(NewIo { flow, job, op: Op::Flush, offset: 0, len: 0, arrived_at, was_backlogged: false });
+    }
+
     /// What `flush_every` makes `flow`'s `job` do after one of its I/Os (of `op`) completed: wait, issue the
     /// flush, or refill its `iodepth` after one. False when the job just goes on as the flow always does.
     pub(super) fn flush_after_completion(
@@ -137,6 +154,30 @@ impl FlushEvery {
     /// I/Os a refilled job issues.
     pub fn depth(&self) -> u32 {
         self.depth
+    }
+}
+
+/// Open-loop syncs: each job's writes since its last sync.
+pub struct SyncOnArrival {
+    every: u32,
+    writes: Vec<u32>,
+}
+
+impl SyncOnArrival {
+    /// A sync with every `every`th write (>= 1) of each of `jobs` jobs.
+    pub fn new(every: u32, jobs: u32) -> Self {
+        SyncOnArrival { every: every.max(1), writes: vec![0; jobs as usize] }
+    }
+
+    /// `job` issued a write: whether its sync goes with it.
+    pub fn after_write(&mut self, job: u32) -> bool {
+        let w = &mut self.writes[job as usize];
+        *w += 1;
+        if *w >= self.every {
+            *w = 0;
+            return true;
+        }
+        false
     }
 }
 

@@ -140,3 +140,23 @@ bs = "128k"
 "#
     )
 }
+
+/// A WAL writer: 4 KiB appends through the page cache, each followed by fsync (RocksDB's fillsync), on a
+/// drive with power-loss protection.
+pub const WAL: &str = r#"
+seed = 1
+[run]
+duration = "100ms"
+warmup = "10ms"
+check_invariants = true
+[device]
+preset = "optane-ull"
+[[flow]]
+name = "wal"
+rw = "write"
+bs = "4k"
+ioengine = "psync"
+direct = 0
+fsync = 1
+size = "64m"
+"#;

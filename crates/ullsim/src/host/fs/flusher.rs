@@ -75,7 +75,7 @@ impl Flusher {
         }
         self.batch_started = now;
         self.batch_submitted = true;
-        FsStep::Submit(bios)
+        FsStep::submit(bios)
     }
 }
 

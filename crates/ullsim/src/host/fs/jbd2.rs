@@ -3,6 +3,12 @@
 //! T_D2 writes the dirty data of every file in the ordered list and waits; T_JD writes the descriptor and
 //! metadata blocks to the log and waits; T_JC writes the commit block with PREFLUSH+FUA and waits. Then it
 //! wakes every fsync that waited for the commit. fsyncs that ask while a commit runs wait for the next.
+//!
+//! AIOS's asynchronous commit (Lee et al., ATC'19, §4.3), when an `O_AIOS` fsync asks: its data writes are
+//! in flight already (the caller submitted them without waiting), the thread submits the ordered data
+//! and the log blocks together, builds the commit block while they are in flight, waits for all of them
+//! and the caller's data, then writes the commit block as above. T_D2 then covers the overlapped data
+//! and log writes, and T_JD is 0.
 
 use crate::engine::Time;
 use crate::host::cpu::TaskId;
@@ -16,6 +22,10 @@ pub const COMMIT_INTERVAL_NS: Time = 5_000_000_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     Idle,
+    /// AIOS: the ordered data and the log blocks are in flight together; then the commit block is built.
+    OverlapSubmitted,
+    OverlapBuilt,
+    OverlapDone,
     DataSubmitted,
     DataDone,
     LogSubmitted,
@@ -44,6 +54,9 @@ pub struct Jbd2 {
     /// fsyncs waiting for the commit that runs, and for the next one.
     waiting_current: Vec<TaskId>,
     waiting_next: Vec<TaskId>,
+    /// Files of the AIOS fsyncs waiting for the next commit, whose data they did not wait for: the next
+    /// commit overlaps its writes with theirs.
+    aios_files_next: Vec<u32>,
     /// The flow whose fsync asked for the commit (the journal blocks' owner in the device's counts).
     flow: u32,
     metadata_blocks: u64,
@@ -59,6 +72,7 @@ impl Jbd2 {
             phase: Phase::Idle,
             waiting_current: Vec::new(),
             waiting_next: Vec::new(),
+            aios_files_next: Vec::new(),
             flow: 0,
             metadata_blocks: 0,
             ordered_files: Vec::new(),
@@ -67,12 +81,18 @@ impl Jbd2 {
         }
     }
 
-    /// Task `task` (of `flow`) waits for the running transaction to commit.
-    pub fn request(&mut self, task: TaskId, flow: u32) {
+    /// Task `task` (of `flow`) waits for the running transaction to commit. `aios_file`: the file of an
+    /// AIOS fsync, whose data writes are still in flight (the commit waits for them).
+    pub fn request(&mut self, task: TaskId, flow: u32, aios_file: Option<u32>) {
         if self.waiting_next.is_empty() {
             self.flow = flow;
         }
         self.waiting_next.push(task);
+        if let Some(file) = aios_file {
+            if !self.aios_files_next.contains(&file) {
+                self.aios_files_next.push(file);
+            }
+        }
     }
 
     /// The times of the commit that finished last.
@@ -107,11 +127,34 @@ impl Jbd2 {
                     }
                 }
                 self.ordered_files = plan.ordered_files;
-                self.phase = Phase::DataSubmitted;
-                if bios.is_empty() {
-                    return FsStep::Work(commit_cpu_ns);
+                if !self.aios_files_next.is_empty() {
+                    // AIOS: the log blocks go with the data; the commit block is built while they fly.
+                    for file in self.aios_files_next.drain(..) {
+                        if !self.ordered_files.contains(&file) {
+                            self.ordered_files.push(file);
+                        }
+                    }
+                    fs.log_bios(self.flow, self.metadata_blocks, false, &mut bios);
+                    self.phase = Phase::OverlapSubmitted;
+                    return FsStep::submit(bios);
                 }
-                FsStep::Submit(bios)
+                self.phase = Phase::DataSubmitted;
+                FsStep::Submit { cpu_ns: commit_cpu_ns, bios }
+            }
+            Phase::OverlapSubmitted => {
+                self.phase = Phase::OverlapBuilt;
+                FsStep::Work(commit_cpu_ns)
+            }
+            Phase::OverlapBuilt => {
+                // The data (the callers' too, whoever writes it) and the log blocks.
+                self.phase = Phase::OverlapDone;
+                FsStep::WaitFiles(std::mem::take(&mut self.ordered_files))
+            }
+            Phase::OverlapDone => {
+                self.times.d2_ns = now - self.phase_started;
+                self.phase_started = now;
+                self.phase = Phase::LogDone;
+                self.next(fs, now, commit_cpu_ns)
             }
             Phase::DataSubmitted => {
                 // Wait for the ordered files' data, whoever is writing it (the flusher's writeback too).
@@ -123,7 +166,7 @@ impl Jbd2 {
                 self.phase_started = now;
                 fs.log_bios(self.flow, self.metadata_blocks, false, &mut bios);
                 self.phase = Phase::LogSubmitted;
-                FsStep::Submit(bios)
+                FsStep::submit(bios)
             }
             Phase::LogSubmitted => {
                 self.phase = Phase::LogDone;
@@ -141,7 +184,7 @@ impl Jbd2 {
                 } else {
                     self.phase = Phase::FlushSubmitted;
                 }
-                FsStep::Submit(bios)
+                FsStep::submit(bios)
             }
             Phase::FlushSubmitted => {
                 self.phase = Phase::FlushDone;
@@ -150,7 +193,7 @@ impl Jbd2 {
             Phase::FlushDone => {
                 fs.log_bios(self.flow, 1, true, &mut bios);
                 self.phase = Phase::CommitSubmitted;
-                FsStep::Submit(bios)
+                FsStep::submit(bios)
             }
             Phase::CommitSubmitted => {
                 self.phase = Phase::CommitDone;
@@ -210,10 +253,10 @@ mod tests {
         fs.data_bios(0, 0, 1, true, &mut flusher_bios);
         fs.write(0, 0, 1, true, 10);
         let mut jbd2 = Jbd2::new();
-        jbd2.request(7, 0);
+        jbd2.request(7, 0, None);
         let steps = commit_steps(&mut jbd2, &mut fs);
         let bios = |i: usize| match &steps[i] {
-            FsStep::Submit(b) => b.clone(),
+            FsStep::Submit { bios, .. } => bios.clone(),
             other => panic!("step {i}: expected a submission, got {other:?}"),
         };
         // T_D2: the allocated dirty page, then a wait for all of the file's writes (the flusher's too).
@@ -242,14 +285,46 @@ mod tests {
         let mut fs = file_system(false);
         fs.write(0, 0, 1, true, 0);
         let mut jbd2 = Jbd2::new();
-        jbd2.request(3, 0);
+        jbd2.request(3, 0, None);
         let steps = commit_steps(&mut jbd2, &mut fs);
         let submitted: Vec<_> = steps
             .iter()
-            .filter_map(|s| if let FsStep::Submit(b) = s { Some(b.clone()) } else { None })
+            .filter_map(|s| if let FsStep::Submit { bios, .. } = s { Some(bios.clone()) } else { None })
             .flatten()
             .collect();
         assert!(submitted.iter().all(|b| b.op != Op::Flush && !b.fua), "{submitted:?}");
         assert_eq!(steps.last(), Some(&FsStep::Done));
+    }
+
+    #[test]
+    fn an_aios_commit_writes_the_log_with_the_data_and_the_commit_block_after_both() {
+        let mut fs = file_system(true);
+        // The AIOS fsync's file 0 has its data in flight (it did not wait); file 0's page was allocated, so
+        // the transaction holds its metadata.
+        fs.write(0, 0, 1, true, 0);
+        let mut caller_bios = Vec::new();
+        fs.data_bios(0, 0, 1, false, &mut caller_bios);
+        let mut jbd2 = Jbd2::new();
+        jbd2.request(7, 0, Some(0));
+        let steps = commit_steps(&mut jbd2, &mut fs);
+        // The log blocks go first, with no wait for the data before them; the commit block is built (CPU
+        // work) while they fly; then one wait for them and for every write of the caller's file.
+        let FsStep::Submit { cpu_ns: 0, bios } = &steps[0] else { panic!("{:?}", steps[0]) };
+        assert!(!bios.is_empty() && bios.iter().all(|b| b.file == u32::MAX && !b.fua), "{bios:?}");
+        assert_eq!(steps[1], FsStep::Work(3_000));
+        assert_eq!(steps[2], FsStep::WaitFiles(vec![0]));
+        // Then as ext4: PREFLUSH, wait, the commit block with FUA, wait.
+        let FsStep::Submit { bios, .. } = &steps[3] else { panic!("{:?}", steps[3]) };
+        assert_eq!(bios.iter().map(|b| b.op).collect::<Vec<_>>(), [Op::Flush]);
+        let FsStep::Submit { bios, .. } = &steps[5] else { panic!("{:?}", steps[5]) };
+        assert!(bios.len() == 1 && bios[0].fua);
+        assert_eq!(steps.last(), Some(&FsStep::Done));
+        let t = jbd2.last_commit();
+        assert!(t.d2_ns > 0 && t.jd_ns == 0 && t.jc_ns > 0, "{t:?}");
+        // The next commit, asked for by an ordinary fsync, waits for the data before the log again.
+        fs.write(0, 1, 1, true, 40_000);
+        jbd2.request(8, 0, None);
+        let steps = commit_steps(&mut jbd2, &mut fs);
+        assert!(matches!(steps[1], FsStep::WaitFiles(_)), "{steps:?}");
     }
 }

@@ -76,6 +76,10 @@ pub struct FsCounters {
     pub journal_blocks: u64,
     /// Time writers were paused by dirty throttling, summed over writers, ns.
     pub throttled_ns: u64,
+    /// AIOS: bios sent as LBIO commands, and bios that found their core's LBIO ring full and took the
+    /// block layer instead.
+    pub lbio_commands: u64,
+    pub lbio_ring_full: u64,
 }
 
 impl FsCounters {
@@ -92,6 +96,8 @@ impl FsCounters {
             file_level_commits: self.file_level_commits - before.file_level_commits,
             journal_blocks: self.journal_blocks - before.journal_blocks,
             throttled_ns: self.throttled_ns - before.throttled_ns,
+            lbio_commands: self.lbio_commands - before.lbio_commands,
+            lbio_ring_full: self.lbio_ring_full - before.lbio_ring_full,
         }
     }
 }

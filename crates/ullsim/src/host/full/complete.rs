@@ -61,7 +61,7 @@ impl FullHost {
         let mut t = if joins { start } else { start + self.nvme.isr_ns };
         let mut woken = std::mem::take(&mut self.woken_in_irq);
         for &req in &entries {
-            t += self.nvme.cqe_ns;
+            t += self.cqe_ns_of(requests, req);
             let task = self.waiter_of(req);
             // Waking a sleeping task costs once per handler run, however many of its requests complete.
             if self.cpu.is_sleeping(task) && !woken.contains(&task) {
@@ -93,6 +93,10 @@ impl FullHost {
         req: ReqId,
         at: Time,
     ) -> Time {
+        if self.reqs[req.index()].lbio {
+            // LBIO has no block layer to complete in: its descriptor is freed with the bio.
+            return at;
+        }
         let mut out = std::mem::take(&mut self.dispatched);
         let t = self.block.complete(req, at, self.nvme.submit_ns, &mut out);
         self.ring_all(q, requests, device, &mut out, None);
@@ -172,7 +176,7 @@ impl FullHost {
         let count = self.jobs[j as usize].found.len();
         for i in 0..count {
             let req = self.jobs[j as usize].found[i];
-            t += self.nvme.cqe_ns;
+            t += self.cqe_ns_of(requests, req);
             t = self.complete_in_block(q, requests, device, req, t);
         }
         (t, count as u32)

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use super::lbio::LBIO_PER_CORE;
 use super::*;
 use crate::config::host::FsConfig;
 use crate::host::fs::flusher::Flusher;
@@ -33,6 +34,8 @@ pub(super) enum Thread {
 struct InFlight {
     bio: Bio,
     submitter: TaskId,
+    /// The core whose LBIO ring holds its descriptor, if it went as LBIO.
+    lbio_core: Option<u32>,
     /// Other tasks waiting for it (`filemap_fdatawait` on its file): rarely any, so no allocation.
     also: Vec<TaskId>,
 }
@@ -86,6 +89,10 @@ pub(super) struct FsHost {
     /// By flow: fsync (false) or fdatasync (true) for the flow's sync requests, if the flow syncs.
     datasync: Vec<Option<bool>>,
     prio: Vec<NvmePriority>,
+    /// By flow: its files are open with `O_AIOS`.
+    aios: Vec<bool>,
+    /// By core: LBIO descriptors of its ring in flight.
+    lbio_in_flight: Vec<u32>,
     /// By job: the file of its last write (what its fsync syncs).
     last_file: Vec<Option<u32>>,
     phases: Vec<PhaseRecorders>,
@@ -127,11 +134,15 @@ impl FsHost {
                 .map(|f| if f.fdatasync.is_some() { Some(true) } else { f.fsync.map(|_| false) })
                 .collect(),
             prio: flows.iter().map(|f| f.prio).collect(),
+            aios: flows.iter().map(|f| f.uses_aios(fs_cfg.aios)).collect(),
+            lbio_in_flight: vec![0; cfg.cores as usize],
             last_file: vec![None; jobs],
             phases: flows.iter().map(|_| PhaseRecorders::new()).collect(),
             costs: BufferedCosts {
                 enter_ns: cfg.cpu.syscall_entry_ns.0 + cfg.cpu.fs_submit_ns.0,
                 page_copy_ns: fs_cfg.page_copy_ns.0,
+                page_alloc_ns: fs_cfg.page_alloc_ns.0,
+                iommu_ns: cfg.nvme.iommu_map_ns.0 + cfg.nvme.iommu_unmap_ns.0,
             },
             commit_cpu_ns: fs_cfg.commit_cpu_ns.0,
             fjournaling: fs_cfg.fjournaling,
@@ -192,6 +203,14 @@ impl FsHost {
     }
 
     pub(super) fn check_invariants(&self) -> Result<(), String> {
+        // Every LBIO descriptor a core's ring counts as taken belongs to a bio in flight from that core.
+        let mut taken = vec![0u32; self.lbio_in_flight.len()];
+        for core in self.bios.iter().flatten().filter_map(|b| b.lbio_core) {
+            taken[core as usize] += 1;
+        }
+        if taken != self.lbio_in_flight {
+            return Err(format!("LBIO rings count {:?} in flight, the bios {taken:?}", self.lbio_in_flight));
+        }
         self.fs.cache.check_invariants()
     }
 }
@@ -259,11 +278,11 @@ impl FullHost {
                     self.cpu.run(q, task, ns, Activity::Kernel);
                     return true;
                 }
-                FsStep::Submit(bios) => {
+                FsStep::Submit { cpu_ns, bios } => {
                     let critical =
                         requests[self.jobs[j as usize].fs_req.expect("a call serves a request")].class.criticality
                             == Criticality::Critical;
-                    let end = self.submit_fs_bios(q, requests, device, task, &bios, critical, start);
+                    let end = self.submit_fs_bios(q, requests, device, task, &bios, critical, start + cpu_ns);
                     self.jobs[j as usize].action = Action::None;
                     self.cpu.run(q, task, end - start, Activity::Kernel);
                     return true;
@@ -275,10 +294,10 @@ impl FullHost {
                     self.sleep_job(q, j);
                     return true;
                 }
-                FsStep::CommitAndWait => {
+                FsStep::CommitAndWait(aios_file) => {
                     let flow = self.jobs[j as usize].flow;
                     fsh.tasks[task as usize].handed_off = Some(now);
-                    fsh.jbd2.request(task, flow);
+                    fsh.jbd2.request(task, flow, aios_file);
                     let jbd2 = fsh.jbd2_task;
                     if !fsh.tasks[jbd2 as usize].waits_bios {
                         self.timer_gen[jbd2 as usize] += 1;
@@ -317,7 +336,7 @@ impl FullHost {
                 let Some(datasync) = fsh.datasync[r.flow as usize] else { return false };
                 let file = fsh.last_file[j as usize].unwrap_or_else(|| fsh.fs.locate(r.flow, 0, 1).0);
                 let file_level = fsh.fjournaling && r.class.criticality == Criticality::Critical;
-                FsCall::Fsync(Fsync::new(r.flow, file, datasync, file_level))
+                FsCall::Fsync(Fsync::new(r.flow, file, datasync, file_level, fsh.aios[r.flow as usize]))
             }
             Op::Read | Op::Write if fsh.fs.is_buffered(r.flow) => {
                 let (file, first, count) = fsh.fs.locate(r.flow, r.offset, r.len);
@@ -325,7 +344,7 @@ impl FullHost {
                 if write {
                     fsh.last_file[j as usize] = Some(file);
                 }
-                FsCall::Buffered(Buffered { write, file, first, count, phase: buffered::Phase::Start })
+                FsCall::Buffered(Buffered::new(write, file, first, count, fsh.aios[r.flow as usize]))
             }
             _ => return false,
         };
@@ -420,8 +439,8 @@ impl FullHost {
                     self.cpu.run(q, task, ns, Activity::Kernel);
                     return;
                 }
-                FsStep::Submit(bios) => {
-                    let end = self.submit_fs_bios(q, requests, device, task, &bios, false, start);
+                FsStep::Submit { cpu_ns, bios } => {
+                    let end = self.submit_fs_bios(q, requests, device, task, &bios, false, start + cpu_ns);
                     self.cpu.run(q, task, end - start, Activity::Kernel);
                     return;
                 }
@@ -453,7 +472,7 @@ impl FullHost {
                         self.wake_fs_waiter(q, waiter);
                     }
                 }
-                FsStep::CommitAndWait | FsStep::Pause(_) => unreachable!("kernel threads neither commit nor pause"),
+                FsStep::CommitAndWait(_) | FsStep::Pause(_) => unreachable!("kernel threads neither commit nor pause"),
             }
         }
     }
@@ -491,12 +510,23 @@ impl FullHost {
             if fsh.bios.len() <= req.index() {
                 fsh.bios.resize_with(req.index() + 1, || None);
             }
-            fsh.bios[req.index()] = Some(InFlight { bio: *bio, submitter: task, also: Vec::new() });
+            // AIOS: one LBIO command, if the core's ring has a free descriptor.
+            let lbio_core = fsh.aios[bio.flow as usize].then_some(core).filter(|&c| {
+                let free = fsh.lbio_in_flight[c as usize] < LBIO_PER_CORE;
+                fsh.fs.counters.lbio_ring_full += u64::from(!free);
+                free
+            });
+            if let Some(c) = lbio_core {
+                fsh.lbio_in_flight[c as usize] += 1;
+                fsh.fs.counters.lbio_commands += 1;
+            }
+            fsh.bios[req.index()] = Some(InFlight { bio: *bio, submitter: task, lbio_core, also: Vec::new() });
             if bio.op == Op::Write && bio.file != u32::MAX {
                 fsh.writes_in_flight.entry(bio.file).or_default().push(req);
             }
             let job = self.first_job[bio.flow as usize];
-            *self.req_mut(req) = HostReq { job, mode: WaitMode::Interrupt, fs_bio: true, ..HostReq::default() };
+            let lbio = lbio_core.is_some();
+            *self.req_mut(req) = HostReq { job, mode: WaitMode::Interrupt, fs_bio: true, lbio, ..HostReq::default() };
             t = self.submit_to_block(q, requests, device, req, core, t);
         }
         t
@@ -519,7 +549,11 @@ impl FullHost {
     /// is done.
     pub(super) fn fs_bio_done(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, req: ReqId) {
         let fsh = self.fs.as_deref_mut().expect("a file-system bio has a file system");
-        let InFlight { bio, submitter, also } = fsh.bios[req.index()].take().expect("a file-system bio is known");
+        let InFlight { bio, submitter, lbio_core, also } =
+            fsh.bios[req.index()].take().expect("a file-system bio is known");
+        if let Some(core) = lbio_core {
+            fsh.lbio_in_flight[core as usize] -= 1;
+        }
         if bio.op == Op::Write && bio.file != u32::MAX {
             if let Some(list) = fsh.writes_in_flight.get_mut(&bio.file) {
                 list.retain(|&r| r != req);

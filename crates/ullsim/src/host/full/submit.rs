@@ -93,6 +93,9 @@ impl FullHost {
         let hwq = self.nvme.hwq_of(core, self.jobs[job as usize].queue_set);
         let len = requests[req].len as u64;
         self.reqs[req.index()].hwq = hwq;
+        if self.reqs[req.index()].lbio {
+            return self.submit_lbio(q, requests, device, req, hwq, at);
+        }
         // FastResponse: a critical request may be as large as the device takes and can go around the plug and
         // the scheduler; the others are split at their own, smaller limit.
         let critical = requests[req].class.criticality == Criticality::Critical;

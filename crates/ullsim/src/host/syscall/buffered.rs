@@ -4,7 +4,12 @@
 //!   are past the background threshold wake the flusher, and past freerun pause the writer as
 //!   `balance_dirty_pages` does; return. No device I/O.
 //! - read: enter, look the pages up; copy what is cached; fetch the rest (and readahead) with reads, sleep
-//!   until they complete, copy; return.
+//!   until they complete, copy; return. The missing pages are allocated and put in the page cache before
+//!   the reads go down.
+//! - read with AIOS (`O_AIOS`; Lee et al., ATC'19, §4.1): the missing pages come from a per-core pool
+//!   already mapped for DMA, the reads go down at once (as LBIO), and the page-cache insertion, the pool's
+//!   refill (allocation and mapping) and the deferred unmapping of earlier reads run while the device
+//!   works; then it sleeps until the reads complete, copies and returns.
 
 use super::fs_step::FsStep;
 use crate::engine::Time;
@@ -18,7 +23,9 @@ pub enum Phase {
     Copied,
     /// A write's throttling pause is decided (and taken, if any).
     Paused,
-    /// A read's misses are submitted; then it waits for them.
+    /// An AIOS read's misses are submitted; then the CPU work it overlaps with them.
+    Overlapping,
+    /// A read's misses are submitted (and an AIOS read's overlapped work done); then it waits for them.
     Fetching,
     /// A read's misses are in the cache; then it copies.
     Fetched,
@@ -31,7 +38,12 @@ pub struct Buffered {
     pub file: u32,
     pub first: u64,
     pub count: u64,
+    /// The file is open with `O_AIOS`.
+    pub aios: bool,
     pub phase: Phase,
+    /// A read's misses: pages fetched (readahead included) and the bios they took.
+    pub fetched_pages: u64,
+    pub fetched_bios: u64,
 }
 
 /// The CPU costs a buffered call pays.
@@ -41,6 +53,10 @@ pub struct BufferedCosts {
     pub enter_ns: Time,
     /// Copying one page between the user buffer and the page cache.
     pub page_copy_ns: Time,
+    /// Allocating a page and inserting it into the page cache.
+    pub page_alloc_ns: Time,
+    /// The IOMMU's mapping and unmapping of one command's buffer (0 without an IOMMU).
+    pub iommu_ns: Time,
 }
 
 /// What a buffered call's program needs from the host besides the file system.
@@ -53,6 +69,11 @@ pub struct Context {
 }
 
 impl Buffered {
+    /// A buffered read (`write` false) or write of `count` pages of `file` from page `first`.
+    pub fn new(write: bool, file: u32, first: u64, count: u64, aios: bool) -> Buffered {
+        Buffered { write, file, first, count, aios, phase: Phase::Start, fetched_pages: 0, fetched_bios: 0 }
+    }
+
     /// The next step; `wake_flusher` is set when the flusher should start background writeback.
     pub fn next(&mut self, fs: &mut FileSystem, cx: &Context, wake_flusher: &mut bool) -> FsStep {
         match (self.write, self.phase) {
@@ -88,8 +109,21 @@ impl Buffered {
                 for (first, count) in plan.fetch {
                     fs.read_bios(self.file, first, count, &mut bios);
                 }
+                self.fetched_pages = fetched;
+                self.fetched_bios = bios.len() as u64;
+                if self.aios {
+                    // The pool's pages are mapped already: the reads go down first.
+                    self.phase = Phase::Overlapping;
+                    return FsStep::Submit { cpu_ns: cx.costs.enter_ns, bios };
+                }
                 self.phase = Phase::Fetching;
-                FsStep::Submit(bios)
+                FsStep::Submit { cpu_ns: cx.costs.enter_ns + fetched * cx.costs.page_alloc_ns, bios }
+            }
+            (false, Phase::Overlapping) => {
+                // While the device works: the pages into the page cache, the pool refilled and mapped, and
+                // the deferred unmapping of as many commands done.
+                self.phase = Phase::Fetching;
+                FsStep::Work(self.fetched_pages * cx.costs.page_alloc_ns + self.fetched_bios * cx.costs.iommu_ns)
             }
             (false, Phase::Fetching) => {
                 self.phase = Phase::Fetched;

@@ -5,14 +5,13 @@
 //! breakdown beside Bayes), 16 (the device queue beside TeraSort) and 19 (LD's tokens and readrandom's
 //! issue rate). The paper gives its figures as plots; its text gives the numbers the rows carry as paper
 //! values (the headline reductions, the breakdown's T_Dev and T_Sched, the queue depths). Write path:
-//! [`write`] (fillsync, Figs. 13 and 15(b)).
+//! [`write`] (fillsync, Figs. 13, 14(b) and 15(b)). CPU use at an unlimited rate: [`cpu`] (Fig. 18).
 
+pub mod cpu;
 pub mod write;
 
-use rayon::prelude::*;
-
 use super::rows::Reproduction;
-use super::run_toml;
+use super::{over_settings, run_toml};
 use crate::sim::RunResults;
 use crate::workload::app::fastresponse::TABLE1;
 
@@ -216,19 +215,25 @@ fn measure(r: &RunResults, syscall_cpu_ns: f64) -> Measured {
 /// One latency figure of a run.
 type Pick = fn(&Measured) -> f64;
 
-/// Run every one of `settings` settings with each of the options' seeds, all in parallel (`run(setting,
-/// seed)`), and combine each setting's runs with `combine`, in setting order.
-fn over_settings<T: Send>(
-    settings: usize,
-    options: &Options,
-    run: impl Fn(usize, u64) -> Result<T, String> + Sync,
-    combine: impl Fn(&[T]) -> T,
-) -> Result<Vec<T>, String> {
-    let seeds = u64::from(options.seeds.max(1));
-    let jobs: Vec<(usize, u64)> =
-        (0..settings).flat_map(|i| (0..seeds).map(move |k| (i, options.seed.wrapping_add(k)))).collect();
-    let runs: Vec<T> = jobs.par_iter().map(|&(i, seed)| run(i, seed)).collect::<Result<_, String>>()?;
-    Ok(runs.chunks(seeds as usize).map(combine).collect())
+/// Fig. 14: each app's throughput (`bytes_per_s(app, stack)`) under each of `stacks` after the first
+/// (Vanilla) against Vanilla's, and the largest loss.
+fn throughput_rows(
+    out: &mut Reproduction,
+    figure: &str,
+    apps: &[String],
+    stacks: &[(&str, &str)],
+    bytes_per_s: impl Fn(&str, &str) -> f64,
+) {
+    let mut worst_loss: f64 = 0.0;
+    for app in apps {
+        let vanilla = bytes_per_s(app, stacks[0].1);
+        for &(name, stack) in &stacks[1..] {
+            let ratio = bytes_per_s(app, stack) / vanilla;
+            worst_loss = worst_loss.max(100.0 * (1.0 - ratio));
+            out.push(figure, &[("app", app), ("stack", name)], "throughput_vs_vanilla", None, ratio);
+        }
+    }
+    out.push(figure, &[("app", "all")], "max_loss_pct", Some(paper::MAX_THROUGHPUT_LOSS), worst_loss);
 }
 
 /// Run the reproduction.
@@ -252,7 +257,8 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
     }
     let measured = over_settings(
         settings.len(),
-        options,
+        options.seed,
+        options.seeds,
         |i, seed| {
             let text = scenario_text(&settings[i], options.duration_ns);
             let (scenario, results) = run_toml(&text, "fastresponse22", seed, &options.overrides)?;
@@ -325,16 +331,7 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
     }
 
     // Fig. 14(a): the apps' throughput against Vanilla.
-    let mut worst_loss: f64 = 0.0;
-    for app in &options.apps {
-        let vanilla = find(Some(app), "vanilla").app_bytes_per_s;
-        for &(name, stack) in &STACKS[1..] {
-            let ratio = find(Some(app), stack).app_bytes_per_s / vanilla;
-            worst_loss = worst_loss.max(100.0 * (1.0 - ratio));
-            out.push("fig14a", &[("app", app), ("stack", name)], "throughput_vs_vanilla", None, ratio);
-        }
-    }
-    out.push("fig14a", &[("app", "all")], "max_loss_pct", Some(paper::MAX_THROUGHPUT_LOSS), worst_loss);
+    throughput_rows(&mut out, "fig14a", &options.apps, &STACKS, |app, stack| find(Some(app), stack).app_bytes_per_s);
 
     // Fig. 15(a): the breakdown beside Bayes.
     if options.apps.iter().any(|a| a == "bayes") {
@@ -376,6 +373,7 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
         out.push(figure, &setting, "p99_us", None, m.p99_us);
     }
     write::rows(options, &mut out)?;
+    cpu::rows(options, &mut out)?;
     if let Some(bad) = out.non_finite().first() {
         return Err(format!("{} {:?} {}: not a finite number", bad.figure, bad.setting, bad.metric));
     }

@@ -1,5 +1,6 @@
 //! `fastresponse.*`: the workloads of FastResponse's Table 1 (Liu et al., ICS'22, seed 000): five
-//! throughput-oriented apps from HiBench and BigDataBench on Hadoop/HDFS, and RocksDB's `readrandom`.
+//! throughput-oriented apps from HiBench and BigDataBench on Hadoop/HDFS, and RocksDB's `readrandom` and
+//! `fillsync`.
 //!
 //! Reading of the table: "Avg Arrival Interval (ms) Reads / Writes" are the mean gaps between consecutive
 //! reads and between consecutive writes. Unlike FLIN's table (`flin.rs`), this reading fits the printed R:W
@@ -91,7 +92,27 @@ impl ThroughputApp {
             rate_iops: self.rate_iops(),
             rate_process: RateProcess::Poisson,
             burst: Some(Burst { factor: BURST_FACTOR, on: Seconds::from_ns(BURST_ON_NS) }),
+            fsync: None,
         }
+    }
+}
+
+/// RocksDB `fillsync` (§4.1, §4.4): random-key updates in sync mode, 4 KB values, one every 0.5 ms at a
+/// fixed rate. An update is an append to the write-ahead log through the page cache and an fsync of it
+/// (the memtable insert is memory work); the memtable's flushes and compaction, background I/O of the
+/// sorted files, are left out.
+pub const FILLSYNC_GAP_MS: f64 = 0.5;
+
+/// `fillsync`: a 4 KB WAL append and an fsync every 0.5 ms.
+pub fn fillsync() -> AppModel {
+    AppModel {
+        rw: RwMode::Write,
+        rwmixread: 0,
+        bssplit: format!("{READRANDOM_REQUEST}/100"),
+        rate_iops: 1000.0 / FILLSYNC_GAP_MS,
+        rate_process: RateProcess::Linear,
+        burst: None,
+        fsync: Some(1),
     }
 }
 
@@ -104,6 +125,7 @@ pub fn readrandom() -> AppModel {
         rate_iops: 1000.0 / READRANDOM_READ_GAP_MS,
         rate_process: RateProcess::Poisson,
         burst: None,
+        fsync: None,
     }
 }
 
@@ -115,11 +137,13 @@ impl AppFamily for FastResponseApps {
         "fastresponse"
     }
     fn names(&self) -> Vec<&'static str> {
-        TABLE1.iter().map(|t| t.name).chain(["readrandom"]).collect()
+        TABLE1.iter().map(|t| t.name).chain(["readrandom", "fillsync"]).collect()
     }
     fn model(&self, name: &str) -> Option<AppModel> {
-        if name == "readrandom" {
-            return Some(readrandom());
+        match name {
+            "readrandom" => return Some(readrandom()),
+            "fillsync" => return Some(fillsync()),
+            _ => {}
         }
         TABLE1.iter().find(|t| t.name == name).map(ThroughputApp::model)
     }

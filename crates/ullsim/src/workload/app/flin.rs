@@ -91,6 +91,7 @@ impl TraceCharacteristics {
             rate_iops: self.rate_iops(),
             rate_process: RateProcess::Poisson,
             burst: None,
+            fsync: None,
         }
     }
 }

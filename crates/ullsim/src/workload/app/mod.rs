@@ -9,8 +9,8 @@ pub mod flin;
 use std::borrow::Cow;
 use std::fmt;
 
-use crate::config::scenario::{FlowSpec, RateProcess, RwMode};
-use crate::config::units::Seconds;
+use crate::config::scenario::{FlowSpec, IoEngine, RateProcess, RwMode};
+use crate::config::units::{Flag, Seconds};
 
 /// The synthetic-flow keys an app model stands for.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,6 +22,9 @@ pub struct AppModel {
     pub rate_process: RateProcess,
     /// Bursty arrivals: `Some` makes the flow `rate_process = "onoff"` with these keys.
     pub burst: Option<Burst>,
+    /// An fsync after every N writes, through the page cache: the flow writes buffered (`direct = 0`) with
+    /// blocking calls (`ioengine = "psync"`); defaults the flow may override ([`fill_defaults`]).
+    pub fsync: Option<u32>,
 }
 
 /// The bursts of an app model's arrivals (`rate_process = "onoff"`).
@@ -57,6 +60,9 @@ impl fmt::Display for AppModel {
         if let Some(burst) = self.burst {
             write!(f, ", burst_factor = {}, burst_on = \"{}ms\"", burst.factor, burst.on.0 as f64 / 1e6)?;
         }
+        if let Some(every) = self.fsync {
+            write!(f, ", direct = 0, fsync = {every}, ioengine = \"psync\"")?;
+        }
         Ok(())
     }
 }
@@ -82,6 +88,20 @@ pub fn names() -> Vec<String> {
 pub fn find(name: &str) -> Option<AppModel> {
     let (prefix, rest) = name.split_once('.')?;
     FAMILIES.iter().find(|f| f.prefix() == prefix)?.model(rest)
+}
+
+/// Fill in the keys an app model makes the defaults of its flow, which the flow may still set itself (the
+/// scenario does this when it loads, so the host sees them): a model that syncs writes through the page
+/// cache (`direct = 0`) with blocking calls (`ioengine = "psync"`), an fsync after every N writes.
+pub fn fill_defaults(spec: &mut FlowSpec) {
+    let Some(model) = spec.app.as_deref().and_then(find) else { return };
+    if let Some(every) = model.fsync {
+        spec.direct.get_or_insert(Flag(false));
+        if spec.fsync.is_none() && spec.fdatasync.is_none() && spec.flush_every.is_none() {
+            spec.fsync = Some(every);
+        }
+        spec.ioengine.get_or_insert(IoEngine::Psync);
+    }
 }
 
 /// The spec the flow runs: `spec` itself, or, with `app`, a synthetic flow with the model's keys and its
@@ -227,7 +247,7 @@ mod tests {
     #[test]
     fn keys_an_app_sets_and_keys_that_do_not_apply_are_errors_naming_them() {
         let names = names();
-        assert_eq!(names.len(), 26);
+        assert_eq!(names.len(), 27);
         let unknown = load("app = \"flin.nope\"").unwrap_err();
         assert!(unknown.contains("flow[0].app") && unknown.contains("unknown app \"flin.nope\""), "{unknown}");
         assert!(names.iter().all(|n| unknown.contains(&format!("\"{n}\""))), "{unknown}");
@@ -296,5 +316,30 @@ mod tests {
             let (key, what) = apply(&set, "test.bursty", model.clone()).unwrap_err();
             assert!(key.starts_with("burst_") && what.contains("burst_factor = 4, burst_on = \"2.5ms\""), "{what}");
         }
+    }
+
+    #[test]
+    fn fillsync_sends_an_fsync_with_each_append_at_a_fixed_rate_and_its_keys_can_be_overridden() {
+        let scenario = load("app = \"fastresponse.fillsync\"\nsize = \"1g\"").unwrap();
+        let f = &scenario.flows[0];
+        // The model's file keys are the flow's defaults: the host sees a buffered flow that syncs.
+        assert_eq!((f.is_direct(), f.fsync, f.ioengine), (false, Some(1), Some(IoEngine::Psync)));
+        let ios = arrivals(&scenario, 10_000_000);
+        // 2,000 appends per second, evenly spaced from one gap on, each followed by its fsync, arriving with it.
+        assert_eq!(ios.len(), 2 * 19, "{ios:?}");
+        for (k, pair) in ios.chunks(2).enumerate() {
+            assert_eq!((pair[0].op, pair[1].op), (Op::Write, Op::Flush));
+            assert_eq!((pair[1].arrived_at, pair[1].job), (pair[0].arrived_at, pair[0].job));
+            assert_eq!(pair[0].arrived_at, (k as Time + 1) * 500_000);
+        }
+        // A flow's own keys win: an fsync every 4 appends.
+        let every4 = load("app = \"fastresponse.fillsync\"\nsize = \"1g\"\nfsync = 4").unwrap();
+        let ios = arrivals(&every4, 10_000_000);
+        assert_eq!(ios.iter().filter(|io| io.op == Op::Flush).count(), 19 / 4);
+        assert_eq!(ios.iter().position(|io| io.op == Op::Flush), Some(4));
+        // flush_every (an NVMe Flush from any engine) still needs a closed loop.
+        let e = load("app = \"fastresponse.fillsync\"\nsize = \"1g\"\nflush_every = 1").unwrap_err();
+        assert!(e.contains("flush_every") && e.contains("closed-loop"), "{e}");
+        assert!(fastresponse::fillsync().to_string().ends_with(", direct = 0, fsync = 1, ioengine = \"psync\""));
     }
 }
