@@ -18,6 +18,13 @@ fn check_layout<'a>(reproduction: &'a Value, name: &str) -> &'a [Value] {
     assert!(reproduction["notes"].as_array().unwrap().iter().all(Value::is_string));
     let rows = reproduction["rows"].as_array().expect("rows is an array");
     assert!(!rows.is_empty());
+    // No two rows share a figure, a setting and a metric: each is one figure at one setting.
+    let mut keys: Vec<String> =
+        rows.iter().map(|r| format!("{} {} {}", r["figure"], r["setting"], r["metric"])).collect();
+    keys.sort();
+    let before = keys.len();
+    keys.dedup();
+    assert_eq!(keys.len(), before, "rows with the same figure, setting and metric");
     for row in rows {
         let keys: Vec<&str> = row.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(keys, ["figure", "metric", "paper", "setting", "simulated"], "{row}");

@@ -260,3 +260,28 @@ fn fillsync_at_a_fixed_rate_syncs_every_update_and_times_it_from_the_arrival() {
     let parts = phases.d1.mean + phases.d2.mean + phases.jd.mean + phases.jc.mean + phases.sched.mean;
     assert!(syncs.latency_ns.mean > parts + writes.latency_ns.mean * 0.5, "{} vs {parts}", syncs.latency_ns.mean);
 }
+
+#[test]
+fn select_isr_polls_a_critical_tasks_own_file_system_io() {
+    let critical = ["flow.wal.class=\"critical\""];
+    let vanilla = run(&scenario_with(WAL, &critical));
+    let select = run(&scenario_with(WAL, &[&critical[..], &["host.stack=\"selectisr\""]].concat()));
+    let per_fsync =
+        |r: &ullsim::RunResults| r.host.interrupts as f64 / r.flows[0].flush.as_ref().expect("fsyncs").completed as f64;
+    // Vanilla: an interrupt for the data write (D1), the log blocks and the commit block. Select-ISR polls
+    // the data write the fsync's own task submitted; the journal thread's writes still interrupt.
+    assert!((per_fsync(&vanilla) - 3.0).abs() < 0.1, "{}", per_fsync(&vanilla));
+    assert!((per_fsync(&select) - 2.0).abs() < 0.1, "{}", per_fsync(&select));
+    let d1 = |r: &ullsim::RunResults| r.flows[0].fsync_phases_ns.as_ref().expect("phases").d1.mean;
+    assert!(d1(&select) < d1(&vanilla) - 1_000.0, "T_D1 {} vs {}", d1(&select), d1(&vanilla));
+    // A critical reader's buffered misses are polled: no interrupt at all.
+    let reader = [
+        "flow.wal.rw=\"randread\"",
+        "flow.wal.class=\"critical\"",
+        "host.stack=\"selectisr\"",
+        "host.fs.memory_bytes=\"16m\"",
+    ];
+    let r = run(&scenario_with(&WAL.replace("fsync = 1\n", ""), &reader));
+    assert!(r.flows[0].read.as_ref().expect("reads").completed > 1_000);
+    assert_eq!(r.host.interrupts, 0);
+}

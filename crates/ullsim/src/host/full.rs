@@ -547,18 +547,19 @@ impl FullHost {
             Action::PollComplete(n) => self.finish_polled(q, requests, j, n),
             Action::None | Action::Transition => {}
         }
-        if self.fs.is_some() && self.step_fs_job(q, requests, device, j) {
-            return;
-        }
         let start = self.cpu.work_starts_at(task, now);
-        let job = &mut self.jobs[j as usize];
-        // 1. Polled completion entries waiting to be processed (by the task itself without an sqpoll thread).
-        if !job.found.is_empty() && job.sqpoll.is_none() {
+        // 1. Polled completion entries waiting to be processed (by the task itself without an sqpoll thread),
+        //    a file-system call's included.
+        if !self.jobs[j as usize].found.is_empty() && self.jobs[j as usize].sqpoll.is_none() {
             let (end, n) = self.poll_complete(q, requests, device, j, start);
             self.jobs[j as usize].action = Action::PollComplete(n);
             self.cpu.run(q, task, end - start, Activity::Kernel);
             return;
         }
+        if self.fs.is_some() && self.step_fs_job(q, requests, device, j) {
+            return;
+        }
+        let job = &mut self.jobs[j as usize];
         // 2. Reap completions: return from the system call, then the application's per-I/O work.
         if !job.done.is_empty() {
             let n = job.done.len() as u32;

@@ -30,6 +30,12 @@ pub trait CompletionPolicy {
     /// A polled `op` of `bytes` took `service_ns` from doorbell to completion entry (hybrid polling learns
     /// from it).
     fn observe(&mut self, _op: Op, _bytes: u32, _service_ns: Time) {}
+    /// Whether a task of this class polls for the file system's bios it waits for (its buffered reads'
+    /// misses, its fsync's writes). Linux polls only direct I/O; FlashShare's Select-ISR polls a critical
+    /// task's I/O whatever path it takes.
+    fn polls_file_system_io(&self, _class: Class) -> bool {
+        false
+    }
     /// How long a hybrid-polling task waiting for an `op` of `bytes` sleeps before it starts spinning.
     fn sleep_before_poll(&self, _op: Op, _bytes: u32) -> Time {
         0

@@ -36,6 +36,8 @@ struct InFlight {
     submitter: TaskId,
     /// The core whose LBIO ring holds its descriptor, if it went as LBIO.
     lbio_core: Option<u32>,
+    /// Its submitter polls for it (Select-ISR's critical task).
+    polled: bool,
     /// Other tasks waiting for it (`filemap_fdatawait` on its file): rarely any, so no allocation.
     also: Vec<TaskId>,
 }
@@ -43,9 +45,11 @@ struct InFlight {
 /// What a task waits for in the file system.
 #[derive(Debug, Clone, Copy, Default)]
 struct TaskWait {
-    /// File-system bios it waits for, and whether it sleeps until they complete.
+    /// File-system bios it waits for, and whether it waits until they complete.
     pending: u32,
     waits_bios: bool,
+    /// Of its own bios in flight, those it polls for: when every bio it waits for is one, it spins.
+    polled: u32,
     /// While it waits for the journal thread's commit: when it handed the commit over.
     handed_off: Option<Time>,
     /// The hand-off time and the times of the commit that released it.
@@ -245,8 +249,8 @@ impl FullHost {
         }
         let fsh = self.fs.as_deref_mut().expect("a file-system call has a file system");
         if fsh.tasks[task as usize].waits_bios || fsh.tasks[task as usize].handed_off.is_some() {
-            // Woken before what it waits for is done: back to sleep.
-            self.sleep_job(q, j);
+            // Run before what it waits for is done (woken, or back from preemption): wait again.
+            self.wait_in_fs(q, j);
             return true;
         }
         loop {
@@ -291,7 +295,7 @@ impl FullHost {
                     if !fsh.must_wait(task, step) {
                         continue;
                     }
-                    self.sleep_job(q, j);
+                    self.wait_in_fs(q, j);
                     return true;
                 }
                 FsStep::CommitAndWait(aios_file) => {
@@ -403,6 +407,20 @@ impl FullHost {
             }
         }
         self.app_request_done(q, j, req);
+    }
+
+    /// Job `j`'s task waits inside its file-system call: it spins when every bio it waits for is one it
+    /// polls for (no interrupt will come), and sleeps otherwise.
+    fn wait_in_fs(&mut self, q: &mut EventQueue<Event>, j: u32) {
+        let task = self.jobs[j as usize].task;
+        let w = self.fs.as_deref().expect("a file-system call has a file system").tasks[task as usize];
+        if w.waits_bios && w.handed_off.is_none() && w.pending == w.polled {
+            self.jobs[j as usize].waiting = Waiting::Spinning;
+            self.jobs[j as usize].action = Action::None;
+            self.cpu.spin(q, task);
+        } else {
+            self.sleep_job(q, j);
+        }
     }
 
     /// Job `j`'s task sleeps inside its file-system call.
@@ -520,13 +538,26 @@ impl FullHost {
                 fsh.lbio_in_flight[c as usize] += 1;
                 fsh.fs.counters.lbio_commands += 1;
             }
-            fsh.bios[req.index()] = Some(InFlight { bio: *bio, submitter: task, lbio_core, also: Vec::new() });
+            fsh.bios[req.index()] =
+                Some(InFlight { bio: *bio, submitter: task, lbio_core, polled: false, also: Vec::new() });
             if bio.op == Op::Write && bio.file != u32::MAX {
                 fsh.writes_in_flight.entry(bio.file).or_default().push(req);
             }
-            let job = self.first_job[bio.flow as usize];
+            // Select-ISR: a critical job's own bios are polled, by that job's task.
+            let polling_job = self.job_of_task(task).filter(|_| self.completion.polls_file_system_io(class));
+            let fsh = self.fs.as_deref_mut().expect("checked");
+            let (job, mode) = match polling_job {
+                Some(j) => {
+                    fsh.tasks[task as usize].polled += 1;
+                    (j, WaitMode::Poll)
+                }
+                None => (self.first_job[bio.flow as usize], WaitMode::Interrupt),
+            };
+            if let Some(b) = fsh.bios[req.index()].as_mut() {
+                b.polled = polling_job.is_some();
+            }
             let lbio = lbio_core.is_some();
-            *self.req_mut(req) = HostReq { job, mode: WaitMode::Interrupt, fs_bio: true, lbio, ..HostReq::default() };
+            *self.req_mut(req) = HostReq { job, mode, fs_bio: true, lbio, ..HostReq::default() };
             t = self.submit_to_block(q, requests, device, req, core, t);
         }
         t
@@ -549,8 +580,11 @@ impl FullHost {
     /// is done.
     pub(super) fn fs_bio_done(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, req: ReqId) {
         let fsh = self.fs.as_deref_mut().expect("a file-system bio has a file system");
-        let InFlight { bio, submitter, lbio_core, also } =
+        let InFlight { bio, submitter, lbio_core, polled, also } =
             fsh.bios[req.index()].take().expect("a file-system bio is known");
+        if polled {
+            fsh.tasks[submitter as usize].polled -= 1;
+        }
         if let Some(core) = lbio_core {
             fsh.lbio_in_flight[core as usize] -= 1;
         }

@@ -143,7 +143,7 @@ pub fn rows(options: &Options, out: &mut Reproduction) -> Result<(), String> {
             ("fillsync_mean_vs_alone", Some(paper::CORUN_MEAN_X), beside.mean / alone.mean),
             ("fillsync_p99_9_vs_alone", None, beside.p99_9 / alone.p99_9),
             ("t_d2_vs_alone", Some(paper::CORUN_T_D2_X), beside.d2 / alone.d2.max(1e-3)),
-            ("t_sched_vs_alone", Some(paper::CORUN_T_SCHED_X), beside.sched / alone.sched.max(1e-3)),
+            ("fsync_t_sched_vs_alone", Some(paper::CORUN_T_SCHED_X), beside.sched / alone.sched.max(1e-3)),
         ] {
             out.push("fig4-5", &[("app", "bayes"), ("stack", "vanilla")], metric, paper, x);
         }
