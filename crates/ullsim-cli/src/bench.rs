@@ -108,6 +108,13 @@ iodepth = 32
         scenario: include_str!("../../../scenarios/examples/fsync-beside-writeback.toml"),
         overrides: &["run.duration=3s"],
     },
+    Case {
+        name: "aios-randread",
+        what: "AIOS: one thread of 4 KiB buffered random reads that miss the page cache, as LBIO with the read's \
+               CPU work overlapped, optane-900p behind an IOMMU",
+        scenario: include_str!("../../../scenarios/aios19/fio-randread.toml"),
+        overrides: &["host.stack=aios", "run.duration=3s"],
+    },
 ];
 
 /// Peak resident memory of this process (Linux: VmHWM), in bytes.
