@@ -45,8 +45,6 @@ pub struct NvmeDriver {
     /// submission and the unmapping deferred out of the completion (`host/full/lbio.rs`).
     pub premapped_submit_ns: Time,
     pub premapped_cqe_ns: Time,
-    /// The IOMMU's mapping and unmapping of one command's buffer, which AIOS does off the I/O's path.
-    pub iommu_ns: Time,
     coalesce_count: u32,
     coalesce_time_ns: Time,
     device_queue: Vec<u32>,
@@ -78,7 +76,6 @@ impl NvmeDriver {
             cqe_ns: cfg.cqe_ns.0 + cfg.iommu_unmap_ns.0,
             premapped_submit_ns: cfg.queue_rq_ns.0 + cfg.doorbell_ns.0,
             premapped_cqe_ns: cfg.cqe_ns.0,
-            iommu_ns: cfg.iommu_map_ns.0 + cfg.iommu_unmap_ns.0,
             coalesce_count: cfg.coalesce_count.max(1),
             coalesce_time_ns: cfg.coalesce_time_ns.0,
             device_queue,

@@ -230,8 +230,9 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
     // Each workload under both stacks: its figure, then AIOS's change against vanilla.
     let mut cuts = Vec::new();
     let mut gains = (Vec::new(), Vec::new());
-    for (k, w) in workloads.iter().enumerate() {
-        let (vanilla, aios) = (&measured[2 * k], &measured[2 * k + 1]);
+    // The settings run each workload under [`STACKS`] in turn: vanilla, then aios.
+    for (w, runs) in workloads.iter().zip(measured.chunks(STACKS.len())) {
+        let (vanilla, aios) = (&runs[0], &runs[1]);
         let (figure, key, op) = match w.group {
             Group::FioRead => ("fio", "bs", "randread"),
             Group::FioSyncWrite => ("fio", "bs", "write+fsync"),

@@ -179,6 +179,33 @@ impl FsHost {
         }
     }
 
+    /// Bio `bio` went down as request `req` from `task` on `core` (polled by `task` if `polled`): `task`
+    /// waits for it, and with AIOS it takes a descriptor of the core's LBIO ring if one is free. Returns
+    /// whether it goes as LBIO.
+    fn track(&mut self, req: ReqId, bio: &Bio, task: TaskId, core: u32, polled: bool) -> bool {
+        let w = &mut self.tasks[task as usize];
+        w.pending += 1;
+        w.polled += u32::from(polled);
+        if self.bios.len() <= req.index() {
+            self.bios.resize_with(req.index() + 1, || None);
+        }
+        let mut lbio_core = None;
+        if self.aios[bio.flow as usize] {
+            if self.lbio_in_flight[core as usize] < LBIO_PER_CORE {
+                self.lbio_in_flight[core as usize] += 1;
+                self.fs.counters.lbio_commands += 1;
+                lbio_core = Some(core);
+            } else {
+                self.fs.counters.lbio_ring_full += 1;
+            }
+        }
+        self.bios[req.index()] = Some(InFlight { bio: *bio, submitter: task, lbio_core, polled, also: Vec::new() });
+        if bio.op == Op::Write && bio.file != u32::MAX {
+            self.writes_in_flight.entry(bio.file).or_default().push(req);
+        }
+        lbio_core.is_some()
+    }
+
     /// The kernel threads' tasks.
     pub(super) fn threads(&self) -> [(TaskId, Thread); 2] {
         [(self.jbd2_task, Thread::Jbd2), (self.flusher_task, Thread::Flusher)]
@@ -511,9 +538,11 @@ impl FullHost {
         let core = self.cpu.core_of(task);
         let mut t = start;
         for bio in bios {
-            let fsh = self.fs.as_deref_mut().expect("file-system bios have a file system");
+            let prio = self.fs.as_deref().expect("file-system bios have a file system").prio[bio.flow as usize];
             let criticality = if critical && !bio.writeback { Criticality::Critical } else { Criticality::Normal };
-            let class = Class { criticality, priority: fsh.prio[bio.flow as usize] };
+            let class = Class { criticality, priority: prio };
+            // Select-ISR: a critical job's own bios are polled, by that job's task.
+            let polling_job = self.job_of_task(task).filter(|_| self.completion.polls_file_system_io(class));
             let req = requests.insert(Request {
                 flow: bio.flow,
                 op: bio.op,
@@ -524,39 +553,12 @@ impl FullHost {
                 class,
                 stamps: Stamps { issued: t, block_entered: t, ..Stamps::default() },
             });
-            fsh.tasks[task as usize].pending += 1;
-            if fsh.bios.len() <= req.index() {
-                fsh.bios.resize_with(req.index() + 1, || None);
-            }
-            // AIOS: one LBIO command, if the core's ring has a free descriptor.
-            let lbio_core = fsh.aios[bio.flow as usize].then_some(core).filter(|&c| {
-                let free = fsh.lbio_in_flight[c as usize] < LBIO_PER_CORE;
-                fsh.fs.counters.lbio_ring_full += u64::from(!free);
-                free
-            });
-            if let Some(c) = lbio_core {
-                fsh.lbio_in_flight[c as usize] += 1;
-                fsh.fs.counters.lbio_commands += 1;
-            }
-            fsh.bios[req.index()] =
-                Some(InFlight { bio: *bio, submitter: task, lbio_core, polled: false, also: Vec::new() });
-            if bio.op == Op::Write && bio.file != u32::MAX {
-                fsh.writes_in_flight.entry(bio.file).or_default().push(req);
-            }
-            // Select-ISR: a critical job's own bios are polled, by that job's task.
-            let polling_job = self.job_of_task(task).filter(|_| self.completion.polls_file_system_io(class));
             let fsh = self.fs.as_deref_mut().expect("checked");
+            let lbio = fsh.track(req, bio, task, core, polling_job.is_some());
             let (job, mode) = match polling_job {
-                Some(j) => {
-                    fsh.tasks[task as usize].polled += 1;
-                    (j, WaitMode::Poll)
-                }
+                Some(j) => (j, WaitMode::Poll),
                 None => (self.first_job[bio.flow as usize], WaitMode::Interrupt),
             };
-            if let Some(b) = fsh.bios[req.index()].as_mut() {
-                b.polled = polling_job.is_some();
-            }
-            let lbio = lbio_core.is_some();
             *self.req_mut(req) = HostReq { job, mode, fs_bio: true, lbio, ..HostReq::default() };
             t = self.submit_to_block(q, requests, device, req, core, t);
         }
