@@ -113,24 +113,15 @@ pub fn render(scenario: &Scenario, r: &RunResults, wall_seconds: f64) -> String 
     }
     let _ = writeln!(
         out,
-        "\nwhere the time goes (mean us)\n{:<14} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
-        "flow", "syscall", "block", "driver", "dev.q", "dev.serv", "complet.", "cpu wait", "CPU"
+        "\nwhere the time goes (mean us)\n{:<14} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "flow", "syscall", "pg.cache", "fs", "block", "driver", "dev.q", "dev.serv", "complet.", "cpu wait", "CPU"
     );
     for f in r.flows.iter() {
-        let b = &f.breakdown_ns;
-        let _ = writeln!(
-            out,
-            "{:<14} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
-            f.name,
-            us(b.syscall.mean),
-            us(b.block.mean),
-            us(b.driver.mean),
-            us(b.device_queued.mean),
-            us(b.device_service.mean),
-            us(b.completion.mean),
-            us(b.cpu_wait.mean),
-            format!("{:.2}", f.cpu_cores)
-        );
+        let _ = write!(out, "{:<14}", f.name);
+        for (_, part) in f.breakdown_ns.parts() {
+            let _ = write!(out, " {:>8}", us(part.mean));
+        }
+        let _ = writeln!(out, " {:>8}", format!("{:.2}", f.cpu_cores));
     }
     // Flushes and fsyncs are not in `latency_ns`: one in flight is compared with them too.
     let longest =

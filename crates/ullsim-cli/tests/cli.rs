@@ -95,7 +95,7 @@ fn flow<'a>(results: &'a Value, name: &str) -> &'a Value {
 /// ordered, IOPS agree with completions over each flow's window (inside the run's), and the per-layer
 /// breakdown adds up to the latency.
 fn check_results(results: &Value, preset: &str, flow_names: &[&str]) {
-    assert_eq!(uint(results, "schema_version"), 3);
+    assert_eq!(uint(results, "schema_version"), 4);
     assert!(!text(results, "scenario.name").is_empty());
     uint(results, "scenario.seed");
     assert_eq!(text(results, "scenario.preset"), preset);
@@ -413,7 +413,7 @@ fn set_host_model_device_only_takes_the_host_out_of_the_latency() {
     assert_eq!(text(&device_only, "host.model"), "device-only");
     assert_eq!(text(&full, "host.model"), "full");
     let reader = flow(&device_only, "reader");
-    for part in ["syscall", "block", "driver", "completion", "cpu_wait"] {
+    for part in ["syscall", "page_cache", "file_system", "block", "driver", "completion", "cpu_wait"] {
         assert_eq!(num(reader, &format!("breakdown_ns.{part}.mean")), 0.0, "device-only {part}");
     }
     assert_eq!(num(reader, "cpu_cores"), 0.0);

@@ -83,6 +83,16 @@ pub struct Stamps {
     pub running: Time,
     /// The host saw the completion and handed it back to the application.
     pub completed: Time,
+    /// Durations, not instants. Of the time from `issued` to `block_entered`: the page cache's work (looking
+    /// pages up, allocating the missing ones; a call with no device I/O: copying, a throttled writer's
+    /// pause) ...
+    pub page_cache_ns: Time,
+    /// ... and the file system's own path (ext4's read_iter or write_begin/write_end, the direct-I/O path
+    /// that maps blocks and builds the bio).
+    pub file_system_ns: Time,
+    /// Of the time from `running` to `completed`: the page cache's copy of fetched pages to the user after
+    /// a buffered read's wake-up.
+    pub page_cache_return_ns: Time,
 }
 
 /// One I/O request as it moves through the stack.

@@ -44,7 +44,7 @@ pub enum SimError {
 pub const MAX_IN_FLIGHT: u64 = 1 << 18;
 
 /// Version of the JSON result layout (docs/output.md); bumped on incompatible changes.
-pub const RESULTS_SCHEMA_VERSION: u32 = 3;
+pub const RESULTS_SCHEMA_VERSION: u32 = 4;
 
 /// What ran.
 #[derive(Debug, Clone, Serialize)]

@@ -87,10 +87,8 @@ fn fdatasync_of_overwrites_skips_the_journal_and_fsync_does_not() {
     assert!(latency(&fdatasync) < latency(&fsync) / 2.0, "{} vs {}", latency(&fdatasync), latency(&fsync));
 }
 
-#[test]
-fn page_cache_hit_ratio_of_a_uniform_working_set_is_the_cached_share() {
-    // LRU under uniform random reads of N pages with room for C keeps C of them: hit ratio C / N.
-    let reader = r#"
+/// A buffered reader of 4 KiB pages at random in a 16 MiB file, with 4 MiB of memory.
+const SMALL_MEMORY_READER: &str = r#"
 seed = 3
 [run]
 duration = "400ms"
@@ -107,7 +105,11 @@ ioengine = "psync"
 direct = 0
 size = "16m"
 "#;
-    let r = run(&scenario_with(reader, &[]));
+
+#[test]
+fn page_cache_hit_ratio_of_a_uniform_working_set_is_the_cached_share() {
+    // LRU under uniform random reads of N pages with room for C keeps C of them: hit ratio C / N.
+    let r = run(&scenario_with(SMALL_MEMORY_READER, &[]));
     let fs = fs_counters(&r);
     let hit_ratio = fs.read_hit_pages as f64 / (fs.read_hit_pages + fs.read_miss_pages) as f64;
     assert!((hit_ratio - 0.25).abs() < 0.02, "hit ratio {hit_ratio:.3}, closed form 0.25 ({fs:?})");
@@ -284,4 +286,44 @@ fn select_isr_polls_a_critical_tasks_own_file_system_io() {
     let r = run(&scenario_with(&WAL.replace("fsync = 1\n", ""), &reader));
     assert!(r.flows[0].read.as_ref().expect("reads").completed > 1_000);
     assert_eq!(r.host.interrupts, 0);
+}
+
+#[test]
+fn the_breakdown_gives_the_page_cache_and_the_file_system_their_own_parts() {
+    // FastResponse's Fig. 5(a) splits the time above the block layer into T_PC and T_FS. Random 4 KiB reads
+    // of a file four times the memory miss mostly; each call pays the file system's path once, the page cache
+    // a copy per call and an allocation per fetched page.
+    let reader = SMALL_MEMORY_READER;
+    let short = ["run.duration=60ms", "run.warmup=0ms"];
+    let scenario = scenario_with(reader, &short);
+    let (fs_path, copy, alloc) = (
+        scenario.host.cpu.fs_submit_ns.0 as f64,
+        scenario.host.fs.page_copy_ns.0 as f64,
+        scenario.host.fs.page_alloc_ns.0 as f64,
+    );
+    let r = run(&scenario);
+    let (f, fs) = (&r.flows[0], fs_counters(&r));
+    let b = &f.breakdown_ns;
+    assert_eq!(b.file_system.mean, fs_path, "{b:?}");
+    let calls = (fs.read_hit_pages + fs.read_miss_pages - fs.readahead_pages) as f64;
+    let page_cache = copy + alloc * fs.read_miss_pages as f64 / calls;
+    assert!(
+        (b.page_cache.mean - page_cache).abs() < 0.01 * page_cache,
+        "{} vs {page_cache}: {fs:?}",
+        b.page_cache.mean
+    );
+    assert!((common::breakdown_sum(b) - f.latency_ns.mean).abs() < 1.0);
+
+    // A buffered write is all page cache and file system (memory is plenty: no throttling); a direct read
+    // has no page-cache part and the file system's direct-I/O path.
+    let writer = run(&scenario_with(
+        reader,
+        &[&short[..], &["flow.reader.rw=\"randwrite\"", "host.fs.memory_bytes=1g"]].concat(),
+    ));
+    let b = &writer.flows[0].breakdown_ns;
+    assert_eq!((b.page_cache.mean, b.file_system.mean, b.device_service.mean), (copy, fs_path, 0.0), "{b:?}");
+    let direct = run(&scenario_with(reader, &[&short[..], &["flow.reader.direct=1"]].concat()));
+    let b = &direct.flows[0].breakdown_ns;
+    assert_eq!((b.page_cache.mean, b.file_system.mean), (0.0, fs_path), "{b:?}");
+    assert!(b.device_service.mean > 1_000.0);
 }

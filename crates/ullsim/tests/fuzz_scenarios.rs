@@ -562,8 +562,7 @@ fn check_results(s: &Scenario, r: &RunResults) -> Result<(), (String, String)> {
             return fail("latency without completions", format!("{who}: {:?}", f.latency_ns));
         }
         let b = &f.breakdown_ns;
-        let parts = [&b.syscall, &b.block, &b.driver, &b.device_queued, &b.device_service, &b.completion, &b.cpu_wait];
-        let sum: f64 = parts.iter().map(|p| p.mean).sum();
+        let sum = b.sum_of_means();
         if f.completed > 0 && !near(sum, f.latency_ns.mean) {
             return fail(
                 "breakdown does not add up to the mean latency",

@@ -502,9 +502,9 @@ fn flow_priorities_reach_the_device_and_weighted_round_robin_serves_them_in_orde
 // ---- the device-only host ---------------------------------------------------------------------------------
 
 /// The host parts of a flow's breakdown (everything but the device's two), in ns.
-fn host_parts(f: &ullsim::metrics::FlowResult) -> [f64; 5] {
-    let b = &f.breakdown_ns;
-    [b.syscall.mean, b.block.mean, b.driver.mean, b.completion.mean, b.cpu_wait.mean]
+fn host_parts(f: &ullsim::metrics::FlowResult) -> Vec<f64> {
+    let parts = f.breakdown_ns.parts();
+    parts.iter().filter(|(name, _)| !name.starts_with("device_")).map(|(_, p)| p.mean).collect()
 }
 
 #[test]
@@ -515,7 +515,7 @@ fn device_only_adds_no_host_time_and_the_full_host_adds_its_share() {
     let full = run(&scenario_with(QD1, &[fixed]));
     let (d, f) = (&device_only.flows[0], &full.flows[0]);
     // Each part is a mean of non-negative per-request times: 0.0 means every request spent exactly 0 there.
-    assert_eq!(host_parts(d), [0.0; 5], "device-only host time: {:?}", d.breakdown_ns);
+    assert_eq!(host_parts(d), [0.0; 7], "device-only host time: {:?}", d.breakdown_ns);
     let device_time =
         |f: &ullsim::metrics::FlowResult| f.breakdown_ns.device_queued.mean + f.breakdown_ns.device_service.mean;
     assert!(
@@ -607,7 +607,7 @@ fn device_only_runs_are_deterministic() {
     assert_eq!(r["host"]["model"], "device-only");
     for f in r["flows"].as_array().unwrap() {
         assert!(f["completed"].as_u64().unwrap() > 100, "{}", f["name"]);
-        for part in ["syscall", "driver", "completion", "cpu_wait"] {
+        for part in ["syscall", "page_cache", "file_system", "driver", "completion", "cpu_wait"] {
             assert_eq!(f["breakdown_ns"][part]["mean"], 0.0, "{} {part}", f["name"]);
         }
     }
@@ -673,8 +673,14 @@ fn device_only_io_beyond_the_queue_waits_for_a_slot_in_the_host() {
     let f = &r.flows[0];
     assert_eq!(r.device.queue_depth.max, 3);
     assert!(f.breakdown_ns.block.mean > 10.0 * f.breakdown_ns.device_service.mean / 3.0, "{:?}", f.breakdown_ns);
-    let [syscall, _, driver, completion, cpu_wait] = host_parts(f);
-    assert_eq!([syscall, driver, completion, cpu_wait], [0.0; 4]);
+    let b = &f.breakdown_ns;
+    let others = f
+        .breakdown_ns
+        .parts()
+        .into_iter()
+        .filter(|&(name, _)| !["block", "device_queued", "device_service"].contains(&name));
+    assert!(others.clone().all(|(_, p)| p.mean == 0.0), "{b:?}");
+    assert_eq!(others.count(), 6);
     assert!((common::breakdown_sum(&f.breakdown_ns) - f.latency_ns.mean).abs() < 1.0);
 }
 
@@ -778,8 +784,9 @@ fn latency_from_submit_starts_the_clock_when_the_task_submits() {
     let (arrival, submit) = (run(&scenario(&text("arrival"))), run(&scenario(&text("submit"))));
     let (a, s) = (&arrival.flows[0], &submit.flows[0]);
     let cpu = ullsim::config::HostConfig::default().cpu;
-    let syscall_cpu = (cpu.syscall_entry_ns.0 + cpu.fs_submit_ns.0) as f64;
+    let syscall_cpu = cpu.syscall_entry_ns.0 as f64;
     assert_eq!(s.breakdown_ns.syscall.mean, syscall_cpu, "only the system call's own work");
+    assert_eq!(s.breakdown_ns.file_system.mean, cpu.fs_submit_ns.0 as f64, "then the file-system path");
     assert!(a.breakdown_ns.syscall.mean > syscall_cpu + 1_000.0, "the wake-up: {}", a.breakdown_ns.syscall.mean);
     // The same run either way (the clock only reads it): same completions, same later layers.
     assert_eq!(a.completed, s.completed);

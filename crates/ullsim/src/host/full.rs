@@ -609,9 +609,9 @@ impl FullHost {
                 }
                 let batch = (job.to_submit.len() + 1).min(quota as usize);
                 job.in_flight += 1;
-                let block_at = start + if entering { entry_ns } else { 0 } + self.costs.fs_submit_ns;
+                let fs_at = start + if entering { entry_ns } else { 0 };
                 let core = self.cpu.core_of(task);
-                let end = self.submit_from_batch(q, requests, device, j, req, batch, core, block_at);
+                let end = self.submit_from_batch(q, requests, device, j, req, batch, core, fs_at);
                 self.cpu.run(q, task, end - start, Activity::Kernel);
             }
             Step::Enter => self.transition(q, j, entry_ns),
@@ -670,9 +670,9 @@ impl FullHost {
         }
         if let Some(req) = self.jobs[j as usize].sq_ring.pop_front() {
             let batch = self.jobs[j as usize].sq_ring.len() + 1;
-            let block_at = start + self.costs.poll_loop_ns + self.costs.fs_submit_ns;
+            let fs_at = start + self.costs.poll_loop_ns;
             let core = self.cpu.core_of(task);
-            let end = self.submit_from_batch(q, requests, device, j, req, batch, core, block_at);
+            let end = self.submit_from_batch(q, requests, device, j, req, batch, core, fs_at);
             self.cpu.run(q, task, end - start, Activity::Kernel);
             return;
         }

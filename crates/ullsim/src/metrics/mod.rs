@@ -131,13 +131,20 @@ pub struct FsyncPhases {
     pub sched: LayerTime,
 }
 
-/// Where a request's time went, layer by layer (FastResponse's T_FS, T_Blk, T_Dev, T_Sched ...). The seven
-/// parts add up to its latency exactly.
+/// Where a request's time went, layer by layer (FastResponse's Fig. 5(a): T_PC, T_FS, T_Blk, T_Dev,
+/// T_Sched ...). The nine parts add up to its latency exactly.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Breakdown {
-    /// Issue to the block layer: waiting for the task to get to it, the system call entry and the file
-    /// system's direct-I/O path (or the sqpoll thread picking it up).
+    /// Issue to the block layer, less the page cache's and the file system's parts: waiting for the task to
+    /// get to it and the system call entry (or the sqpoll thread picking it up).
     pub syscall: LayerTime,
+    /// The page cache (buffered I/O): looking pages up and allocating the missing ones before the block
+    /// layer, copying to or from the user (a hit, a write, a read's copy after its wake-up), a throttled
+    /// writer's pause. 0 for direct I/O.
+    pub page_cache: LayerTime,
+    /// The file system's own path: ext4's read_iter or write_begin/write_end, or the direct-I/O path that
+    /// maps blocks and builds the bio.
+    pub file_system: LayerTime,
     /// Block layer: request allocation (and any wait for a tag), the I/O scheduler (and its lock, and
     /// queueing in it).
     pub block: LayerTime,
@@ -150,24 +157,54 @@ pub struct Breakdown {
     /// completion posting.
     pub device_service: LayerTime,
     /// Completion: interrupt delivery and handler (or noticing it in a poll loop) up to waking the task,
-    /// plus, once the task runs, the system call's return and the application reaping it.
+    /// plus, once the task runs, the system call's return and the application reaping it (a buffered
+    /// read's copy to the user is the page cache's).
     pub completion: LayerTime,
     /// Woken to running: the CPU scheduler's delay and the context switch (0 when polling).
     pub cpu_wait: LayerTime,
 }
 
-/// The seven parts of a request's latency, in the order of [`Breakdown`]; `None` if the stamps are out of
-/// order (a model bug).
-pub fn layer_times(s: &Stamps) -> Option<[Time; 7]> {
+/// Parts of [`Breakdown`].
+pub const LAYERS: usize = 9;
+
+impl Breakdown {
+    /// The parts, named as in the JSON, in the order of a request's path.
+    pub fn parts(&self) -> [(&'static str, &LayerTime); LAYERS] {
+        [
+            ("syscall", &self.syscall),
+            ("page_cache", &self.page_cache),
+            ("file_system", &self.file_system),
+            ("block", &self.block),
+            ("driver", &self.driver),
+            ("device_queued", &self.device_queued),
+            ("device_service", &self.device_service),
+            ("completion", &self.completion),
+            ("cpu_wait", &self.cpu_wait),
+        ]
+    }
+
+    /// The sum of the parts' means: the mean latency.
+    pub fn sum_of_means(&self) -> f64 {
+        self.parts().iter().map(|(_, p)| p.mean).sum()
+    }
+}
+
+/// The nine parts of a request's latency, in the order of [`Breakdown`]; `None` if the stamps are out of
+/// order, or the page cache's and file system's durations do not fit in their spans (a model bug).
+pub fn layer_times(s: &Stamps) -> Option<[Time; LAYERS]> {
     let queued = s.device_fetched.checked_sub(s.device_arrival)? + s.device_internal_wait;
     let device_total = s.device_done.checked_sub(s.submitted)?;
+    let before_block = s.block_entered.checked_sub(s.issued)?;
+    let after_running = s.completed.checked_sub(s.running)?;
     Some([
-        s.block_entered.checked_sub(s.issued)?,
+        before_block.checked_sub(s.page_cache_ns.checked_add(s.file_system_ns)?)?,
+        s.page_cache_ns + s.page_cache_return_ns,
+        s.file_system_ns,
         s.driver_entered.checked_sub(s.block_entered)?,
         s.submitted.checked_sub(s.driver_entered)?,
         queued,
         device_total.checked_sub(queued)?,
-        s.woken.checked_sub(s.device_done)? + s.completed.checked_sub(s.running)?,
+        s.woken.checked_sub(s.device_done)? + after_running.checked_sub(s.page_cache_return_ns)?,
         s.running.checked_sub(s.woken)?,
     ])
 }
@@ -289,7 +326,7 @@ struct FlowMetrics {
     write: Recorder,
     flush: Recorder,
     /// One recorder per layer, in the order of [`Breakdown`].
-    layers: [Recorder; 7],
+    layers: [Recorder; LAYERS],
     in_flight: u64,
     in_flight_area: u128,
     in_flight_since: Time,
@@ -446,12 +483,14 @@ impl Metrics {
                     fsync_phases_ns: None,
                     breakdown_ns: Breakdown {
                         syscall: f.layers[0].layer(),
-                        block: f.layers[1].layer(),
-                        driver: f.layers[2].layer(),
-                        device_queued: f.layers[3].layer(),
-                        device_service: f.layers[4].layer(),
-                        completion: f.layers[5].layer(),
-                        cpu_wait: f.layers[6].layer(),
+                        page_cache: f.layers[1].layer(),
+                        file_system: f.layers[2].layer(),
+                        block: f.layers[3].layer(),
+                        driver: f.layers[4].layer(),
+                        device_queued: f.layers[5].layer(),
+                        device_service: f.layers[6].layer(),
+                        completion: f.layers[7].layer(),
+                        cpu_wait: f.layers[8].layer(),
                     },
                     cpu_cores: 0.0,
                     mean_in_flight: f.in_flight_area as f64 / (seconds * 1e9),

@@ -82,15 +82,9 @@ isr_ns = 0
 cqe_ns = 0
 "#;
 
-/// The sum of a flow's seven per-layer mean times (equal to its mean latency).
+/// The sum of a flow's per-layer mean times (equal to its mean latency).
 pub fn breakdown_sum(b: &ullsim::metrics::Breakdown) -> f64 {
-    b.syscall.mean
-        + b.block.mean
-        + b.driver.mean
-        + b.device_queued.mean
-        + b.device_service.mean
-        + b.completion.mean
-        + b.cpu_wait.mean
+    b.sum_of_means()
 }
 
 /// Three flows on znand-ull: a critical QD4 4 KiB random reader, a QD8 128 KiB sequential writer and a Poisson

@@ -143,7 +143,8 @@ impl FsHost {
             last_file: vec![None; jobs],
             phases: flows.iter().map(|_| PhaseRecorders::new()).collect(),
             costs: BufferedCosts {
-                enter_ns: cfg.cpu.syscall_entry_ns.0 + cfg.cpu.fs_submit_ns.0,
+                entry_ns: cfg.cpu.syscall_entry_ns.0,
+                fs_ns: cfg.cpu.fs_submit_ns.0,
                 page_copy_ns: fs_cfg.page_copy_ns.0,
                 page_alloc_ns: fs_cfg.page_alloc_ns.0,
                 iommu_ns: cfg.nvme.iommu_map_ns.0 + cfg.nvme.iommu_unmap_ns.0,
@@ -274,6 +275,13 @@ impl FullHost {
         if self.jobs[j as usize].fs_call.is_none() && !self.start_fs_call(requests, j, start) {
             return false;
         }
+        if let Some(req) = self.jobs[j as usize].fs_req {
+            // Its reads are done and it runs again (a later read's completion clears this).
+            let s = &mut requests[req].stamps;
+            if s.woken != 0 && s.running == 0 {
+                s.running = start;
+            }
+        }
         let fsh = self.fs.as_deref_mut().expect("a file-system call has a file system");
         if fsh.tasks[task as usize].waits_bios || fsh.tasks[task as usize].handed_off.is_some() {
             // Run before what it waits for is done (woken, or back from preemption): wait again.
@@ -294,7 +302,7 @@ impl FullHost {
                     };
                     call.next(&mut fsh.fs, &cx, &mut wake_flusher)
                 }
-                FsCall::Fsync(call) => call.next(&mut fsh.fs, now, fsh.costs.enter_ns),
+                FsCall::Fsync(call) => call.next(&mut fsh.fs, now, fsh.costs.enter_ns()),
             };
             if wake_flusher {
                 let flusher = fsh.flusher_task;
@@ -396,6 +404,11 @@ impl FullHost {
         let (call, req) = (job.fs_call.take(), job.fs_req.take().expect("a call serves a request"));
         let task = job.task;
         let s = &mut requests[req].stamps;
+        if let Some(FsCall::Buffered(b)) = call {
+            s.page_cache_ns = b.page_cache_ns;
+            s.file_system_ns = b.file_system_ns;
+            s.page_cache_return_ns = b.page_cache_return_ns;
+        }
         if s.driver_entered == 0 {
             // No device I/O went on its behalf (a write or a hit into the page cache, an fsync): the whole
             // call is system call time.

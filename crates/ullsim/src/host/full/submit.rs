@@ -23,8 +23,8 @@ impl FullHost {
         }
     }
 
-    /// Submit `req`, the first of `batch` requests the submitting task has for job `j`, from `block_at` on
-    /// `core`. A batch of [`PLUG_MIN_BATCH`] or more is plugged, and the plug flushed with its last request.
+    /// Submit `req`, the first of `batch` requests the submitting task has for job `j`, on `core`: the file
+    /// system's direct-I/O path from `fs_at`, then the block layer. A batch of [`PLUG_MIN_BATCH`] or more is plugged, and the plug flushed with its last request.
     /// Returns when the submitting core is done.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn submit_from_batch(
@@ -36,9 +36,12 @@ impl FullHost {
         req: ReqId,
         batch: usize,
         core: u32,
-        block_at: Time,
+        fs_at: Time,
     ) -> Time {
-        requests[req].stamps.block_entered = block_at;
+        let block_at = fs_at + self.costs.fs_submit_ns;
+        let s = &mut requests[req].stamps;
+        s.file_system_ns = self.costs.fs_submit_ns;
+        s.block_entered = block_at;
         let job = &mut self.jobs[j as usize];
         job.last_submitted = (requests[req].op, requests[req].len);
         // A blocking engine's batch is always one request (its `batch_submit` is 1).

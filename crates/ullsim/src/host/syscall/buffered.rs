@@ -44,13 +44,21 @@ pub struct Buffered {
     /// A read's misses: pages fetched (readahead included) and the bios they took.
     pub fetched_pages: u64,
     pub fetched_bios: u64,
+    /// The call's time in the page cache and in the file system's own path before its reads went down (all
+    /// of it for a call with no device I/O), and its copy to the user after them: the request's
+    /// `page_cache_ns`, `file_system_ns` and `page_cache_return_ns`.
+    pub page_cache_ns: Time,
+    pub file_system_ns: Time,
+    pub page_cache_return_ns: Time,
 }
 
 /// The CPU costs a buffered call pays.
 #[derive(Debug, Clone, Copy)]
 pub struct BufferedCosts {
-    /// Kernel entry plus the file system's path (ext4's write_begin/write_end or read_iter).
-    pub enter_ns: Time,
+    /// Kernel entry.
+    pub entry_ns: Time,
+    /// The file system's own path (ext4's write_begin/write_end or read_iter).
+    pub fs_ns: Time,
     /// Copying one page between the user buffer and the page cache.
     pub page_copy_ns: Time,
     /// Allocating a page and inserting it into the page cache.
@@ -68,10 +76,37 @@ pub struct Context {
     pub dirtiers: u32,
 }
 
+impl BufferedCosts {
+    /// Kernel entry and the file system's path: what every call pays first.
+    pub fn enter_ns(&self) -> Time {
+        self.entry_ns + self.fs_ns
+    }
+}
+
 impl Buffered {
     /// A buffered read (`write` false) or write of `count` pages of `file` from page `first`.
     pub fn new(write: bool, file: u32, first: u64, count: u64, aios: bool) -> Buffered {
-        Buffered { write, file, first, count, aios, phase: Phase::Start, fetched_pages: 0, fetched_bios: 0 }
+        Buffered {
+            write,
+            file,
+            first,
+            count,
+            aios,
+            phase: Phase::Start,
+            fetched_pages: 0,
+            fetched_bios: 0,
+            page_cache_ns: 0,
+            file_system_ns: 0,
+            page_cache_return_ns: 0,
+        }
+    }
+
+    /// Kernel entry, the file system's path and `page_cache_ns` of page-cache work, as one step's CPU time
+    /// (the two last counted as the call's).
+    fn enter(&mut self, cx: &Context, page_cache_ns: Time) -> Time {
+        self.file_system_ns += cx.costs.fs_ns;
+        self.page_cache_ns += page_cache_ns;
+        cx.costs.enter_ns() + page_cache_ns
     }
 
     /// The next step; `wake_flusher` is set when the flusher should start background writeback.
@@ -80,7 +115,7 @@ impl Buffered {
             (true, Phase::Start) => {
                 self.phase = Phase::Copied;
                 fs.write(self.file, self.first, self.count, true, cx.now);
-                FsStep::Work(cx.costs.enter_ns + self.count * cx.costs.page_copy_ns)
+                FsStep::Work(self.enter(cx, self.count * cx.costs.page_copy_ns))
             }
             (true, Phase::Copied) => {
                 let dirty = fs.cache.dirty_pages();
@@ -88,6 +123,8 @@ impl Buffered {
                 let pause = fs.policy.writer_pause_ns(dirty, self.count, cx.writeback_pages_per_s, cx.dirtiers);
                 self.phase = Phase::Paused;
                 fs.counters.throttled_ns += pause;
+                // balance_dirty_pages: the page cache's time, though the writer sleeps through it.
+                self.page_cache_ns += pause;
                 if pause > 0 {
                     FsStep::Pause(pause)
                 } else {
@@ -103,7 +140,7 @@ impl Buffered {
                 fs.counters.readahead_pages += plan.readahead_pages;
                 if plan.fetch.is_empty() {
                     self.phase = Phase::Copied;
-                    return FsStep::Work(cx.costs.enter_ns + self.count * cx.costs.page_copy_ns);
+                    return FsStep::Work(self.enter(cx, self.count * cx.costs.page_copy_ns));
                 }
                 let mut bios = Vec::new();
                 for (first, count) in plan.fetch {
@@ -114,10 +151,10 @@ impl Buffered {
                 if self.aios {
                     // The pool's pages are mapped already: the reads go down first.
                     self.phase = Phase::Overlapping;
-                    return FsStep::Submit { cpu_ns: cx.costs.enter_ns, bios };
+                    return FsStep::Submit { cpu_ns: self.enter(cx, 0), bios };
                 }
                 self.phase = Phase::Fetching;
-                FsStep::Submit { cpu_ns: cx.costs.enter_ns + fetched * cx.costs.page_alloc_ns, bios }
+                FsStep::Submit { cpu_ns: self.enter(cx, fetched * cx.costs.page_alloc_ns), bios }
             }
             (false, Phase::Overlapping) => {
                 // While the device works: the pages into the page cache, the pool refilled and mapped, and
@@ -131,7 +168,8 @@ impl Buffered {
             }
             (false, Phase::Fetched) => {
                 self.phase = Phase::Copied;
-                FsStep::Work(self.count * cx.costs.page_copy_ns)
+                self.page_cache_return_ns = self.count * cx.costs.page_copy_ns;
+                FsStep::Work(self.page_cache_return_ns)
             }
             (false, Phase::Copied | Phase::Paused) => FsStep::Done,
         }
