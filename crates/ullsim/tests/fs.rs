@@ -327,3 +327,33 @@ fn the_breakdown_gives_the_page_cache_and_the_file_system_their_own_parts() {
     assert_eq!((b.page_cache.mean, b.file_system.mean), (0.0, fs_path), "{b:?}");
     assert!(b.device_service.mean > 1_000.0);
 }
+
+#[test]
+fn fillsyncs_background_syncs_whole_files_and_its_burst_reaches_the_updates_tail() {
+    // The memtable flushes and compaction: 1 MiB reads and writes beside the updates, an fdatasync per
+    // 64 MiB file. A file's writeback fills the device for tens of ms, and the updates' fsyncs queue behind it.
+    let text = "seed = 1\n[run]\nduration = \"2500ms\"\nwarmup = \"20ms\"\n[device]\npreset = \"optane-900p\"\n[[flow]]\nname \
+                = \"fillsync\"\nclass = \"critical\"\nsize = \"1g\"\n";
+    let with_background = run(&scenario_with(&format!("{text}app = \"fastresponse.fillsync\"\n"), &[]));
+    let wal_only = run(&scenario_with(
+        &format!("{text}rw = \"write\"\nbs = \"4k\"\nrate_iops = 2000\nrate_process = \"linear\"\ndirect = 0\nfsync = 1\nioengine = \"psync\"\n"),
+        &[],
+    ));
+    let background = &with_background.flows[1];
+    assert_eq!(
+        (background.name.as_str(), background.class),
+        ("fillsync-background", ullsim::request::Criticality::Normal)
+    );
+    let (reads, writes) = (background.read.as_ref().unwrap(), background.write.as_ref().unwrap());
+    // ~51 reads and ~55 writes a second (Poisson: a wide margin).
+    assert!((80..170).contains(&reads.completed) && (80..170).contains(&writes.completed), "{reads:?} {writes:?}");
+    let file_syncs = background.flush.as_ref().expect("a finished file is synced");
+    assert!(file_syncs.completed >= 1 && file_syncs.latency_ns.mean > 10e6, "{file_syncs:?}");
+    let max_fsync = |r: &ullsim::sim::RunResults| r.flows[0].flush.as_ref().unwrap().latency_ns.max;
+    assert!(
+        max_fsync(&with_background) > 10 * max_fsync(&wal_only),
+        "{} vs {}",
+        max_fsync(&with_background),
+        max_fsync(&wal_only)
+    );
+}

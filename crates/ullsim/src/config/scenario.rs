@@ -171,7 +171,7 @@ pub enum CpusAllowedPolicy {
 keyword_serde!(RwMode, RateProcess, LatencyFrom, IoEngine, IoPrioClass, CpusAllowedPolicy);
 
 /// One flow (fio job) of the scenario. Keys follow fio's names and meanings; see docs/scenarios.md.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
     pub name: String,
@@ -496,6 +496,7 @@ impl Scenario {
         for flow in &mut scenario.flows {
             crate::workload::app::fill_defaults(flow);
         }
+        crate::workload::app::background::add_flows(&mut scenario.flows);
         scenario.validate().map_err(blame)?;
         Ok(scenario)
     }

@@ -18,6 +18,7 @@
 //!   reduce tasks keep busy is [`ThroughputApp::cpu_load_percent`], which a scenario gives to a
 //!   `cpuio` flow beside the app's I/O flow (an app model only sets I/O keys).
 
+use super::background::Background;
 use super::{AppFamily, AppModel, Burst};
 use crate::config::scenario::{RateProcess, RwMode};
 use crate::config::units::Seconds;
@@ -93,17 +94,36 @@ impl ThroughputApp {
             rate_process: RateProcess::Poisson,
             burst: Some(Burst { factor: BURST_FACTOR, on: Seconds::from_ns(BURST_ON_NS) }),
             fsync: None,
+            background: None,
         }
     }
 }
 
 /// RocksDB `fillsync` (§4.1, §4.4): random-key updates in sync mode, 4 KB values, one every 0.5 ms at a
 /// fixed rate. An update is an append to the write-ahead log through the page cache and an fsync of it
-/// (the memtable insert is memory work); the memtable's flushes and compaction, background I/O of the
-/// sorted files, are left out.
+/// (the memtable insert is memory work). The memtable's flushes and compaction, which write and read the
+/// sorted files in background threads, are a background flow ([`fillsync_background`]).
 pub const FILLSYNC_GAP_MS: f64 = 0.5;
 
-/// `fillsync`: a 4 KB WAL append and an fsync every 0.5 ms.
+/// Bytes of an update's value (§4.1: "4KB values"; the 4-byte key is left out).
+pub const VALUE_BYTES: f64 = 4096.0;
+/// Sorted-file bytes per memtable byte: db_bench's `--compression_ratio` default, 0.5 (its values
+/// compress to half with its default Snappy compression).
+pub const SST_COMPRESSION: f64 = 0.5;
+/// [inferred] Bytes the background threads write per flushed byte in the steady state: the flush itself
+/// (1), the L0 -> L1 compaction, which merges the four L0 files of its trigger with an L1 of the same size
+/// (2), and about (T + 1) / 2 = 5.5 per deeper level for RocksDB's fanout T = 10, of which the paper's
+/// 40 GB (20 GB compressed) holds two past L1's 256 MiB (L2 2.5 GiB, L3 the rest): 1 + 2 + 2 x 5.5 = 14.
+/// Compaction reads what it rewrites: 13 bytes per flushed byte.
+pub const BACKGROUND_WRITE_AMPLIFICATION: f64 = 14.0;
+/// The size of the background threads' reads and writes: RocksDB buffers a sorted file's writes in 1 MiB
+/// (`writable_file_max_buffer_size`) and this model reads in the same unit.
+pub const SST_IO_BYTES: f64 = 1_048_576.0;
+/// Writes per sorted file (64 MiB, RocksDB's `target_file_size_base`): the background threads fdatasync a
+/// file when they finish it (RocksDB syncs files with fdatasync unless `use_fsync`).
+pub const SST_FILE_WRITES: u32 = 64;
+
+/// `fillsync`: a 4 KB WAL append and an fsync every 0.5 ms, with its memtable flushes and compaction beside.
 pub fn fillsync() -> AppModel {
     AppModel {
         rw: RwMode::Write,
@@ -113,6 +133,31 @@ pub fn fillsync() -> AppModel {
         rate_process: RateProcess::Linear,
         burst: None,
         fsync: Some(1),
+        background: Some(Box::new(fillsync_background())),
+    }
+}
+
+/// The background of `fillsync`'s updates: memtable flushes and leveled compaction in the steady state,
+/// as Poisson 1 MiB random reads and writes through the page cache at the rates the updates' bytes imply,
+/// with an fdatasync per finished sorted file. An approximation: the real threads run in stretches (a
+/// flush every 64 MiB of updates, compactions when a level is full) whose timing the model does not
+/// follow; only the mean rates and the file syncs are kept.
+pub fn fillsync_background() -> Background {
+    let flushed_bytes_per_s = 1000.0 / FILLSYNC_GAP_MS * VALUE_BYTES * SST_COMPRESSION;
+    let writes = flushed_bytes_per_s * BACKGROUND_WRITE_AMPLIFICATION / SST_IO_BYTES;
+    let reads = flushed_bytes_per_s * (BACKGROUND_WRITE_AMPLIFICATION - 1.0) / SST_IO_BYTES;
+    Background {
+        model: AppModel {
+            rw: RwMode::Randrw,
+            rwmixread: (100.0 * reads / (reads + writes)).round() as u32,
+            bssplit: "1m/100".into(),
+            rate_iops: reads + writes,
+            rate_process: RateProcess::Poisson,
+            burst: None,
+            fsync: None,
+            background: None,
+        },
+        fdatasync: SST_FILE_WRITES,
     }
 }
 
@@ -126,6 +171,7 @@ pub fn readrandom() -> AppModel {
         rate_process: RateProcess::Poisson,
         burst: None,
         fsync: None,
+        background: None,
     }
 }
 

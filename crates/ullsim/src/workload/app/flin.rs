@@ -92,6 +92,7 @@ impl TraceCharacteristics {
             rate_process: RateProcess::Poisson,
             burst: None,
             fsync: None,
+            background: None,
         }
     }
 }

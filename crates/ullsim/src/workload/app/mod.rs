@@ -3,6 +3,7 @@
 //! `burst_factor` and `burst_on`) derived from published characteristics of the workload; the flow's other keys (`size`, `offset`, `iodepth`, `runtime`,
 //! `random_distribution`, ...) apply as to any synthetic flow. One file per family, listed in [`FAMILIES`].
 
+pub mod background;
 pub mod fastresponse;
 pub mod flin;
 
@@ -25,6 +26,9 @@ pub struct AppModel {
     /// An fsync after every N writes, through the page cache: the flow writes buffered (`direct = 0`) with
     /// blocking calls (`ioengine = "psync"`); defaults the flow may override ([`fill_defaults`]).
     pub fsync: Option<u32>,
+    /// Background I/O of the same application (RocksDB's memtable flushes and compaction): a flow of its
+    /// own next to the app's ([`background`]).
+    pub background: Option<Box<background::Background>>,
 }
 
 /// The bursts of an app model's arrivals (`rate_process = "onoff"`).
@@ -324,7 +328,10 @@ mod tests {
         let f = &scenario.flows[0];
         // The model's file keys are the flow's defaults: the host sees a buffered flow that syncs.
         assert_eq!((f.is_direct(), f.fsync, f.ioengine), (false, Some(1), Some(IoEngine::Psync)));
-        let ios = arrivals(&scenario, 10_000_000);
+        // (Flow 1 is its background, `background.rs`.)
+        let foreground =
+            |s: &Scenario| -> Vec<NewIo> { arrivals(s, 10_000_000).into_iter().filter(|io| io.flow == 0).collect() };
+        let ios = foreground(&scenario);
         // 2,000 appends per second, evenly spaced from one gap on, each followed by its fsync, arriving with it.
         assert_eq!(ios.len(), 2 * 19, "{ios:?}");
         for (k, pair) in ios.chunks(2).enumerate() {
@@ -334,7 +341,7 @@ mod tests {
         }
         // A flow's own keys win: an fsync every 4 appends.
         let every4 = load("app = \"fastresponse.fillsync\"\nsize = \"1g\"\nfsync = 4").unwrap();
-        let ios = arrivals(&every4, 10_000_000);
+        let ios = foreground(&every4);
         assert_eq!(ios.iter().filter(|io| io.op == Op::Flush).count(), 19 / 4);
         assert_eq!(ios.iter().position(|io| io.op == Op::Flush), Some(4));
         // flush_every (an NVMe Flush from any engine) still needs a closed loop.
