@@ -150,3 +150,26 @@ fn the_device_sees_each_commands_class() {
     let none = run(&scenario_with(TWO_CLASSES, &["flow.critical.class=\"normal\""]));
     assert_eq!(none.device.by_class.critical.commands, 0);
 }
+
+#[test]
+fn a_commit_for_a_critical_fsync_sends_its_journal_blocks_as_critical() {
+    // FastResponse passes the attribute through the stack: under B-Opt "T_D1, T_JD and T_JC are reduced" as
+    // critical requests (§4.4). A critical WAL alone: each fsync writes its page (D1) and the journal thread
+    // its log (descriptor and metadata block in one command, then the commit block), all critical; a
+    // normal WAL's are all normal.
+    let by_class = |class: &str| {
+        let r = run(&scenario_with(
+            common::WAL,
+            &["host.stack=\"fastresponse-b\"", &format!("flow.wal.class=\"{class}\"")],
+        ));
+        let fsyncs = r.flows[0].flush.as_ref().expect("fsyncs").completed;
+        let c = &r.device.by_class;
+        (fsyncs, c.critical.commands, c.normal.commands)
+    };
+    let (fsyncs, critical, normal) = by_class("critical");
+    assert!(fsyncs > 200, "{fsyncs}");
+    // (Commands and fsyncs are both counted over the window: one may be in flight at either end.)
+    assert!(critical.abs_diff(3 * fsyncs) <= 6 && normal == 0, "{fsyncs} fsyncs: {critical} critical, {normal} normal");
+    let (fsyncs, critical, normal) = by_class("normal");
+    assert!(critical == 0 && normal.abs_diff(3 * fsyncs) <= 6, "{fsyncs} fsyncs: {critical} critical, {normal} normal");
+}

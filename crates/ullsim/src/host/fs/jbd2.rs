@@ -59,6 +59,11 @@ pub struct Jbd2 {
     aios_files_next: Vec<u32>,
     /// The flow whose fsync asked for the commit (the journal blocks' owner in the device's counts).
     flow: u32,
+    /// A critical task waits for the commit that runs, and for the next one: the commit's journal blocks
+    /// carry the workload attribute (FastResponse §4.4: under B-Opt "T_JD and T_JC are reduced" as critical
+    /// requests; the other files' ordered data, T_D2, is not theirs and stays throttled).
+    critical_current: bool,
+    critical_next: bool,
     metadata_blocks: u64,
     /// The files whose data the commit's first phase waits for.
     ordered_files: Vec<u32>,
@@ -74,6 +79,8 @@ impl Jbd2 {
             waiting_next: Vec::new(),
             aios_files_next: Vec::new(),
             flow: 0,
+            critical_current: false,
+            critical_next: false,
             metadata_blocks: 0,
             ordered_files: Vec::new(),
             phase_started: 0,
@@ -81,18 +88,25 @@ impl Jbd2 {
         }
     }
 
-    /// Task `task` (of `flow`) waits for the running transaction to commit. `aios_file`: the file of an
-    /// AIOS fsync, whose data writes are still in flight (the commit waits for them).
-    pub fn request(&mut self, task: TaskId, flow: u32, aios_file: Option<u32>) {
+    /// Task `task` (of `flow`, `critical` or not) waits for the running transaction to commit.
+    /// `aios_file`: the file of an AIOS fsync, whose data writes are still in flight (the commit waits for
+    /// them).
+    pub fn request(&mut self, task: TaskId, flow: u32, critical: bool, aios_file: Option<u32>) {
         if self.waiting_next.is_empty() {
             self.flow = flow;
         }
         self.waiting_next.push(task);
+        self.critical_next |= critical;
         if let Some(file) = aios_file {
             if !self.aios_files_next.contains(&file) {
                 self.aios_files_next.push(file);
             }
         }
+    }
+
+    /// The commit that runs serves a critical task: its journal blocks are critical.
+    pub fn serves_critical(&self) -> bool {
+        self.critical_current
     }
 
     /// The times of the commit that finished last.
@@ -116,6 +130,7 @@ impl Jbd2 {
                     return FsStep::Idle(fs.journal.has_any_file().then_some(next_periodic));
                 }
                 self.waiting_current = std::mem::take(&mut self.waiting_next);
+                self.critical_current = std::mem::take(&mut self.critical_next);
                 self.times = CommitTimes { started: now, ..CommitTimes::default() };
                 self.phase_started = now;
                 let plan = fs.journal.commit();
@@ -253,7 +268,7 @@ mod tests {
         fs.data_bios(0, 0, 1, true, &mut flusher_bios);
         fs.write(0, 0, 1, true, 10);
         let mut jbd2 = Jbd2::new();
-        jbd2.request(7, 0, None);
+        jbd2.request(7, 0, false, None);
         let steps = commit_steps(&mut jbd2, &mut fs);
         let bios = |i: usize| match &steps[i] {
             FsStep::Submit { bios, .. } => bios.clone(),
@@ -285,7 +300,7 @@ mod tests {
         let mut fs = file_system(false);
         fs.write(0, 0, 1, true, 0);
         let mut jbd2 = Jbd2::new();
-        jbd2.request(3, 0, None);
+        jbd2.request(3, 0, false, None);
         let steps = commit_steps(&mut jbd2, &mut fs);
         let submitted: Vec<_> = steps
             .iter()
@@ -305,7 +320,7 @@ mod tests {
         let mut caller_bios = Vec::new();
         fs.data_bios(0, 0, 1, false, &mut caller_bios);
         let mut jbd2 = Jbd2::new();
-        jbd2.request(7, 0, Some(0));
+        jbd2.request(7, 0, false, Some(0));
         let steps = commit_steps(&mut jbd2, &mut fs);
         // The log blocks go first, with no wait for the data before them; the commit block is built (CPU
         // work) while they fly; then one wait for them and for every write of the caller's file.
@@ -323,7 +338,7 @@ mod tests {
         assert!(t.d2_ns > 0 && t.jd_ns == 0 && t.jc_ns > 0, "{t:?}");
         // The next commit, asked for by an ordinary fsync, waits for the data before the log again.
         fs.write(0, 1, 1, true, 40_000);
-        jbd2.request(8, 0, None);
+        jbd2.request(8, 0, false, None);
         let steps = commit_steps(&mut jbd2, &mut fs);
         assert!(matches!(steps[1], FsStep::WaitFiles(_)), "{steps:?}");
     }

@@ -335,8 +335,10 @@ impl FullHost {
                 }
                 FsStep::CommitAndWait(aios_file) => {
                     let flow = self.jobs[j as usize].flow;
+                    let req = self.jobs[j as usize].fs_req.expect("a call serves a request");
+                    let critical = requests[req].class.criticality == Criticality::Critical;
                     fsh.tasks[task as usize].handed_off = Some(now);
-                    fsh.jbd2.request(task, flow, aios_file);
+                    fsh.jbd2.request(task, flow, critical, aios_file);
                     let jbd2 = fsh.jbd2_task;
                     if !fsh.tasks[jbd2 as usize].waits_bios {
                         self.timer_gen[jbd2 as usize] += 1;
@@ -498,7 +500,8 @@ impl FullHost {
                     return;
                 }
                 FsStep::Submit { cpu_ns, bios } => {
-                    let end = self.submit_fs_bios(q, requests, device, task, &bios, false, start + cpu_ns);
+                    let critical = matches!(thread, Thread::Jbd2) && fsh.jbd2.serves_critical();
+                    let end = self.submit_fs_bios(q, requests, device, task, &bios, critical, start + cpu_ns);
                     self.cpu.run(q, task, end - start, Activity::Kernel);
                     return;
                 }
@@ -535,8 +538,9 @@ impl FullHost {
         }
     }
 
-    /// Submit the file system's `bios` from `task`'s core from `start` (sync unless writeback; `critical`
-    /// for a critical task's own data). Returns when the submitting core is done.
+    /// Submit the file system's `bios` from `task`'s core from `start` (sync unless writeback). `critical`:
+    /// for a critical task's own data, or a commit's journal blocks for one; never for writeback or for
+    /// the ordered data of files the journal thread writes. Returns when the submitting core is done.
     #[allow(clippy::too_many_arguments)]
     fn submit_fs_bios(
         &mut self,
@@ -552,7 +556,9 @@ impl FullHost {
         let mut t = start;
         for bio in bios {
             let prio = self.fs.as_deref().expect("file-system bios have a file system").prio[bio.flow as usize];
-            let criticality = if critical && !bio.writeback { Criticality::Critical } else { Criticality::Normal };
+            let others_data = bio.file != u32::MAX && self.job_of_task(task).is_none();
+            let criticality =
+                if critical && !bio.writeback && !others_data { Criticality::Critical } else { Criticality::Normal };
             let class = Class { criticality, priority: prio };
             // Select-ISR: a critical job's own bios are polled, by that job's task.
             let polling_job = self.job_of_task(task).filter(|_| self.completion.polls_file_system_io(class));
