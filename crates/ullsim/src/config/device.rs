@@ -34,6 +34,11 @@ pub struct HostInterfaceConfig {
     pub wrr_medium_weight: u32,
     /// Weighted round robin: commands the Low class may fetch per round (NVMe LPW + 1).
     pub wrr_low_weight: u32,
+    /// `flashshare`: a throughput submission queue holding this many commands is drained before the
+    /// latency-critical queues (FlashShare's starvation guard, OSDI'18 §3.3: 8).
+    pub flashshare_drain_entries: u32,
+    /// `flashshare`: ... or once its oldest command has waited this long (200 us).
+    pub flashshare_drain_wait_ns: Nanos,
     pub doorbell_ns: Nanos,
     pub command_fetch_ns: Nanos,
     pub command_process_ns: Nanos,
@@ -310,6 +315,7 @@ impl DeviceConfig {
             ("flash.channel_width_bytes", f.channel_width_bytes),
             ("host_interface.queue_depth", self.host_interface.queue_depth),
             ("host_interface.arbitration_burst", self.host_interface.arbitration_burst),
+            ("host_interface.flashshare_drain_entries", self.host_interface.flashshare_drain_entries),
             ("host_interface.pcie_lanes", self.host_interface.pcie_lanes),
         ] {
             check(v >= 1, key, "expected a whole number >= 1");

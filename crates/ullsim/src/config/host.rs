@@ -255,6 +255,10 @@ pub struct NvmeConfig {
     /// With an IOMMU in strict mode: unmapping a command's buffer on completion (with the IOTLB
     /// invalidation). 0: no IOMMU, or passthrough.
     pub iommu_unmap_ns: Nanos,
+    /// FlashShare's queue pair (OSDI'18 §3.3): two submission queues and one completion queue per core;
+    /// latency-critical requests go to the second SQ, created with the urgent class, which an arbiter that
+    /// knows the class (`flashshare`, `weighted-round-robin`) serves first.
+    pub dual_sq: bool,
 }
 
 impl Default for NvmeConfig {
@@ -269,6 +273,7 @@ impl Default for NvmeConfig {
             coalesce_time_ns: Nanos::from_ns(100_000),
             iommu_map_ns: Nanos::from_ns(0),
             iommu_unmap_ns: Nanos::from_ns(0),
+            dual_sq: false,
         }
     }
 }

@@ -276,7 +276,7 @@ impl Device {
                 self.commands[req.index()].arrived_at = now;
                 self.commands[req.index()].flush_mark = self.durability.mark();
                 self.change_outstanding(now, 1);
-                self.hil.push(self.commands[req.index()].queue, req);
+                self.hil.push(self.commands[req.index()].queue, req, now);
                 if !self.controller_wake_pending {
                     if now >= self.controller_free_at {
                         self.fetch_next(q, requests);
@@ -377,8 +377,8 @@ impl Device {
     /// server; a `ControllerFree` event is scheduled only while commands wait for it, so an idle controller
     /// costs no events.
     fn fetch_next(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena) {
-        let Some(req) = self.hil.next_command() else { return };
         let now = q.now();
+        let Some(req) = self.hil.next_command(now) else { return };
         requests[req].stamps.device_fetched = now;
         self.hil.control(now, Direction::ToDevice, 1, COMMAND_BYTES);
         self.controller_free_at = now + self.variability.controller_ns(self.hil.command_process_ns);

@@ -5,6 +5,10 @@
 //! Flows of different NVMe priority classes (`prio`) get a set of queue pairs each, created with that class
 //! (QPRIO), as the NVMe weighted-round-robin patches for Linux map per-class queue sets; a request goes to
 //! its flow's set, on the queue of the submitting core. With a single class there is one set.
+//!
+//! With `dual_sq` (FlashShare, OSDI'18 §3.3) each queue of the first set gets a second submission queue of
+//! the urgent class that shares its completion queue (and so its interrupt vector): latency-critical
+//! requests go there, the others to their set as before.
 
 use crate::config::host::NvmeConfig;
 use crate::device::Device;
@@ -50,6 +54,10 @@ pub struct NvmeDriver {
     device_queue: Vec<u32>,
     /// Queue pairs per priority set.
     set_size: u32,
+    /// Hardware queues with a completion queue of their own (the priority sets'); with `dual_sq` the urgent
+    /// submission queues follow them, the one of queue `h` at `paired + h`.
+    paired: u32,
+    dual_sq: bool,
     hwq_of_core: Vec<u32>,
     irq_core: Vec<u32>,
     vectors: Vec<Vector>,
@@ -66,7 +74,11 @@ impl NvmeDriver {
         let first_core = |h: u32| hwq_of_core.iter().position(|&q| q == h % set_size).unwrap_or(0) as u32;
         let count = set_size * classes.len() as u32;
         let irq_core = (0..count).map(first_core).collect();
-        let device_queue = (0..count).map(|h| device.create_queue(classes[(h / set_size) as usize])).collect();
+        let mut device_queue: Vec<u32> =
+            (0..count).map(|h| device.create_queue(classes[(h / set_size) as usize])).collect();
+        if cfg.dual_sq {
+            device_queue.extend((0..set_size).map(|_| device.create_queue(NvmePriority::Urgent)));
+        }
         NvmeDriver {
             submit_ns: cfg.queue_rq_ns.0 + cfg.iommu_map_ns.0 + cfg.doorbell_ns.0,
             queue_rq_ns: cfg.queue_rq_ns.0 + cfg.iommu_map_ns.0,
@@ -80,6 +92,8 @@ impl NvmeDriver {
             coalesce_time_ns: cfg.coalesce_time_ns.0,
             device_queue,
             set_size,
+            paired: count,
+            dual_sq: cfg.dual_sq,
             hwq_of_core,
             irq_core,
             vectors: (0..count).map(|_| Vector { pending: Vec::new(), timer_gen: 0, timer_armed: false }).collect(),
@@ -91,14 +105,28 @@ impl NvmeDriver {
         self.device_queue.len() as u32
     }
 
-    /// The hardware queue a core submits to for a flow of priority set `set`.
-    pub fn hwq_of(&self, core: u32, set: u32) -> u32 {
+    /// The hardware queue (submission queue) a core submits to for a flow of priority set `set`; with
+    /// `dual_sq`, a `critical` request's goes to the core's urgent one.
+    pub fn hwq_of(&self, core: u32, set: u32, critical: bool) -> u32 {
+        if critical && self.dual_sq {
+            return self.paired + self.hwq_of_core[core as usize];
+        }
         set * self.set_size + self.hwq_of_core[core as usize]
+    }
+
+    /// The hardware queue whose completion queue (and interrupt vector) `hwq`'s completions go to: its
+    /// own, or for an urgent submission queue of `dual_sq`, its pair's.
+    pub fn cq_of(&self, hwq: u32) -> u32 {
+        if hwq >= self.paired {
+            hwq - self.paired
+        } else {
+            hwq
+        }
     }
 
     /// The core a hardware queue's interrupt goes to.
     pub fn irq_core(&self, hwq: u32) -> u32 {
-        self.irq_core[hwq as usize]
+        self.irq_core[self.cq_of(hwq) as usize]
     }
 
     /// The command is in hardware queue `hwq`'s submission queue and the doorbell is written at `at`.
@@ -107,6 +135,7 @@ impl NvmeDriver {
     }
 
     /// A completion entry for an interrupt-driven request arrived on `hwq` at `now`.
+    /// (`hwq` names the completion queue: [`Self::cq_of`] the submission queue.)
     pub fn on_completion_entry(&mut self, hwq: u32, req: ReqId, now: Time) -> IrqAction {
         let v = &mut self.vectors[hwq as usize];
         v.pending.push(req);

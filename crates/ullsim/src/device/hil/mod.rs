@@ -2,6 +2,7 @@
 //! its per-direction read and write paths, and the PCIe link (`link.rs`, or `link_fifo.rs` as MQSim serves it). One file per arbiter; add one by
 //! adding a file and a line in [`make_arbiter`].
 
+mod flashshare;
 mod link;
 mod link_fifo;
 mod round_robin;
@@ -36,7 +37,8 @@ pub const MESSAGE_BYTES: u64 = 4;
 pub struct SubmissionQueue {
     /// QPRIO, fixed when the queue is created (used by weighted round robin).
     pub priority: NvmePriority,
-    pending: VecDeque<ReqId>,
+    /// Commands not fetched yet, with the time each became visible to the controller.
+    pending: VecDeque<(ReqId, Time)>,
 }
 
 impl SubmissionQueue {
@@ -46,6 +48,16 @@ impl SubmissionQueue {
     }
     pub fn is_empty(&self) -> bool {
         self.pending.is_empty()
+    }
+    /// When the oldest command not fetched became visible to the controller.
+    pub fn oldest_arrival(&self) -> Option<Time> {
+        self.pending.front().map(|&(_, at)| at)
+    }
+    fn push(&mut self, req: ReqId, at: Time) {
+        self.pending.push_back((req, at));
+    }
+    fn pop(&mut self) -> Option<ReqId> {
+        self.pending.pop_front().map(|(req, _)| req)
     }
 }
 
@@ -79,13 +91,13 @@ fn make_link(service: LinkService) -> Box<dyn Link> {
 /// Chooses the submission queue the controller fetches the next command from.
 pub trait Arbiter {
     fn name(&self) -> &'static str;
-    /// Index of a non-empty queue, or `None` when all are empty.
-    fn pick(&mut self, queues: &[SubmissionQueue]) -> Option<usize>;
+    /// Index of a non-empty queue at `now`, or `None` when all are empty.
+    fn pick(&mut self, queues: &[SubmissionQueue], now: Time) -> Option<usize>;
 }
 
 /// Names accepted by `device.host_interface.arbiter`.
 pub fn arbiter_names() -> &'static [&'static str] {
-    &["round-robin", "weighted-round-robin"]
+    &["round-robin", "weighted-round-robin", "flashshare"]
 }
 
 /// Build the arbiter `cfg.arbiter` names, with its parameters from `cfg`.
@@ -96,6 +108,11 @@ pub fn make_arbiter(cfg: &HostInterfaceConfig) -> Option<Box<dyn Arbiter>> {
         "weighted-round-robin" => Some(Box::new(wrr::WeightedRoundRobin::new(
             burst,
             [cfg.wrr_high_weight, cfg.wrr_medium_weight, cfg.wrr_low_weight],
+        ))),
+        "flashshare" => Some(Box::new(flashshare::FlashShare::new(
+            burst,
+            cfg.flashshare_drain_entries,
+            cfg.flashshare_drain_wait_ns.0,
         ))),
         _ => None,
     }
@@ -164,8 +181,9 @@ impl HostInterface {
         (self.queues.len() - 1) as u32
     }
 
-    pub fn push(&mut self, queue: u32, req: ReqId) {
-        self.queues[queue as usize].pending.push_back(req);
+    /// Command `req` became visible in submission queue `queue` at `now`.
+    pub fn push(&mut self, queue: u32, req: ReqId, now: Time) {
+        self.queues[queue as usize].push(req, now);
     }
 
     /// Whether any submission queue holds a command not fetched yet.
@@ -173,10 +191,10 @@ impl HostInterface {
         self.queues.iter().any(|q| !q.is_empty())
     }
 
-    /// Arbitrate and take the next command, if any is waiting.
-    pub fn next_command(&mut self) -> Option<ReqId> {
-        let q = self.arbiter.pick(&self.queues)?;
-        self.queues[q].pending.pop_front()
+    /// Arbitrate at `now` and take the next command, if any is waiting.
+    pub fn next_command(&mut self, now: Time) -> Option<ReqId> {
+        let q = self.arbiter.pick(&self.queues, now)?;
+        self.queues[q].pop()
     }
 
     /// When a `op` command that finished its fetch at `now` may enter its path: at once unless the path
@@ -257,14 +275,14 @@ pub(crate) mod tests {
 
     /// A submission queue of class `priority` holding `commands` commands.
     pub fn queue(priority: NvmePriority, commands: u32) -> SubmissionQueue {
-        SubmissionQueue { priority, pending: (0..commands).map(ReqId).collect() }
+        SubmissionQueue { priority, pending: (0..commands).map(|i| (ReqId(i), 0)).collect() }
     }
 
     /// Let `arbiter` fetch until every queue is empty; the queue of each fetch, in order.
     pub fn drain(arbiter: &mut dyn Arbiter, queues: &mut [SubmissionQueue]) -> Vec<usize> {
         let mut order = Vec::new();
-        while let Some(q) = arbiter.pick(queues) {
-            assert!(queues[q].pending.pop_front().is_some(), "{} picked empty queue {q}", arbiter.name());
+        while let Some(q) = arbiter.pick(queues, 0) {
+            assert!(queues[q].pop().is_some(), "{} picked empty queue {q}", arbiter.name());
             order.push(q);
         }
         order
@@ -301,11 +319,11 @@ pub(crate) mod tests {
                 for _ in 0..100 {
                     if rng.random_range(0..3) == 0 {
                         let q = rng.random_range(0..queues.len());
-                        queues[q].pending.push_back(ReqId(0));
+                        queues[q].push(ReqId(0), 0);
                     }
                     let any = queues.iter().any(|q| !q.is_empty());
-                    match arbiter.pick(&queues) {
-                        Some(q) => assert!(queues[q].pending.pop_front().is_some(), "{name} picked an empty queue"),
+                    match arbiter.pick(&queues, 0) {
+                        Some(q) => assert!(queues[q].pop().is_some(), "{name} picked an empty queue"),
                         None => assert!(!any, "{name} left work waiting"),
                     }
                 }

@@ -2,6 +2,7 @@
 //! the arbitration burst of commands per turn.
 
 use super::{Arbiter, SubmissionQueue};
+use crate::engine::Time;
 
 pub struct RoundRobin {
     burst: u32,
@@ -47,7 +48,7 @@ impl Arbiter for RoundRobin {
         "round-robin"
     }
 
-    fn pick(&mut self, queues: &[SubmissionQueue]) -> Option<usize> {
+    fn pick(&mut self, queues: &[SubmissionQueue], _now: Time) -> Option<usize> {
         self.pick_among(queues, |_| true)
     }
 }
@@ -77,7 +78,7 @@ mod tests {
         let mut rr = RoundRobin::new(2);
         let mut order = Vec::new();
         while let Some(q) = rr.pick_among(&queues, |sq| sq.priority == NvmePriority::Low) {
-            queues[q].pending.pop_front();
+            queues[q].pop();
             order.push(q);
         }
         assert_eq!(order, vec![0, 0, 2, 2, 0, 2]);

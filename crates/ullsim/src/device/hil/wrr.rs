@@ -15,6 +15,7 @@
 
 use super::round_robin::RoundRobin;
 use super::{Arbiter, SubmissionQueue};
+use crate::engine::Time;
 use crate::request::NvmePriority;
 
 /// The classes weighted round robin serves, in the order they take turns in a round.
@@ -50,7 +51,7 @@ impl Arbiter for WeightedRoundRobin {
         "weighted-round-robin"
     }
 
-    fn pick(&mut self, queues: &[SubmissionQueue]) -> Option<usize> {
+    fn pick(&mut self, queues: &[SubmissionQueue], _now: Time) -> Option<usize> {
         if let Some(q) = self.urgent.pick_among(queues, |sq| sq.priority == NvmePriority::Urgent) {
             return Some(q);
         }
@@ -89,8 +90,8 @@ mod tests {
     fn fetch(arbiter: &mut WeightedRoundRobin, queues: &mut [SubmissionQueue], n: usize) -> Vec<usize> {
         (0..n)
             .map(|_| {
-                let q = arbiter.pick(queues).expect("work is waiting");
-                queues[q].pending.pop_front();
+                let q = arbiter.pick(queues, 0).expect("work is waiting");
+                queues[q].pop();
                 q
             })
             .collect()
@@ -136,7 +137,7 @@ mod tests {
         let mut queues = vec![queue(High, BACKLOG), queue(Urgent, 0), queue(Medium, BACKLOG)];
         let mut arbiter = WeightedRoundRobin::new(8, [4, 2, 1]);
         fetch(&mut arbiter, &mut queues, 2);
-        queues[1].pending.push_back(crate::request::ReqId(0));
+        queues[1].push(crate::request::ReqId(0), 0);
         assert_eq!(fetch(&mut arbiter, &mut queues, 4), vec![1, 0, 0, 2]);
     }
 

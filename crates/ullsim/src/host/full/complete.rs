@@ -15,12 +15,15 @@ impl FullHost {
     ) {
         let now = q.now();
         let r = self.reqs[req.index()];
+        // The entry goes to the completion queue of the request's submission queue (FlashShare's two SQs of a
+        // core share one).
+        let cq = self.nvme.cq_of(r.hwq);
         match r.mode {
-            WaitMode::Interrupt => match self.nvme.on_completion_entry(r.hwq, req, now) {
-                IrqAction::Fire => self.fire_irq(q, requests, device, r.hwq),
+            WaitMode::Interrupt => match self.nvme.on_completion_entry(cq, req, now) {
+                IrqAction::Fire => self.fire_irq(q, requests, device, cq),
                 IrqAction::ArmTimer(at) => {
-                    let gen = self.nvme.timer_gen(r.hwq);
-                    q.schedule_at(at, Event::Host(HostEvent::CoalesceTimer { hwq: r.hwq, gen }));
+                    let gen = self.nvme.timer_gen(cq);
+                    q.schedule_at(at, Event::Host(HostEvent::CoalesceTimer { hwq: cq, gen }));
                 }
                 IrqAction::Wait => {}
             },

@@ -93,7 +93,8 @@ impl FullHost {
         at: Time,
     ) -> Time {
         let job = self.reqs[req.index()].job;
-        let hwq = self.nvme.hwq_of(core, self.jobs[job as usize].queue_set);
+        let critical = requests[req].class.criticality == Criticality::Critical;
+        let hwq = self.nvme.hwq_of(core, self.jobs[job as usize].queue_set, critical);
         let len = requests[req].len as u64;
         self.reqs[req.index()].hwq = hwq;
         if self.reqs[req.index()].lbio {
