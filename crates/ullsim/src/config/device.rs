@@ -124,6 +124,14 @@ pub struct CacheConfig {
     /// write completes like any other. False: the buffer is volatile, a Flush waits for the programs of the
     /// writes completed before it, and a FUA write for its own programs.
     pub power_loss_protection: bool,
+    /// Which clean pages the read cache keeps: `shared` (one LRU for every class) or `flashshare`
+    /// (FlashShare's two partitions of ways, re-divided each epoch, with ghost-cache read-ahead).
+    pub read_policy: String,
+    /// `flashshare`: accesses (pages looked up by reads plus pages written, both classes) per epoch.
+    pub flashshare_epoch_accesses: u32,
+    /// `flashshare`: the read-ahead sizes its ghost caches try (pages after a read that missed), ascending;
+    /// each partition starts with the first.
+    pub flashshare_prefetch_pages: Vec<u32>,
 }
 
 /// How the write buffer's space is divided among flows (MQSim's `Data_Cache_Sharing_Mode`).
@@ -336,6 +344,30 @@ impl DeviceConfig {
             "cache.destage_limit_pages_per_plane",
             "expected 0 (no limit beyond the buffer) or at most 65536 pages per plane",
         );
+        let cache = &self.cache;
+        check(
+            crate::device::cache::read_policy_names().contains(&cache.read_policy.as_str()),
+            "cache.read_policy",
+            &format!("expected one of {:?}", crate::device::cache::read_policy_names()),
+        );
+        check(
+            (16..=1 << 26).contains(&cache.flashshare_epoch_accesses),
+            "cache.flashshare_epoch_accesses",
+            "expected 16 to 67108864 page accesses per epoch",
+        );
+        let sizes = &cache.flashshare_prefetch_pages;
+        check(
+            (1..=8).contains(&sizes.len()) && sizes.windows(2).all(|w| w[0] < w[1]) && sizes.iter().all(|&p| p <= 1024),
+            "cache.flashshare_prefetch_pages",
+            "expected 1 to 8 read-ahead sizes in ascending order, each 0 to 1024 pages",
+        );
+        if cache.read_policy == "flashshare" && cache.enabled && cache.capacity_bytes.0 >= f.page_bytes.0 {
+            check(
+                cache.capacity_bytes.0 / f.page_bytes.0.max(1) >= 2,
+                "cache.capacity_bytes",
+                "the flashshare read cache needs at least 2 pages (one way per partition)",
+            );
+        }
         check(f.pages_per_block <= 65_535, "flash.pages_per_block", "expected at most 65535 pages per block");
         check(
             f.page_bytes.0 >= 512 && f.page_bytes.0.is_power_of_two() && f.page_bytes.0 <= 1 << 20,

@@ -13,6 +13,7 @@ pub mod flash;
 pub mod ftl;
 pub mod gc_cost;
 pub mod hil;
+mod read_path;
 mod results;
 mod start_gate;
 pub mod suspend;
@@ -174,7 +175,7 @@ impl Device {
         .ok_or_else(|| format!("device.tsu.scheduler: unknown scheduler \"{}\"", cfg.tsu.scheduler))?;
         let tsu_wants_completions = tsu.wants_completions();
         let ideal_map = cfg.ftl.ideal_map || cfg.ftl.mapping == MappingKind::InPlace;
-        let cache = DataCache::new(&cfg.cache, geometry.page_bytes, geometry.planes(), flows);
+        let cache = DataCache::new(&cfg.cache, geometry.page_bytes, geometry.planes(), flows)?;
         let waiting_for_buffer = BufferWaiters::new(cache.partitions());
         Ok(Device {
             preset: cfg.preset.clone(),
@@ -425,51 +426,6 @@ impl Device {
         })
     }
 
-    fn start_read(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, req: ReqId) {
-        let now = q.now();
-        let (offset, len, flow, priority) =
-            (requests[req].offset, requests[req].len, requests[req].flow, requests[req].class.priority);
-        let mut pending = 0;
-        for (lpa, bytes) in self.pages(offset, len) {
-            if self.cache.read_lookup(lpa) {
-                continue;
-            }
-            // A page never written reads as zeroes without touching flash.
-            let Some(ppa) = self.ftl.lookup(lpa) else { continue };
-            pending += 1;
-            let tx = self.new_transaction(FlashOp::Read, Purpose::UserRead, ppa, lpa, bytes, req.0, flow, priority);
-            if self.cmt.lookup(lpa) {
-                self.enqueue(q, tx);
-            } else {
-                self.wait_for_translation(q, tx, lpa);
-            }
-        }
-        self.commands[req.index()].pending_transactions = pending;
-        if pending == 0 {
-            self.finish_read(q, requests, req, now + self.dram_access_ns);
-        }
-    }
-
-    /// Park `tx` until the translation page of `lpa` is read, starting that read if nobody else has.
-    fn wait_for_translation(&mut self, q: &mut EventQueue<Event>, tx: TxId, lpa: u64) {
-        let tpage = self.cmt.translation_page(lpa);
-        if let Some(&map_read) = self.map_reads_in_flight.get(&tpage) {
-            self.txs[tx].link = self.txs[map_read].link;
-            self.txs[map_read].link = tx;
-            return;
-        }
-        let (die, plane) = self.cmt.translation_page_location(tpage, self.flash.geometry());
-        let geometry = *self.flash.geometry();
-        let unit = plane * geometry.dies() + die;
-        let ppa = unit as u64 * geometry.blocks_per_plane as u64 * geometry.pages_per_block as u64;
-        let (bytes, priority) = (self.cmt.entry_bytes(), self.txs[tx].priority);
-        let map_read = self.new_transaction(FlashOp::Read, Purpose::MapRead, ppa, tpage, bytes, NONE, NONE, priority);
-        self.txs[map_read].link = tx;
-        self.txs[tx].link = NONE;
-        self.map_reads_in_flight.insert(tpage, map_read);
-        self.enqueue(q, map_read);
-    }
-
     fn accept_write(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, req: ReqId) {
         let (offset, len) = (requests[req].offset, requests[req].len);
         let pages = self.pages(offset, len).count();
@@ -496,17 +452,18 @@ impl Device {
     /// Put a write in buffer partition `part`, start destaging it, and complete it.
     fn buffer_write(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, req: ReqId, part: usize) {
         let now = q.now();
-        let (offset, len, flow, priority) =
-            (requests[req].offset, requests[req].len, requests[req].flow, requests[req].class.priority);
+        let (offset, len, flow, class) =
+            (requests[req].offset, requests[req].len, requests[req].flow, requests[req].class);
         let cmd = &mut self.commands[req.index()];
         cmd.internal_wait = now - cmd.data_arrived;
         let first = offset / self.page_bytes;
         let last = (offset + len as u64).div_ceil(self.page_bytes);
         for lpa in first..last {
-            self.cache.buffer_write(lpa, part);
+            self.cache.buffer_write(lpa, part, class.criticality);
             // Destages always program a whole page (the buffer holds the page image).
             let bytes = self.page_bytes as u32;
-            let tx = self.new_transaction(FlashOp::Program, Purpose::UserWrite, 0, lpa, bytes, NONE, flow, priority);
+            let tx =
+                self.new_transaction(FlashOp::Program, Purpose::UserWrite, 0, lpa, bytes, NONE, flow, class.priority);
             self.txs[tx].destage = self.durability.destage_started();
             self.place_write(q, tx);
         }
@@ -755,8 +712,9 @@ impl Device {
     fn finish_transaction(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, tx: TxId) {
         let t = self.txs[tx].clone();
         match t.purpose {
+            Purpose::UserRead if t.req == NONE => self.prefetch_done(q, requests, &t),
             Purpose::UserRead => {
-                self.cache.fill_after_read(t.lpa);
+                self.cache.fill_after_read(t.lpa, requests[ReqId(t.req)].class.criticality);
                 self.request_part_done(q, requests, ReqId(t.req), t.dispatched_at - t.enqueued_at);
             }
             Purpose::MapRead => {

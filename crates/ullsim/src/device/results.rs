@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use super::cache::{ReadCacheCounters, SplitSample};
 use super::Device;
 use crate::engine::Time;
 
@@ -52,6 +53,40 @@ pub struct DeviceResults {
     /// Commands of each criticality class, as the device sees it on each command (the FastResponse /
     /// FlashShare attribute): how many completed and how long they spent inside.
     pub by_class: ByClass,
+    /// The read-cache policy's figures; absent under `device.cache.read_policy = "shared"` (which has
+    /// none beyond `cache_hit_rate`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_cache: Option<ReadCacheResults>,
+}
+
+/// A read-cache policy's figures over the window (FlashShare's Figs. 18 and 19).
+#[derive(Debug, Clone, Serialize)]
+pub struct ReadCacheResults {
+    pub policy: String,
+    pub critical: ReadCacheClass,
+    pub normal: ReadCacheClass,
+    /// Flash reads issued to read pages ahead, and demand pages that waited for one instead of reading.
+    pub prefetch_reads: u64,
+    pub prefetch_joins: u64,
+    /// Epochs that ended in the window.
+    pub epochs: u64,
+    /// The way split and read-ahead sizes at the end of epochs in the window, oldest first (bounded: see
+    /// docs/output.md).
+    pub split_series: Vec<SplitSample>,
+}
+
+/// One class's side of the read cache.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReadCacheClass {
+    /// Pages its reads looked up, and found in DRAM.
+    pub read_page_lookups: u64,
+    pub read_page_hits: u64,
+    /// hits / lookups; null without lookups.
+    pub hit_rate: Option<f64>,
+    /// Ways of its partition at the window's end.
+    pub ways: u32,
+    /// Pages it reads ahead of a read that missed, at the window's end.
+    pub prefetch_pages: u32,
 }
 
 /// Per-class device figures over the window.
@@ -141,6 +176,7 @@ pub struct DeviceCounters {
     gc_busy_by_flow: Vec<Time>,
     /// Critical, normal.
     by_class: [ClassCounters; 2],
+    read_cache: ReadCacheCounters,
 }
 
 impl DeviceCounters {
@@ -184,6 +220,7 @@ impl Device {
             max_outstanding,
             gc_busy_by_flow: (0..flows as u32).map(|f| self.gc_cost.charged_ns(f)).collect(),
             by_class: self.by_class,
+            read_cache: self.cache.counters(),
         }
     }
 
@@ -235,6 +272,31 @@ impl Device {
                 critical: now.by_class[0].since(&since.by_class[0]),
                 normal: now.by_class[1].since(&since.by_class[1]),
             },
+            read_cache: self.read_cache_results(since, now),
         }
+    }
+
+    fn read_cache_results(&self, since: &DeviceCounters, now: &DeviceCounters) -> Option<ReadCacheResults> {
+        let state = self.cache.policy_state()?;
+        let (a, b) = (&now.read_cache, &since.read_cache);
+        let class = |c: usize| {
+            let (lookups, hits) = (a.page_lookups[c] - b.page_lookups[c], a.page_hits[c] - b.page_hits[c]);
+            ReadCacheClass {
+                read_page_lookups: lookups,
+                read_page_hits: hits,
+                hit_rate: if lookups == 0 { None } else { Some(hits as f64 / lookups as f64) },
+                ways: state.ways[c],
+                prefetch_pages: state.prefetch_pages[c],
+            }
+        };
+        Some(ReadCacheResults {
+            policy: self.cache.policy_name().to_string(),
+            critical: class(0),
+            normal: class(1),
+            prefetch_reads: a.prefetch_reads - b.prefetch_reads,
+            prefetch_joins: a.prefetch_joins - b.prefetch_joins,
+            epochs: a.epochs - b.epochs,
+            split_series: state.series.iter().filter(|s| (since.at..=now.at).contains(&s.at_ns)).copied().collect(),
+        })
     }
 }

@@ -16,7 +16,7 @@ pub struct SetAssoc {
 
 /// The set of `key` among `sets`: a multiplicative hash spreads consecutive keys over sets, and
 /// multiply-shift maps it onto [0, sets) without a division.
-fn set_index(key: u64, sets: u64) -> u64 {
+pub(crate) fn set_index(key: u64, sets: u64) -> u64 {
     ((key.wrapping_mul(0x9e37_79b9_7f4a_7c15) as u128 * sets as u128) >> 64) as u64
 }
 

@@ -403,6 +403,8 @@ fn plausible_value(key: &str, rng: &mut Rng) -> String {
         "mapping" => quoted(&["page", "in-place"], rng),
         "precondition" => quoted(&["none", "sequential", "random"], rng),
         "write_buffer_sharing" => quoted(&["shared", "per-flow"], rng),
+        "read_policy" => quoted(&["shared", "flashshare", "lru"], rng),
+        "flashshare_prefetch_pages" => plain(&["[0]", "[0, 4, 16, 64, 128]", "[128, 0]", "[]", "[2000]", "4"], rng),
         "gc_policy" => quoted(&["greedy", "d-choices", "random", "fifo"], rng),
         "scheduler" => quoted(&["fifo", "sprinkler", "sprinkler-fairness", "flin", "none"], rng),
         "flin_stage3_wait" => quoted(&["queue", "slot"], rng),
