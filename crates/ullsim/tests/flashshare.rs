@@ -61,3 +61,29 @@ fn a_throughput_queue_past_the_drain_threshold_is_served_before_the_critical_one
     // Either way the throughput reader keeps the drive busy.
     assert!(drained.flows[1].iops > 0.9 * never.flows[1].iops);
 }
+
+#[test]
+fn flashshares_stacks_set_firmware_keys_under_the_scenarios_and_over_the_presets() {
+    let text = two_readers(6, 1);
+    let load = |overrides: &[&str]| scenario_with(&text, overrides);
+    // znand-ull's preset says round robin and the shared cache; KernelOpt says otherwise.
+    let preset = load(&[]);
+    assert_eq!(
+        (preset.device.host_interface.arbiter.as_str(), preset.device.cache.read_policy.as_str()),
+        ("round-robin", "shared")
+    );
+    let kernelopt = load(&["host.stack=\"flashshare-kernelopt\""]);
+    assert_eq!(kernelopt.device.host_interface.arbiter, "flashshare");
+    assert_eq!(kernelopt.device.cache.read_policy, "flashshare");
+    assert!(kernelopt.host.nvme.dual_sq && kernelopt.host.block.critical_bypass);
+    // The scenario's own device keys win over the stack's; the preset's other keys stay.
+    let own = load(&["host.stack=\"flashshare-kernelopt\"", "device.host_interface.arbiter=\"round-robin\""]);
+    assert_eq!(
+        (own.device.host_interface.arbiter.as_str(), own.device.cache.read_policy.as_str()),
+        ("round-robin", "flashshare")
+    );
+    assert_eq!(own.device.host_interface.queue_depth, preset.device.host_interface.queue_depth);
+    // SelectISR adds polling for critical completions.
+    let select = load(&["host.stack=\"flashshare-selectisr\""]);
+    assert_eq!(select.host.completion, "select-isr");
+}

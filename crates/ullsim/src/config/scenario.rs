@@ -472,9 +472,10 @@ impl Scenario {
             set_keys.push((o, key));
         }
         let blame = |e: ConfigError| e.blaming_overrides(&set_keys);
-        merge_device_preset(&mut table).map_err(|(key, what)| blame(ConfigError::at_key(source_name, &key, what)))?;
+        // The stack first: its firmware keys go under the scenario's `[device]`, and the preset under both.
         super::stacks::merge_host_stack(&mut table)
             .map_err(|(key, what)| blame(ConfigError::at_key(source_name, &key, what)))?;
+        merge_device_preset(&mut table).map_err(|(key, what)| blame(ConfigError::at_key(source_name, &key, what)))?;
         let file: ScenarioFile = serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
             let path = e.path().to_string();
             blame(ConfigError::at_key(source_name, &path, plain_expectation(e.into_inner().message().trim())))

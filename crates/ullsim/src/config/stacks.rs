@@ -1,6 +1,9 @@
 //! Named host stacks: a set of `[host]` policy choices declared in data (`stacks/*.toml`), so a scenario can
 //! say `host.stack = "selectisr"` instead of listing each key. The stack's keys are defaults: any key the
 //! scenario (or `--set`) gives still overrides them. `ullsim stacks [NAME]` lists them with every setting.
+//!
+//! A stack whose mechanisms reach into the drive's firmware (FlashShare's) also sets device keys, in its
+//! `[device]` table: they go under the scenario's `[device]` keys and over its preset's.
 
 use super::builtin::{self, BuiltIn};
 
@@ -35,6 +38,21 @@ pub const STACKS: &[Stack] = &[
         toml: include_str!("stacks/fastresponse.toml"),
     },
     Stack {
+        name: "flashshare-cacheopt",
+        summary: "FlashShare's CacheOpt: the SSD's read cache split between the classes, ghost-cache read-ahead",
+        toml: include_str!("stacks/flashshare-cacheopt.toml"),
+    },
+    Stack {
+        name: "flashshare-kernelopt",
+        summary: "FlashShare's KernelOpt: CacheOpt plus critical bypass of blk-mq and an urgent SQ served first",
+        toml: include_str!("stacks/flashshare-kernelopt.toml"),
+    },
+    Stack {
+        name: "flashshare-selectisr",
+        summary: "FlashShare's SelectISR: KernelOpt plus polling for critical completions, interrupts for the rest",
+        toml: include_str!("stacks/flashshare-selectisr.toml"),
+    },
+    Stack {
         name: "aios",
         summary: "AIOS: files opened O_AIOS: LBIO around blk-mq, reads overlapped with the device, async fsync",
         toml: include_str!("stacks/aios.toml"),
@@ -54,5 +72,20 @@ pub fn names() -> Vec<&'static str> {
 /// If `[host]` names a stack, put the stack's keys under the scenario's own. Errors are `(key, what was
 /// expected)`.
 pub(super) fn merge_host_stack(table: &mut toml::Table) -> Result<(), (String, String)> {
-    builtin::merge_named(table, "host", "stack", STACKS, false)
+    builtin::merge_named(table, "host", "stack", STACKS, false)?;
+    let Some(toml::Value::Table(host)) = table.get_mut("host") else { return Ok(()) };
+    let Some(firmware) = host.remove("device") else { return Ok(()) };
+    let toml::Value::Table(mut firmware) = firmware else {
+        return Err(("host.device".into(), "expected a table of device keys (a stack's [device])".into()));
+    };
+    match table.remove("device") {
+        Some(toml::Value::Table(own)) => super::scenario::overlay(&mut firmware, own),
+        Some(other) => {
+            table.insert("device".into(), other);
+            return Ok(());
+        }
+        None => {}
+    }
+    table.insert("device".into(), toml::Value::Table(firmware));
+    Ok(())
 }
