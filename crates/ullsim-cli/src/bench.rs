@@ -115,6 +115,13 @@ iodepth = 32
         scenario: include_str!("../../../scenarios/aios19/fio-randread.toml"),
         overrides: &["host.stack=aios", "run.duration=3s"],
     },
+    Case {
+        name: "flashshare-selectisr",
+        what: "FlashShare's SelectISR stack on znand-ull: a polled critical 4 KiB reader beside a 64-deep bulk \
+               reader, dual SQs with the drain rule, the partitioned read cache with its ghost caches",
+        scenario: include_str!("../../../scenarios/examples/flashshare-reader-beside-bulk.toml"),
+        overrides: &["host.stack=flashshare-selectisr", "run.duration=2s"],
+    },
 ];
 
 /// Peak resident memory of this process (Linux: VmHWM), in bytes.
