@@ -199,6 +199,16 @@ mod tests {
         assert!(g.misses().windows(2).all(|m| m[0] > m[1]), "more read-ahead, fewer misses: {:?}", g.misses());
     }
 
+    /// `reads` one-page reads of `pages` pages drawn at random, 1,000 pages apart (no neighbours).
+    fn scattered_reads(g: &mut GhostCaches, reads: u32, pages: u64) {
+        let mut x: u64 = 12345;
+        for _ in 0..reads {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let page = (x >> 33) % pages * 1000;
+            g.read(page, page + 1);
+        }
+    }
+
     #[test]
     fn a_random_stream_picks_the_smallest_read_ahead() {
         // Random reads of a working set that fits (384 pages in 512 tags) but has no neighbours in it: every
@@ -206,12 +216,7 @@ mod tests {
         // the cache would not do: there every page is as likely as the next, so reading ahead fills the
         // cold cache sooner and costs nothing in misses.)
         let mut g = GhostCaches::new(64, 15, 8, &SIZES);
-        let mut x: u64 = 12345;
-        for _ in 0..20_000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let page = (x >> 33) % 384 * 1000;
-            g.read(page, page + 1);
-        }
+        scattered_reads(&mut g, 20_000, 384);
         assert_eq!(g.best(), Some(0), "misses {:?}", g.misses());
         assert!(g.misses().windows(2).all(|m| m[0] < m[1]), "more read-ahead, more misses: {:?}", g.misses());
     }
@@ -228,12 +233,7 @@ mod tests {
         }
         assert_eq!(g.best(), Some(128), "misses {:?}", g.misses());
         let mut g = GhostCaches::new(49_152, 15, 8, &SIZES);
-        let mut x: u64 = 12345;
-        for _ in 0..400_000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let page = (x >> 33) % 300_000 * 1000;
-            g.read(page, page + 1);
-        }
+        scattered_reads(&mut g, 400_000, 300_000);
         assert_eq!(g.best(), Some(0), "misses {:?}", g.misses());
     }
 
