@@ -49,6 +49,9 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
             ("hipri", spec.hipri.is_some()),
             ("sqthread_poll", spec.sqthread_poll.is_some()),
             ("thinktime", spec.thinktime.is_some()),
+            ("thinktime_spin", spec.thinktime_spin.is_some()),
+            ("response_cpu", spec.response_cpu.is_some()),
+            ("percentage_random", spec.percentage_random.is_some()),
             ("rwmixread", spec.rwmixread.is_some()),
             ("rate_process", spec.rate_process.is_some()),
             ("burst_factor", spec.burst_factor.is_some()),
@@ -133,6 +136,7 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
             ("bssplit", spec.bssplit.is_some()),
             ("rate_iops", spec.rate_iops.is_some()),
             ("random_distribution", spec.random_distribution.is_some()),
+            ("percentage_random", spec.percentage_random.is_some()),
             ("size", spec.size.is_some()),
             ("offset", spec.offset.is_some()),
         ] {
@@ -161,11 +165,10 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
                 return err(key, "does not apply to a trace flow (arrivals come from the trace's time stamps)");
             }
         }
-        if spec.thinktime.is_some() && spec.iodepth.is_none() {
-            return err(
-                "thinktime",
-                "applies only to closed-loop replay (set iodepth); a timed trace has its own gaps",
-            );
+        for (key, set) in [("thinktime", spec.thinktime.is_some()), ("thinktime_spin", spec.thinktime_spin.is_some())] {
+            if set && spec.iodepth.is_none() {
+                return err(key, "applies only to closed-loop replay (set iodepth); a timed trace has its own gaps");
+            }
         }
     } else {
         if spec.format.is_some() {
@@ -222,15 +225,27 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
                     ),
                 );
             }
-            if spec.thinktime.is_some() {
-                return err("thinktime", "applies only to closed-loop flows (no rate_iops)");
+            for (key, set) in
+                [("thinktime", spec.thinktime.is_some()), ("thinktime_spin", spec.thinktime_spin.is_some())]
+            {
+                if set {
+                    return err(key, "applies only to closed-loop flows (no rate_iops)");
+                }
             }
         } else if spec.rate_process.is_some() {
             return err("rate_process", "applies only with rate_iops");
         }
         check_burst(spec)?;
-        if spec.random_distribution.is_some() && !spec.rw.is_some_and(RwMode::is_random) {
-            return err("random_distribution", "applies only to random I/O (rw = randread, randwrite or randrw)");
+        for (key, set) in [
+            ("random_distribution", spec.random_distribution.is_some()),
+            ("percentage_random", spec.percentage_random.is_some()),
+        ] {
+            if set && !spec.rw.is_some_and(RwMode::is_random) {
+                return err(key, "applies only to random I/O (rw = randread, randwrite or randrw)");
+            }
+        }
+        if spec.percentage_random.is_some_and(|p| p > 100) {
+            return err("percentage_random", "expected a percentage from 0 to 100");
         }
     }
     if spec.iodepth.is_some_and(|d| d == 0 || d > MAX_IODEPTH) {
@@ -250,8 +265,33 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
     if spec.number_ios == Some(0) {
         return err("number_ios", "expected a whole number >= 1");
     }
+    check_spins(spec)?;
     check_durability(spec)?;
     check_files(spec, capacity)
+}
+
+/// Longest `thinktime_spin` or `response_cpu`: 10 s of CPU per I/O (as `cpuchunks`).
+const MAX_SPIN_NS: Time = 10_000_000_000;
+
+/// `thinktime_spin` and `response_cpu`: bounded; the spin is part of `thinktime` when both are set (fio).
+fn check_spins(spec: &FlowSpec) -> Result<(), (String, String)> {
+    for (key, value) in [("thinktime_spin", spec.thinktime_spin), ("response_cpu", spec.response_cpu)] {
+        if value.is_some_and(|v| v.0 > MAX_SPIN_NS) {
+            return Err((key.into(), "expected a CPU time per I/O from 0 to 10 s (bare numbers are us)".into()));
+        }
+    }
+    if let (Some(spin), Some(think)) = (spec.thinktime_spin, spec.thinktime) {
+        if spin.0 > think.0 {
+            return Err((
+                "thinktime_spin".into(),
+                format!(
+                    "is part of thinktime, as in fio (spin, then sleep the rest): expected at most thinktime = {}",
+                    describe_ns(think.0)
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `flush_every` and `fua` need a flow that writes; `flush_every` also a closed loop, whose jobs wait for
