@@ -27,14 +27,27 @@ fn thinktime_spin_adds_its_cpu_between_ios_on_an_idle_core() {
     // The completion is stamped before the spin: the latency does not hold it, the gap to the next I/O does.
     let latency_s = s.latency_ns.mean / 1e9;
     let closed_form = 1.0 / (latency_s + 50e-6);
-    println!("plain {:.0} IOPS, spun {:.0} IOPS (closed form {closed_form:.0}), latency {:.2} us", p.iops, s.iops, latency_s * 1e6);
+    println!(
+        "plain {:.0} IOPS, spun {:.0} IOPS (closed form {closed_form:.0}), latency {:.2} us",
+        p.iops,
+        s.iops,
+        latency_s * 1e6
+    );
     assert!((s.iops / closed_form - 1.0).abs() < 0.02, "{} IOPS vs {closed_form}", s.iops);
-    assert!((s.latency_ns.mean / p.latency_ns.mean - 1.0).abs() < 0.05, "{} vs {}", s.latency_ns.mean, p.latency_ns.mean);
+    assert!(
+        (s.latency_ns.mean / p.latency_ns.mean - 1.0).abs() < 0.05,
+        "{} vs {}",
+        s.latency_ns.mean,
+        p.latency_ns.mean
+    );
     // Its CPU: what the plain reader spends per I/O, plus 50 us per I/O.
     let per_io = p.cpu_cores / p.iops;
     let spin_share = s.cpu_cores - per_io * s.iops;
     let expected = 50e-6 * s.iops;
-    println!("cpu_cores plain {:.3}, spun {:.3}; spin share {spin_share:.3} vs {expected:.3}", p.cpu_cores, s.cpu_cores);
+    println!(
+        "cpu_cores plain {:.3}, spun {:.3}; spin share {spin_share:.3} vs {expected:.3}",
+        p.cpu_cores, s.cpu_cores
+    );
     assert!((spin_share / expected - 1.0).abs() < 0.05, "{spin_share} vs {expected}");
     // fio's thinktime holds its spin: 50 us of spin in a thinktime of 80 us leaves 30 us of sleep.
     let both = &reader("thinktime = 80\nthinktime_spin = 50", false).flows[0];
@@ -76,7 +89,8 @@ fn an_offline_app_has_its_tables_read_share_size_and_cpu_per_io() {
     let r = system("500ms", "[[flow]]\nname = \"gzip\"\napp = \"flashshare.gzip\"\ntime_scale = 0.01\n");
     let f = &r.flows[0];
     let gzip = flashshare::TABLE3.iter().find(|t| t.name == "gzip").unwrap();
-    let (reads, writes) = (f.read.as_ref().unwrap().completed as f64, f.write.as_ref().map_or(0.0, |w| w.completed as f64));
+    let (reads, writes) =
+        (f.read.as_ref().unwrap().completed as f64, f.write.as_ref().map_or(0.0, |w| w.completed as f64));
     let n = reads + writes;
     let share = reads / n;
     // The model's rwmixread is the table's ratio to a whole percent (99 for 0.989): within half a point.
@@ -120,7 +134,9 @@ fn an_online_app_answers_400_requests_a_second_with_its_cpu_in_the_response_time
 fn app_keys_and_cpu_keys_out_of_place_are_errors_naming_them() {
     let load = |keys: &str, host: &str| {
         let text = format!("[host]\n{host}\n[device]\npreset = \"znand-ull\"\n[[flow]]\nname = \"f\"\n{keys}\n");
-        ullsim::Scenario::from_toml_str(&text, "t", std::path::Path::new("."), &[]).map(|_| ()).map_err(|e| e.to_string())
+        ullsim::Scenario::from_toml_str(&text, "t", std::path::Path::new("."), &[])
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     };
     for (keys, key, expected) in [
         ("app = \"flashshare.bfs\"\nthinktime_spin = 10", "thinktime_spin", "is set by app"),

@@ -59,7 +59,9 @@ impl DeviceOnlyHost {
         for flow in flows {
             let resolved = crate::workload::app::resolve(flow).ok();
             let spec = resolved.as_deref().unwrap_or(flow);
-            for (key, set) in [("thinktime_spin", spec.thinktime_spin.is_some()), ("response_cpu", spec.response_cpu.is_some())] {
+            for (key, set) in
+                [("thinktime_spin", spec.thinktime_spin.is_some()), ("response_cpu", spec.response_cpu.is_some())]
+            {
                 if set {
                     let by = spec.app.as_ref().map_or(String::new(), |app| format!(" (set by app = \"{app}\")"));
                     return Err(format!(

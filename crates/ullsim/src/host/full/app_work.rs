@@ -29,10 +29,7 @@ impl AppWork {
     pub(super) fn of(spec: &FlowSpec) -> AppWork {
         let resolved = crate::workload::app::resolve(spec).ok();
         let spec = resolved.as_deref().unwrap_or(spec);
-        AppWork {
-            response_ns: spec.response_cpu.map_or(0, |d| d.0),
-            spin_ns: spec.thinktime_spin.map_or(0, |d| d.0),
-        }
+        AppWork { response_ns: spec.response_cpu.map_or(0, |d| d.0), spin_ns: spec.thinktime_spin.map_or(0, |d| d.0) }
     }
 }
 

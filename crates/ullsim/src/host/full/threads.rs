@@ -19,7 +19,13 @@ impl FullHost {
     }
 
     /// The sqpoll kernel thread of job `j`: process polled completions, submit from the ring, or spin.
-    pub(super) fn step_sqpoll(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, device: &mut Device, j: u32) {
+    pub(super) fn step_sqpoll(
+        &mut self,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        device: &mut Device,
+        j: u32,
+    ) {
         let now = q.now();
         let task = self.jobs[j as usize].sqpoll.expect("an sqpoll role has a thread");
         if let Action::PollComplete(n) = std::mem::replace(&mut self.jobs[j as usize].sq_action, Action::None) {
