@@ -163,11 +163,19 @@ fn every_app_model_is_documented_with_its_keys() {
             problems.push(format!("`{name}` has no table row starting with | `{name}` |"));
             continue;
         };
-        let expected = [
+        let mut expected = vec![
             (7, model.rwmixread.to_string()),
             (8, format!("`\"{}\"`", model.bssplit)),
-            (9, format!("{:.1}", model.rate_iops)),
+            (9, model.rate_iops.map_or("closed loop".into(), |rate| format!("{rate:.1}"))),
         ];
+        if let Some(p) = model.percentage_random {
+            expected.push((10, p.to_string()));
+        }
+        for (key, cpu) in [("thinktime_spin", model.thinktime_spin), ("response_cpu", model.response_cpu)] {
+            if let Some(cpu) = cpu {
+                expected.push((11, format!("`{key}` {:.3}", cpu.0 as f64 / 1e3)));
+            }
+        }
         for (column, want) in expected {
             if cells.get(column) != Some(&want.as_str()) {
                 problems.push(format!("`{name}`: column {column} says {:?}, the model has {want}", cells.get(column)));

@@ -193,11 +193,20 @@ pub struct FlowSpec {
     pub burst_on: Option<Seconds>,
     pub burst_group: Option<String>,
     pub random_distribution: Option<RandomDistribution>,
+    /// fio's `percentage_random`: of a random flow's I/Os, the share (percent) at a random offset; the rest
+    /// follow the previous I/O.
+    pub percentage_random: Option<u32>,
     pub size: Option<SizeOrPercent>,
     pub offset: Option<SizeOrPercent>,
     pub number_ios: Option<u64>,
     pub runtime: Option<Seconds>,
     pub thinktime: Option<Micros>,
+    /// fio's `thinktime_spin`: user-mode CPU the job burns after each completion before it issues again
+    /// (part of `thinktime` when that is set, as in fio).
+    pub thinktime_spin: Option<Micros>,
+    /// User-mode CPU the job burns on each completed I/O before the request counts as done (a server's work
+    /// on what it read before it answers): in the response time.
+    pub response_cpu: Option<Micros>,
     pub startdelay: Option<Seconds>,
     pub trace: Option<PathBuf>,
     pub format: Option<TraceFormat>,
@@ -401,11 +410,14 @@ pub const FLOW_KEYS: &[&str] = &[
     "burst_on",
     "burst_group",
     "random_distribution",
+    "percentage_random",
     "size",
     "offset",
     "number_ios",
     "runtime",
     "thinktime",
+    "thinktime_spin",
+    "response_cpu",
     "startdelay",
     "trace",
     "format",
@@ -476,6 +488,9 @@ impl Scenario {
         super::stacks::merge_host_stack(&mut table)
             .map_err(|(key, what)| blame(ConfigError::at_key(source_name, &key, what)))?;
         merge_device_preset(&mut table).map_err(|(key, what)| blame(ConfigError::at_key(source_name, &key, what)))?;
+        if let Some(toml::Value::Array(flows)) = table.get_mut("flow") {
+            flows.iter_mut().filter_map(toml::Value::as_table_mut).for_each(crate::workload::app::fill_table_defaults);
+        }
         let file: ScenarioFile = serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
             let path = e.path().to_string();
             blame(ConfigError::at_key(source_name, &path, plain_expectation(e.into_inner().message().trim())))

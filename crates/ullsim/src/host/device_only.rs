@@ -56,6 +56,21 @@ impl DeviceOnlyHost {
                 flow.name
             ));
         }
+        for flow in flows {
+            let resolved = crate::workload::app::resolve(flow).ok();
+            let spec = resolved.as_deref().unwrap_or(flow);
+            for (key, set) in
+                [("thinktime_spin", spec.thinktime_spin.is_some()), ("response_cpu", spec.response_cpu.is_some())]
+            {
+                if set {
+                    let by = spec.app.as_ref().map_or(String::new(), |app| format!(" (set by app = \"{app}\")"));
+                    return Err(format!(
+                        "flow \"{}\": {key}{by} burns CPU, and host.model = \"device-only\" has no CPU",
+                        flow.name
+                    ));
+                }
+            }
+        }
         let queues = flows
             .iter()
             .map(|f| FlowQueue { device_queue: device.create_queue(f.prio), in_device: 0, waiting: VecDeque::new() })

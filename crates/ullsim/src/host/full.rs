@@ -8,11 +8,13 @@
 //! Completions come back through the interrupt handler (which completes requests in the block layer and wakes
 //! their tasks) or a poll loop. Every request is stamped at each hop; see `metrics::Breakdown`.
 
+mod app_work;
 mod complete;
 mod fs;
 mod lbio;
 mod results;
 mod submit;
+mod threads;
 
 use std::collections::VecDeque;
 
@@ -32,6 +34,7 @@ use crate::device::Device;
 use crate::engine::{EventQueue, Time};
 use crate::request::{Class, Criticality, NvmePriority, Op, ReqId, Request, RequestArena, Stamps};
 use crate::sim::Event;
+use app_work::{AfterReap, AppWork};
 use fs::{FsCall, FsHost, Thread};
 
 /// "No request" in the links below.
@@ -95,6 +98,10 @@ enum Action {
     None,
     /// Reaping the first `n` completions of `done` (user code, after the system call returns).
     Reap(u32),
+    /// The application's `response_cpu` on the first `n` completions of `done`.
+    Respond(u32),
+    /// Its `thinktime_spin` after the first `n` completions of `done`.
+    Spin(u32),
     /// Processing the first `n` polled completion entries of `found`.
     PollComplete(u32),
     /// System call transition (exit and re-entry, or exit before idling).
@@ -148,6 +155,8 @@ struct Job {
     batch_submit: u32,
     /// `latency_from = "submit"`: a request's response time starts when this job's task submits it.
     latency_from_submit: bool,
+    /// The application's CPU work per reaped I/O.
+    app_work: AppWork,
     hybrid_slept: bool,
     waiting: Waiting,
     action: Action,
@@ -308,6 +317,7 @@ impl FullHost {
                     batch_submit: if engine.is_blocking() { 1 } else { spec.iodepth_batch_submit.unwrap_or(1) },
                     last_submitted: (Op::Read, 0),
                     latency_from_submit: spec.latency_from == Some(LatencyFrom::Submit),
+                    app_work: AppWork::of(spec),
                     hybrid_slept: false,
                     waiting: Waiting::Sleeping,
                     action: Action::None,
@@ -507,20 +517,6 @@ impl FullHost {
         }
     }
 
-    fn step_burner(&mut self, q: &mut EventQueue<Event>, task: TaskId, b: u32) {
-        let now = q.now();
-        match self.burners[b as usize].next(now) {
-            BurnStep::Stop => self.cpu.sleep(q, task),
-            BurnStep::PauseUntil(at) => {
-                self.timer_gen[task as usize] += 1;
-                let gen = self.timer_gen[task as usize];
-                q.schedule_at(at, Event::Host(HostEvent::TimerWake { task, gen }));
-                self.cpu.sleep(q, task);
-            }
-            BurnStep::Burn(ns) => self.cpu.run(q, task, ns, Activity::User),
-        }
-    }
-
     fn step_job(
         &mut self,
         q: &mut EventQueue<Event>,
@@ -532,20 +528,27 @@ impl FullHost {
         let now = q.now();
         let task = self.jobs[j as usize].task;
         // What the finished segment did.
-        match std::mem::replace(&mut self.jobs[j as usize].action, Action::None) {
-            Action::Reap(n) => {
+        let after_reap = match std::mem::replace(&mut self.jobs[j as usize].action, Action::None) {
+            Action::Reap(n) => Some((n, AfterReap::Reaped)),
+            Action::Respond(n) => Some((n, AfterReap::Responded)),
+            Action::Spin(n) => Some((n, AfterReap::Spun)),
+            Action::PollComplete(n) => {
+                self.finish_polled(q, requests, j, n);
+                None
+            }
+            Action::None | Action::Transition => None,
+        };
+        if let Some((n, phase)) = after_reap {
+            if !self.work_after_reap(q, requests, j, n, phase) {
                 let job = &mut self.jobs[j as usize];
                 for _ in 0..n {
                     let req = job.done.pop_front().expect("n completions were reaped");
-                    requests[req].stamps.completed = now;
                     delivered.push((req, job.flow, j - self.first_job[job.flow as usize]));
                 }
                 // The application issues what follows before the task goes on.
                 self.after_delivery.push(task);
-                return;
             }
-            Action::PollComplete(n) => self.finish_polled(q, requests, j, n),
-            Action::None | Action::Transition => {}
+            return;
         }
         let start = self.cpu.work_starts_at(task, now);
         // 1. Polled completion entries waiting to be processed (by the task itself without an sqpoll thread),
@@ -652,30 +655,5 @@ impl FullHost {
         let job = &mut self.jobs[j as usize];
         job.action = Action::Transition;
         self.cpu.run(q, job.task, ns, Activity::Kernel);
-    }
-
-    /// The sqpoll kernel thread of job `j`: process polled completions, submit from the ring, or spin.
-    fn step_sqpoll(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, device: &mut Device, j: u32) {
-        let now = q.now();
-        let task = self.jobs[j as usize].sqpoll.expect("an sqpoll role has a thread");
-        if let Action::PollComplete(n) = std::mem::replace(&mut self.jobs[j as usize].sq_action, Action::None) {
-            self.finish_polled(q, requests, j, n);
-        }
-        let start = self.cpu.work_starts_at(task, now);
-        if !self.jobs[j as usize].found.is_empty() {
-            let (end, n) = self.poll_complete(q, requests, device, j, start);
-            self.jobs[j as usize].sq_action = Action::PollComplete(n);
-            self.cpu.run(q, task, end - start, Activity::Kernel);
-            return;
-        }
-        if let Some(req) = self.jobs[j as usize].sq_ring.pop_front() {
-            let batch = self.jobs[j as usize].sq_ring.len() + 1;
-            let fs_at = start + self.costs.poll_loop_ns;
-            let core = self.cpu.core_of(task);
-            let end = self.submit_from_batch(q, requests, device, j, req, batch, core, fs_at);
-            self.cpu.run(q, task, end - start, Activity::Kernel);
-            return;
-        }
-        self.cpu.spin(q, task);
     }
 }

@@ -1,6 +1,8 @@
 //! Checks of a flow's keys against each other, the device and the host, done when a scenario loads, so that
 //! a scenario that loads is one that can run. Errors are `(key, what was expected)`.
 
+mod files;
+
 use super::onoff::gap_ns;
 use super::{app, synthetic::block_sizes, DEFAULT_BURST_ON_NS, SECTOR};
 use crate::config::device::DeviceConfig;
@@ -49,6 +51,9 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
             ("hipri", spec.hipri.is_some()),
             ("sqthread_poll", spec.sqthread_poll.is_some()),
             ("thinktime", spec.thinktime.is_some()),
+            ("thinktime_spin", spec.thinktime_spin.is_some()),
+            ("response_cpu", spec.response_cpu.is_some()),
+            ("percentage_random", spec.percentage_random.is_some()),
             ("rwmixread", spec.rwmixread.is_some()),
             ("rate_process", spec.rate_process.is_some()),
             ("burst_factor", spec.burst_factor.is_some()),
@@ -133,6 +138,7 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
             ("bssplit", spec.bssplit.is_some()),
             ("rate_iops", spec.rate_iops.is_some()),
             ("random_distribution", spec.random_distribution.is_some()),
+            ("percentage_random", spec.percentage_random.is_some()),
             ("size", spec.size.is_some()),
             ("offset", spec.offset.is_some()),
         ] {
@@ -161,11 +167,10 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
                 return err(key, "does not apply to a trace flow (arrivals come from the trace's time stamps)");
             }
         }
-        if spec.thinktime.is_some() && spec.iodepth.is_none() {
-            return err(
-                "thinktime",
-                "applies only to closed-loop replay (set iodepth); a timed trace has its own gaps",
-            );
+        for (key, set) in [("thinktime", spec.thinktime.is_some()), ("thinktime_spin", spec.thinktime_spin.is_some())] {
+            if set && spec.iodepth.is_none() {
+                return err(key, "applies only to closed-loop replay (set iodepth); a timed trace has its own gaps");
+            }
         }
     } else {
         if spec.format.is_some() {
@@ -222,15 +227,27 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
                     ),
                 );
             }
-            if spec.thinktime.is_some() {
-                return err("thinktime", "applies only to closed-loop flows (no rate_iops)");
+            for (key, set) in
+                [("thinktime", spec.thinktime.is_some()), ("thinktime_spin", spec.thinktime_spin.is_some())]
+            {
+                if set {
+                    return err(key, "applies only to closed-loop flows (no rate_iops)");
+                }
             }
         } else if spec.rate_process.is_some() {
             return err("rate_process", "applies only with rate_iops");
         }
         check_burst(spec)?;
-        if spec.random_distribution.is_some() && !spec.rw.is_some_and(RwMode::is_random) {
-            return err("random_distribution", "applies only to random I/O (rw = randread, randwrite or randrw)");
+        for (key, set) in [
+            ("random_distribution", spec.random_distribution.is_some()),
+            ("percentage_random", spec.percentage_random.is_some()),
+        ] {
+            if set && !spec.rw.is_some_and(RwMode::is_random) {
+                return err(key, "applies only to random I/O (rw = randread, randwrite or randrw)");
+            }
+        }
+        if spec.percentage_random.is_some_and(|p| p > 100) {
+            return err("percentage_random", "expected a percentage from 0 to 100");
         }
     }
     if spec.iodepth.is_some_and(|d| d == 0 || d > MAX_IODEPTH) {
@@ -250,8 +267,33 @@ pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Re
     if spec.number_ios == Some(0) {
         return err("number_ios", "expected a whole number >= 1");
     }
+    check_spins(spec)?;
     check_durability(spec)?;
-    check_files(spec, capacity)
+    files::check_files(spec, capacity)
+}
+
+/// Longest `thinktime_spin` or `response_cpu`: 10 s of CPU per I/O (as `cpuchunks`).
+const MAX_SPIN_NS: Time = 10_000_000_000;
+
+/// `thinktime_spin` and `response_cpu`: bounded; the spin is part of `thinktime` when both are set (fio).
+fn check_spins(spec: &FlowSpec) -> Result<(), (String, String)> {
+    for (key, value) in [("thinktime_spin", spec.thinktime_spin), ("response_cpu", spec.response_cpu)] {
+        if value.is_some_and(|v| v.0 > MAX_SPIN_NS) {
+            return Err((key.into(), "expected a CPU time per I/O from 0 to 10 s (bare numbers are us)".into()));
+        }
+    }
+    if let (Some(spin), Some(think)) = (spec.thinktime_spin, spec.thinktime) {
+        if spin.0 > think.0 {
+            return Err((
+                "thinktime_spin".into(),
+                format!(
+                    "is part of thinktime, as in fio (spin, then sleep the rest): expected at most thinktime = {}",
+                    describe_ns(think.0)
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `flush_every` and `fua` need a flow that writes; `flush_every` also a closed loop, whose jobs wait for
@@ -286,78 +328,6 @@ fn check_durability(spec: &FlowSpec) -> Result<(), (String, String)> {
             key,
             "applies only to closed-loop flows (iodepth, no rate_iops, no timed trace): a job flushes once its \
              writes have completed (an open loop can send fsync calls with its writes: fsync = N)",
-        );
-    }
-    Ok(())
-}
-
-/// `direct = 0`, `nrfiles` and `filesize`: files need a blocking engine for buffered I/O (a buffered
-/// libaio or io_uring call blocks or goes to worker threads the model does not have) and must fit the
-/// flow's region.
-fn check_files(spec: &FlowSpec, capacity: u64) -> Result<(), (String, String)> {
-    let err = |key: &str, what: String| Err((key.to_string(), what));
-    let engine = spec.ioengine.unwrap_or_default();
-    if !spec.is_direct() {
-        if !engine.is_blocking() {
-            return err(
-                "direct",
-                "buffered I/O (direct = 0) needs ioengine = \"psync\" or \"pvsync2\": a buffered libaio or \
-                 io_uring call blocks in the kernel (or goes to worker threads the model does not have)"
-                    .into(),
-            );
-        }
-        if spec.hipri == Some(true) {
-            return err("hipri", "polled I/O needs direct I/O (direct = 1); Linux ignores it on buffered I/O".into());
-        }
-        if spec.trace.is_some() {
-            return err("direct", "buffered I/O applies to synthetic and app flows, not to traces".into());
-        }
-    }
-    for (key, set) in [("fsync", spec.fsync.is_some()), ("fdatasync", spec.fdatasync.is_some())] {
-        if set && !engine.is_blocking() {
-            return err(
-                key,
-                "needs ioengine = \"psync\" or \"pvsync2\": the model's fsync is the blocking system call \
-                 (io_uring's IORING_OP_FSYNC and libaio's aio_fsync are not modeled; flush_every sends an NVMe \
-                 Flush from any engine)"
-                    .into(),
-            );
-        }
-    }
-    if !spec.uses_files() {
-        if spec.aios == Some(true) {
-            return err(
-                "aios",
-                "AIOS (O_AIOS) works through the file system: it needs direct = 0, fsync or fdatasync".into(),
-            );
-        }
-        for (key, set) in [("nrfiles", spec.nrfiles.is_some()), ("filesize", spec.filesize.is_some())] {
-            if set {
-                return err(key, "applies only to a flow that uses files: direct = 0, fsync or fdatasync".into());
-            }
-        }
-        return Ok(());
-    }
-    let files = u64::from(spec.nrfiles.unwrap_or(1));
-    if files == 0 || files > 1 << 20 {
-        return err("nrfiles", format!("expected 1 to {} files, found {files}", 1 << 20));
-    }
-    let (_, region_len) = spec.region(capacity);
-    if let Some(size) = spec.filesize {
-        if size.0 < 4096 || size.0.saturating_mul(files) > region_len {
-            return err(
-                "filesize",
-                format!(
-                    "expected at least 4 KiB, with nrfiles x filesize within the flow's region of {region_len} bytes \
-                     (size and offset set it), found {} x {files}",
-                    size.0
-                ),
-            );
-        }
-    } else if region_len / files < 4096 {
-        return err(
-            "nrfiles",
-            format!("{files} files leave less than 4 KiB each of the flow's {region_len}-byte region"),
         );
     }
     Ok(())

@@ -66,6 +66,13 @@ fn burst_group_stream(group: &str) -> String {
     format!("burst-group:{group}")
 }
 
+/// How long a closed-loop job sleeps after a completion before it issues again: `thinktime` less the
+/// `thinktime_spin` the host's task burns first (fio's `thinktime` holds its spin).
+fn sleep_after_completion_ns(spec: &FlowSpec) -> Time {
+    let spin_ns = spec.thinktime_spin.map_or(0, |t| t.0);
+    spec.thinktime.map_or(0, |t| t.0.saturating_sub(spin_ns))
+}
+
 enum Source {
     Synthetic(Synthetic),
     Trace(Replay),
@@ -191,7 +198,7 @@ impl Workload {
                 let format = spec.format.expect("checked: trace flows have a format");
                 let replay = Replay::open(&path, format, spec.time_scale.unwrap_or(1.0), capacity)?;
                 let pacing = match spec.iodepth {
-                    Some(depth) => Pacing::Closed { depth, think_ns: spec.thinktime.map_or(0, |t| t.0) },
+                    Some(depth) => Pacing::Closed { depth, think_ns: sleep_after_completion_ns(spec) },
                     None => Pacing::TraceTimed,
                 };
                 (Source::Trace(replay), pacing)
@@ -214,6 +221,7 @@ impl Workload {
                     region_len,
                     align,
                     picker,
+                    random_percent: spec.percentage_random.unwrap_or(100),
                     cursor: 0,
                 };
                 let pacing = match spec.rate_iops {
@@ -242,7 +250,7 @@ impl Workload {
                         Pacing::Open { interval_ns, spacing, cap: spec.iodepth }
                     }
                     None => {
-                        Pacing::Closed { depth: spec.iodepth.unwrap_or(1), think_ns: spec.thinktime.map_or(0, |t| t.0) }
+                        Pacing::Closed { depth: spec.iodepth.unwrap_or(1), think_ns: sleep_after_completion_ns(spec) }
                     }
                 };
                 (Source::Synthetic(synthetic), pacing)

@@ -99,6 +99,9 @@ pub(super) struct Synthetic {
     pub(super) region_len: u64,
     pub(super) align: u64,
     pub(super) picker: Option<BlockPicker>,
+    /// `percentage_random` of a random flow: I/Os at a random offset, percent; the rest follow the previous
+    /// I/O (fio's `percentage_random`).
+    pub(super) random_percent: u32,
     pub(super) cursor: u64,
 }
 
@@ -116,14 +119,17 @@ impl Synthetic {
             }
         };
         let len = self.sizes.draw(op, rng);
+        // Fully random flows draw nothing more (their streams stay as they were without the key).
+        let random_now = self.random_percent == 100 || rng.random_range(0..100) < self.random_percent;
         let offset = match &mut self.picker {
-            Some(picker) => {
-                // Random: an aligned block whose I/O fits in the region.
+            Some(picker) if random_now => {
+                // Random: an aligned block whose I/O fits in the region; a sequential run goes on from it.
                 let slots = (self.region_len - len) / self.align + 1;
                 let block = picker.next_block(rng) % slots;
+                self.cursor = block * self.align + len;
                 self.region_start + block * self.align
             }
-            None => {
+            _ => {
                 if self.cursor + len > self.region_len {
                     self.cursor = 0;
                 }

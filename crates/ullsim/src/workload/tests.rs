@@ -202,3 +202,61 @@ fn a_burst_group_must_agree_on_the_burst_shape() {
     // Another group name is another schedule: no constraint.
     load(&flows_in("burst_factor = 2", "other")).unwrap();
 }
+
+/// The first `n` I/Os of the one flow of `load(flow_keys)`, in a closed loop whose I/Os complete at once.
+fn first_ios(flow_keys: &str, n: usize) -> Vec<NewIo> {
+    let scenario = load(flow_keys).unwrap();
+    let capacity = scenario.device.logical_capacity_bytes();
+    let mut workload = Workload::new(&scenario.flows, 1, capacity, u64::MAX, std::path::Path::new(".")).unwrap();
+    let mut q = EventQueue::new();
+    let mut out = Vec::new();
+    workload.handle(WorkloadEvent::Start { flow: 0 }, &mut q, &mut out);
+    while out.len() < n {
+        let last = *out.last().unwrap();
+        workload.on_complete(0, last.job, last.op, &mut q, &mut out);
+    }
+    out
+}
+
+#[test]
+fn percentage_random_sends_the_rest_on_from_the_previous_io() {
+    let follows = |ios: &[NewIo]| ios.windows(2).filter(|w| w[1].offset == w[0].offset + u64::from(w[0].len)).count();
+    let n = 20_000;
+    let ios = first_ios("rw = \"randrw\"\nbssplit = \"4k/50:16k/50\"\npercentage_random = 30", n);
+    let sequential = follows(&ios) as f64 / (n - 1) as f64;
+    // 70% follow the previous I/O (a random draw lands right after it almost never).
+    assert!((sequential - 0.7).abs() < 4.0 * (0.21 / n as f64).sqrt(), "{sequential}");
+    // 100 (the default) is fully random, with the same draws as before the key existed; 0 is sequential.
+    let plain = first_ios("rw = \"randread\"", 1000);
+    assert_eq!(plain, first_ios("rw = \"randread\"\npercentage_random = 100", 1000));
+    assert!(follows(&plain) < 5);
+    assert_eq!(follows(&first_ios("rw = \"randread\"\npercentage_random = 0", 1000)), 999);
+    for (keys, expected) in [
+        ("rw = \"read\"\npercentage_random = 50", "applies only to random I/O"),
+        ("rw = \"randread\"\npercentage_random = 101", "from 0 to 100"),
+        ("ioengine = \"cpuio\"\npercentage_random = 50", "cpuio"),
+    ] {
+        let message = load_error(keys);
+        assert!(message.contains("flow[0].percentage_random`") && message.contains(expected), "{message}");
+    }
+}
+
+#[test]
+fn thinktime_spin_is_closed_loop_cpu_within_thinktime() {
+    for (keys, key, expected) in [
+        ("rw = \"randread\"\nrate_iops = 100\nthinktime_spin = 10", "thinktime_spin", "closed-loop"),
+        ("ioengine = \"cpuio\"\nthinktime_spin = 10", "thinktime_spin", "cpuio"),
+        ("ioengine = \"cpuio\"\nresponse_cpu = 10", "response_cpu", "cpuio"),
+        ("rw = \"randread\"\nthinktime = 10\nthinktime_spin = 20", "thinktime_spin", "part of thinktime"),
+        ("rw = \"randread\"\nthinktime_spin = \"11s\"", "thinktime_spin", "10 s"),
+        ("trace = \"t.trace\"\nformat = \"msr\"\nthinktime_spin = 5", "thinktime_spin", "closed-loop replay"),
+    ] {
+        let message = load_error(keys);
+        assert!(message.contains(&format!("flow[0].{key}`")) && message.contains(expected), "{message}");
+    }
+    // The job sleeps what is left of thinktime after its spin.
+    let spec = load("rw = \"randread\"\nthinktime = 100\nthinktime_spin = 30").unwrap().flows[0].clone();
+    assert_eq!(sleep_after_completion_ns(&spec), 70_000);
+    let spin_only = load("rw = \"randread\"\nthinktime_spin = 30").unwrap().flows[0].clone();
+    assert_eq!(sleep_after_completion_ns(&spin_only), 0);
+}

@@ -301,7 +301,8 @@ fn plausible_value(key: &str, rng: &mut Rng) -> String {
         "name" => quoted(&["", "a", "reader", "writer", "fio", "tpcc", "x y", "\u{202e}evil", "\\t"], rng),
         "description" => quoted(&["", "d"], rng),
         "seed" => plain(&["0", "1", "2", "9223372036854775807", "-1"], rng),
-        "duration" | "warmup" | "runtime" | "startdelay" | "burst_on" | "thinktime" | "cpuchunks" => plain(TIMES, rng),
+        "duration" | "warmup" | "runtime" | "startdelay" | "burst_on" | "thinktime" | "thinktime_spin"
+        | "response_cpu" | "cpuchunks" => plain(TIMES, rng),
         "check_invariants" | "fairness" | "hipri" | "sqthread_poll" | "enabled" | "cache_reads" | "ideal_map"
         | "multiplane" | "program_suspend" | "erase_suspend" | "plug" | "merge" => plain(&["true", "false"], rng),
         "preset" => quoted(&["optane-ull", "znand-ull", "mqsim-mlc", "tlc-enterprise", "flin-eval", "nope"], rng),
@@ -314,7 +315,7 @@ fn plausible_value(key: &str, rng: &mut Rng) -> String {
             format!("\"{}\"", pick(rng, &names))
         }
         "rw" => quoted(&["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw", "trim"], rng),
-        "rwmixread" | "cpuload" => plain(&["0", "1", "50", "99", "100", "101"], rng),
+        "rwmixread" | "cpuload" | "percentage_random" => plain(&["0", "1", "50", "99", "100", "101"], rng),
         "bs"
         | "page_bytes"
         | "capacity_bytes"

@@ -39,8 +39,8 @@ pub fn add_flows(flows: &mut Vec<FlowSpec>) {
             rw: Some(m.rw),
             rwmixread: Some(m.rwmixread),
             bssplit: Some(m.bssplit.clone()),
-            rate_iops: Some(m.rate_iops / time_scale),
-            rate_process: Some(m.process()),
+            rate_iops: m.rate_iops.map(|rate| rate / time_scale),
+            rate_process: m.rate_iops.map(|_| m.process()),
             burst_factor: m.burst.map(|b| b.factor),
             burst_on: m.burst.map(|b| b.on),
             size: parent.size,
@@ -79,7 +79,7 @@ mod tests {
         let b = fillsync_background();
         let writes = flushed * 14.0 / 1_048_576.0;
         let reads = flushed * 13.0 / 1_048_576.0;
-        assert!((b.model.rate_iops - (writes + reads)).abs() < 1e-9, "{}", b.model.rate_iops);
+        assert!((b.model.rate_iops.unwrap() - (writes + reads)).abs() < 1e-9, "{:?}", b.model.rate_iops);
         assert_eq!(b.model.rwmixread, (100.0 * reads / (reads + writes)).round() as u32);
         assert_eq!((b.model.bssplit.as_str(), b.fdatasync), ("1m/100", 64));
         assert_eq!(crate::config::units::parse_size("1m").map(|b| b as f64), Ok(fastresponse::SST_IO_BYTES));
@@ -97,7 +97,7 @@ mod tests {
         let model = fillsync_background();
         assert_eq!(bg.class, Criticality::Normal);
         assert_eq!(bg.app, None);
-        assert_eq!(bg.rate_iops, Some(model.model.rate_iops / 2.0));
+        assert_eq!(bg.rate_iops, Some(model.model.rate_iops.unwrap() / 2.0));
         assert_eq!((bg.size, bg.offset, bg.numjobs, bg.startdelay), (db.size, db.offset, Some(2), db.startdelay));
         assert_eq!((bg.is_direct(), bg.fdatasync, bg.ioengine), (false, Some(64), Some(IoEngine::Psync)));
         // An app without a background brings none.

@@ -90,11 +90,10 @@ impl ThroughputApp {
             rw: RwMode::Randrw,
             rwmixread: self.read_percent,
             bssplit: format!("{APP_REQUEST}/100"),
-            rate_iops: self.rate_iops(),
+            rate_iops: Some(self.rate_iops()),
             rate_process: RateProcess::Poisson,
             burst: Some(Burst { factor: BURST_FACTOR, on: Seconds::from_ns(BURST_ON_NS) }),
-            fsync: None,
-            background: None,
+            ..AppModel::default()
         }
     }
 }
@@ -129,11 +128,12 @@ pub fn fillsync() -> AppModel {
         rw: RwMode::Write,
         rwmixread: 0,
         bssplit: format!("{READRANDOM_REQUEST}/100"),
-        rate_iops: 1000.0 / FILLSYNC_GAP_MS,
+        rate_iops: Some(1000.0 / FILLSYNC_GAP_MS),
         rate_process: RateProcess::Linear,
         burst: None,
         fsync: Some(1),
         background: Some(Box::new(fillsync_background())),
+        ..AppModel::default()
     }
 }
 
@@ -151,11 +151,9 @@ pub fn fillsync_background() -> Background {
             rw: RwMode::Randrw,
             rwmixread: (100.0 * reads / (reads + writes)).round() as u32,
             bssplit: "1m/100".into(),
-            rate_iops: reads + writes,
+            rate_iops: Some(reads + writes),
             rate_process: RateProcess::Poisson,
-            burst: None,
-            fsync: None,
-            background: None,
+            ..AppModel::default()
         },
         fdatasync: SST_FILE_WRITES,
     }
@@ -167,11 +165,9 @@ pub fn readrandom() -> AppModel {
         rw: RwMode::Randread,
         rwmixread: 100,
         bssplit: format!("{READRANDOM_REQUEST}/100"),
-        rate_iops: 1000.0 / READRANDOM_READ_GAP_MS,
+        rate_iops: Some(1000.0 / READRANDOM_READ_GAP_MS),
         rate_process: RateProcess::Poisson,
-        burst: None,
-        fsync: None,
-        background: None,
+        ..AppModel::default()
     }
 }
 
@@ -212,7 +208,7 @@ mod tests {
     #[test]
     fn readrandom_issues_a_read_every_0_4_ms() {
         let m = readrandom();
-        assert!((m.rate_iops - 2500.0).abs() < 1e-9);
+        assert!((m.rate_iops.unwrap() - 2500.0).abs() < 1e-9);
         assert_eq!((m.rw, m.bssplit.as_str(), m.burst), (RwMode::Randread, "4k/100", None));
     }
 }

@@ -88,11 +88,9 @@ impl TraceCharacteristics {
             rw: RwMode::Randrw,
             rwmixread: (self.read_ratio * 100.0).round() as u32,
             bssplit: format!("{},{}", size_split(self.read_kib), size_split(self.write_kib)),
-            rate_iops: self.rate_iops(),
+            rate_iops: Some(self.rate_iops()),
             rate_process: RateProcess::Poisson,
-            burst: None,
-            fsync: None,
-            background: None,
+            ..AppModel::default()
         }
     }
 }

@@ -1,17 +1,21 @@
 //! App models: named stand-ins for real workloads, chosen with `app = "FAMILY.NAME"` in a flow. An app model
-//! is a set of synthetic-flow keys (`rw`, `rwmixread`, `bssplit`, `rate_iops`, `rate_process`, and with bursts
-//! `burst_factor` and `burst_on`) derived from published characteristics of the workload; the flow's other keys (`size`, `offset`, `iodepth`, `runtime`,
-//! `random_distribution`, ...) apply as to any synthetic flow. One file per family, listed in [`FAMILIES`].
+//! is a set of synthetic-flow keys (`rw`, `rwmixread`, `bssplit`, `percentage_random`; open loop: `rate_iops`,
+//! `rate_process`, with bursts `burst_factor` and `burst_on`; closed loop: `thinktime_spin`; and
+//! `response_cpu`) derived from published characteristics of the workload; the flow's other keys (`size`,
+//! `offset`, `iodepth`, `runtime`, `random_distribution`, ...) apply as to any synthetic flow. One file per
+//! family, listed in [`FAMILIES`].
 
 pub mod background;
 pub mod fastresponse;
+pub mod flashshare;
 pub mod flin;
 
 use std::borrow::Cow;
 use std::fmt;
 
 use crate::config::scenario::{FlowSpec, IoEngine, RateProcess, RwMode};
-use crate::config::units::{Flag, Seconds};
+use crate::config::units::{Flag, Micros, Seconds};
+use crate::request::Criticality;
 
 /// The synthetic-flow keys an app model stands for.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,16 +23,53 @@ pub struct AppModel {
     pub rw: RwMode,
     pub rwmixread: u32,
     pub bssplit: String,
-    pub rate_iops: f64,
+    /// `percentage_random` of a random `rw`: `None` is fully random.
+    pub percentage_random: Option<u32>,
+    /// Open loop at this rate (`rate_iops`); `None`: a closed loop (the flow's `iodepth` per job).
+    pub rate_iops: Option<f64>,
     pub rate_process: RateProcess,
     /// Bursty arrivals: `Some` makes the flow `rate_process = "onoff"` with these keys.
     pub burst: Option<Burst>,
+    /// Closed loop: the application's CPU between a completion and the next I/O (`thinktime_spin`).
+    pub thinktime_spin: Option<Micros>,
+    /// The application's CPU on each completed I/O before the request is answered (`response_cpu`).
+    pub response_cpu: Option<Micros>,
     /// An fsync after every N writes, through the page cache: the flow writes buffered (`direct = 0`) with
     /// blocking calls (`ioengine = "psync"`); defaults the flow may override ([`fill_defaults`]).
     pub fsync: Option<u32>,
+    /// Defaults of the flow's `class`, `numjobs` and `ioengine`, which it may override ([`fill_defaults`]).
+    pub defaults: FlowDefaults,
     /// Background I/O of the same application (RocksDB's memtable flushes and compaction): a flow of its
     /// own next to the app's ([`background`]).
     pub background: Option<Box<background::Background>>,
+}
+
+impl Default for AppModel {
+    /// 4 KiB random reads in a closed loop, with nothing else: what the keys' defaults give.
+    fn default() -> Self {
+        AppModel {
+            rw: RwMode::Randread,
+            rwmixread: 100,
+            bssplit: "4k/100".into(),
+            percentage_random: None,
+            rate_iops: None,
+            rate_process: RateProcess::Linear,
+            burst: None,
+            thinktime_spin: None,
+            response_cpu: None,
+            fsync: None,
+            defaults: FlowDefaults::default(),
+            background: None,
+        }
+    }
+}
+
+/// Keys an app model makes the defaults of its flow.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FlowDefaults {
+    pub class: Option<Criticality>,
+    pub numjobs: Option<u32>,
+    pub ioengine: Option<IoEngine>,
 }
 
 /// The bursts of an app model's arrivals (`rate_process = "onoff"`).
@@ -54,21 +95,41 @@ impl AppModel {
 impl fmt::Display for AppModel {
     /// The model as the flow keys it replaces, ready to paste into a `[[flow]]`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let rw = serde_json::to_string(&self.rw).map_err(|_| fmt::Error)?;
-        let process = serde_json::to_string(&self.process()).map_err(|_| fmt::Error)?;
-        write!(
-            f,
-            "rw = {rw}, rwmixread = {}, bssplit = \"{}\", rate_iops = {}, rate_process = {process}",
-            self.rwmixread, self.bssplit, self.rate_iops
-        )?;
+        write!(f, "rw = {}, rwmixread = {}, bssplit = \"{}\"", quoted(&self.rw)?, self.rwmixread, self.bssplit)?;
+        if let Some(p) = self.percentage_random {
+            write!(f, ", percentage_random = {p}")?;
+        }
+        if let Some(rate) = self.rate_iops {
+            write!(f, ", rate_iops = {rate}, rate_process = {}", quoted(&self.process())?)?;
+        }
         if let Some(burst) = self.burst {
             write!(f, ", burst_factor = {}, burst_on = \"{}ms\"", burst.factor, burst.on.0 as f64 / 1e6)?;
+        }
+        for (key, cpu) in [("thinktime_spin", self.thinktime_spin), ("response_cpu", self.response_cpu)] {
+            if let Some(cpu) = cpu {
+                write!(f, ", {key} = \"{}ns\"", cpu.0)?;
+            }
         }
         if let Some(every) = self.fsync {
             write!(f, ", direct = 0, fsync = {every}, ioengine = \"psync\"")?;
         }
+        let FlowDefaults { class, numjobs, ioengine } = self.defaults;
+        if let Some(class) = class {
+            write!(f, ", class = {}", quoted(&class)?)?;
+        }
+        if let Some(n) = numjobs {
+            write!(f, ", numjobs = {n}")?;
+        }
+        if let Some(engine) = ioengine {
+            write!(f, ", ioengine = {}", quoted(&engine)?)?;
+        }
         Ok(())
     }
+}
+
+/// A keyword as TOML writes it (`"randrw"`), for [`AppModel`]'s `Display`.
+fn quoted<T: serde::Serialize>(keyword: &T) -> Result<String, fmt::Error> {
+    serde_json::to_string(keyword).map_err(|_| fmt::Error)
 }
 
 /// A family of app models, each named `PREFIX.NAME`.
@@ -81,7 +142,8 @@ pub trait AppFamily: Sync {
 }
 
 /// Every family of app models.
-pub const FAMILIES: &[&dyn AppFamily] = &[&flin::FlinTraces, &fastresponse::FastResponseApps];
+pub const FAMILIES: &[&dyn AppFamily] =
+    &[&flin::FlinTraces, &fastresponse::FastResponseApps, &flashshare::FlashShareApps];
 
 /// Every app name `app` accepts.
 pub fn names() -> Vec<String> {
@@ -96,7 +158,8 @@ pub fn find(name: &str) -> Option<AppModel> {
 
 /// Fill in the keys an app model makes the defaults of its flow, which the flow may still set itself (the
 /// scenario does this when it loads, so the host sees them): a model that syncs writes through the page
-/// cache (`direct = 0`) with blocking calls (`ioengine = "psync"`), an fsync after every N writes.
+/// cache (`direct = 0`) with blocking calls (`ioengine = "psync"`), an fsync after every N writes; and the
+/// model's `numjobs` and `ioengine` (its `class` is a default of the flow's table: [`fill_table_defaults`]).
 pub fn fill_defaults(spec: &mut FlowSpec) {
     let Some(model) = spec.app.as_deref().and_then(find) else { return };
     if let Some(every) = model.fsync {
@@ -105,6 +168,25 @@ pub fn fill_defaults(spec: &mut FlowSpec) {
             spec.fsync = Some(every);
         }
         spec.ioengine.get_or_insert(IoEngine::Psync);
+    }
+    if let Some(n) = model.defaults.numjobs {
+        spec.numjobs.get_or_insert(n);
+    }
+    if let Some(engine) = model.defaults.ioengine {
+        spec.ioengine.get_or_insert(engine);
+    }
+}
+
+/// Give a `[[flow]]` table whose app model has a default `class` that class, unless it sets one: `class`
+/// has a default of its own (`"normal"`), so only the table tells whether the flow chose it.
+pub fn fill_table_defaults(flow: &mut toml::Table) {
+    let Some(model) = flow.get("app").and_then(toml::Value::as_str).and_then(find) else { return };
+    if let Some(class) = model.defaults.class {
+        let name = match class {
+            Criticality::Critical => "critical",
+            Criticality::Normal => "normal",
+        };
+        flow.entry("class").or_insert_with(|| toml::Value::String(name.into()));
     }
 }
 
@@ -132,6 +214,9 @@ fn apply(spec: &FlowSpec, name: &str, model: AppModel) -> Result<FlowSpec, (Stri
         ("rate_process", spec.rate_process.is_some()),
         ("burst_factor", spec.burst_factor.is_some()),
         ("burst_on", spec.burst_on.is_some()),
+        ("percentage_random", spec.percentage_random.is_some()),
+        ("thinktime_spin", spec.thinktime_spin.is_some()),
+        ("response_cpu", spec.response_cpu.is_some()),
     ];
     if let Some((key, _)) = set_by_app.iter().find(|(_, set)| *set) {
         return err(
@@ -148,20 +233,30 @@ fn apply(spec: &FlowSpec, name: &str, model: AppModel) -> Result<FlowSpec, (Stri
         }
     }
     if spec.thinktime.is_some() {
-        return err("thinktime", "does not apply to an app flow (its arrivals are open loop)".into());
+        return err(
+            "thinktime",
+            "does not apply to an app flow: the model sets its pacing (open loop arrivals, or a closed loop with \
+             thinktime_spin between I/Os)"
+                .into(),
+        );
     }
     let time_scale = spec.time_scale.unwrap_or(1.0);
     if !(time_scale > 0.0 && time_scale.is_finite()) {
         return err("time_scale", "expected a number > 0 (2.0 makes the app's gaps twice as long)".into());
     }
     let mut resolved = spec.clone();
-    resolved.rate_process = Some(model.process());
+    resolved.rate_process = model.rate_iops.map(|_| model.process());
     resolved.burst_factor = model.burst.map(|b| b.factor);
     resolved.burst_on = model.burst.map(|b| b.on);
     resolved.rw = Some(model.rw);
     resolved.rwmixread = Some(model.rwmixread);
     resolved.bssplit = Some(model.bssplit);
-    resolved.rate_iops = Some(model.rate_iops / time_scale);
+    resolved.percentage_random = model.percentage_random;
+    resolved.rate_iops = model.rate_iops.map(|rate| rate / time_scale);
+    // A closed loop's gaps are its CPU between I/Os: time_scale stretches them as it stretches an open
+    // loop's (rounded to the ns).
+    resolved.thinktime_spin = model.thinktime_spin.map(|d| Micros::from_ns((d.0 as f64 * time_scale).round() as u64));
+    resolved.response_cpu = model.response_cpu;
     resolved.time_scale = None;
     Ok(resolved)
 }
@@ -251,7 +346,7 @@ mod tests {
     #[test]
     fn keys_an_app_sets_and_keys_that_do_not_apply_are_errors_naming_them() {
         let names = names();
-        assert_eq!(names.len(), 27);
+        assert_eq!(names.len(), 40);
         let unknown = load("app = \"flin.nope\"").unwrap_err();
         assert!(unknown.contains("flow[0].app") && unknown.contains("unknown app \"flin.nope\""), "{unknown}");
         assert!(names.iter().all(|n| unknown.contains(&format!("\"{n}\""))), "{unknown}");
@@ -305,12 +400,12 @@ mod tests {
         let resolved = apply(&spec, "test.bursty", model.clone()).unwrap();
         assert_eq!(resolved.rate_process, Some(RateProcess::Onoff));
         assert_eq!((resolved.burst_factor, resolved.burst_on), (Some(4.0), Some(Seconds::from_ns(2_500_000))));
-        assert_eq!(resolved.rate_iops, Some(model.rate_iops / 2.0));
+        assert_eq!(resolved.rate_iops, model.rate_iops.map(|rate| rate / 2.0));
         // The model's keys, pasted into a plain flow, load as the same flow.
         let plain = load(&model.to_string().replace(", rw", "\nrw").replace(", ", "\n")).unwrap().flows[0].clone();
         assert_eq!(
             (plain.rate_process, plain.burst_factor, plain.burst_on, plain.rate_iops),
-            (Some(RateProcess::Onoff), Some(4.0), Some(Seconds::from_ns(2_500_000)), Some(model.rate_iops))
+            (Some(RateProcess::Onoff), Some(4.0), Some(Seconds::from_ns(2_500_000)), model.rate_iops)
         );
         // Setting a key the model sets is an error that gives the model's burst keys.
         for set in [
