@@ -3,8 +3,7 @@
 
 mod common;
 
-use common::{run, scenario_with, WAL};
-use ullsim::Scenario;
+use common::{load_error, run, scenario_with, WAL};
 
 /// One thread of 4 KiB buffered random reads that miss the page cache, on an idle 4-core host with an
 /// IOMMU.
@@ -93,14 +92,8 @@ fn an_aios_fsync_overlaps_the_journal_with_its_data_and_is_faster() {
 
 #[test]
 fn aios_needs_a_flow_that_uses_files() {
-    let err = Scenario::from_toml_str(
-        "[device]\npreset = \"optane-ull\"\n[[flow]]\nname = \"f\"\nrw = \"randread\"\naios = true\n",
-        "t.toml",
-        std::path::Path::new("."),
-        &[],
-    )
-    .expect_err("direct I/O with aios")
-    .to_string();
+    let err =
+        load_error("[device]\npreset = \"optane-ull\"\n[[flow]]\nname = \"f\"\nrw = \"randread\"\naios = true\n", &[]);
     assert!(err.contains("aios") && err.contains("direct = 0"), "{err}");
 }
 

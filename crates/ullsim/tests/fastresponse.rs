@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{big_reader as one_reader, run, scenario_with};
+use common::{big_reader as one_reader, load_error, run, scenario_with};
 
 #[test]
 fn noncritical_requests_split_at_their_own_limit_and_critical_ones_do_not() {
@@ -56,14 +56,7 @@ fn critical_requests_bypass_the_scheduler_and_go_ahead_of_its_work() {
 #[test]
 fn bad_split_size_names_the_key() {
     for bad in ["3", "6", "2048"] {
-        let err = ullsim::Scenario::from_toml_str(
-            &one_reader("normal"),
-            "t.toml",
-            std::path::Path::new("."),
-            &[format!("host.block.noncritical_max_sectors_kb={bad}")],
-        )
-        .expect_err(bad)
-        .to_string();
+        let err = load_error(&one_reader("normal"), &[&format!("host.block.noncritical_max_sectors_kb={bad}")]);
         assert!(err.contains("host.block.noncritical_max_sectors_kb"), "{err}");
     }
 }
@@ -104,10 +97,7 @@ fn every_stack_loads_runs_and_is_overridable() {
     // A stack's keys are defaults: the scenario's own keys win.
     let s = scenario_with(TWO_CLASSES, &["host.stack=selectisr", "host.completion=interrupt"]);
     assert_eq!((s.host.completion.as_str(), s.host.block.critical_bypass), ("interrupt", true));
-    let err =
-        ullsim::Scenario::from_toml_str(TWO_CLASSES, "t.toml", std::path::Path::new("."), &["host.stack=fast".into()])
-            .expect_err("unknown stack")
-            .to_string();
+    let err = load_error(TWO_CLASSES, &["host.stack=fast"]);
     assert!(err.contains("host.stack") && err.contains("selectisr"), "{err}");
 }
 

@@ -3,8 +3,7 @@
 
 mod common;
 
-use common::{run, scenario_with};
-use ullsim::Scenario;
+use common::{load_error, run, scenario_with};
 
 /// A latency-critical 4 KiB random reader (QD1) over 64 MiB beside a 16 KiB sequential reader (QD4) on
 /// `znand-ull` with a 64 MiB cache (2 KiB pages: 2048 sets of 16 ways).
@@ -112,15 +111,10 @@ fn bad_values_are_refused_at_their_key() {
         ("device.cache.flashshare_prefetch_pages=[0, 5000]", "device.cache.flashshare_prefetch_pages"),
         ("device.cache.flashshare_prefetch_pages=4", "device.cache.flashshare_prefetch_pages"),
     ] {
-        let overrides = vec![set.to_string()];
-        let err = Scenario::from_toml_str(TWO_READERS, "s.toml", std::path::Path::new("."), &overrides)
-            .err()
-            .unwrap_or_else(|| panic!("{set} was accepted"))
-            .to_string();
+        let err = load_error(TWO_READERS, &[set]);
         assert!(err.contains(&format!("`{key}`")), "{set}: {err}");
     }
     // A flashshare cache of one page has no two partitions.
-    let overrides = vec![FLASHSHARE.to_string(), "device.cache.capacity_bytes=\"2KiB\"".to_string()];
-    let err = Scenario::from_toml_str(TWO_READERS, "s.toml", std::path::Path::new("."), &overrides).err().unwrap();
-    assert!(err.to_string().contains("`device.cache.capacity_bytes`"), "{err}");
+    let err = load_error(TWO_READERS, &[FLASHSHARE, "device.cache.capacity_bytes=\"2KiB\""]);
+    assert!(err.contains("`device.cache.capacity_bytes`"), "{err}");
 }

@@ -3,8 +3,7 @@
 
 mod common;
 
-use common::{run, scenario_with, WAL};
-use ullsim::Scenario;
+use common::{load_error, run, scenario_with, WAL};
 
 /// Overrides that make a flow named "bulk" a buffered 128 KiB writer of its own 8 GiB file, with 64 MiB of
 /// memory so the flusher writes it back from the start.
@@ -193,25 +192,13 @@ fn bad_file_keys_name_the_key() {
         (&["host.fs.dirty_ratio=5"], "dirty_background_ratio"),
     ];
     for (overrides, key) in cases {
-        let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-        let err = Scenario::from_toml_str(WAL, "t.toml", std::path::Path::new("."), &overrides)
-            .expect_err(&format!("{overrides:?} is bad input"))
-            .to_string();
+        let err = load_error(WAL, overrides);
         assert!(err.contains(key), "{overrides:?}: {err}");
     }
-    let device_only =
-        Scenario::from_toml_str(WAL, "t.toml", std::path::Path::new("."), &["host.model=\"device-only\"".into()])
-            .expect_err("files without a host")
-            .to_string();
+    let device_only = load_error(WAL, &["host.model=\"device-only\""]);
     assert!(device_only.contains("direct") && device_only.contains("device-only"), "{device_only}");
-    let direct_only = Scenario::from_toml_str(
-        "[device]\npreset = \"optane-ull\"\n[[flow]]\nname = \"f\"\nrw = \"randread\"\nnrfiles = 4\n",
-        "t.toml",
-        std::path::Path::new("."),
-        &[],
-    )
-    .expect_err("nrfiles without files")
-    .to_string();
+    let direct_only =
+        load_error("[device]\npreset = \"optane-ull\"\n[[flow]]\nname = \"f\"\nrw = \"randread\"\nnrfiles = 4\n", &[]);
     assert!(direct_only.contains("nrfiles"), "{direct_only}");
 }
 
@@ -312,7 +299,7 @@ fn the_breakdown_gives_the_page_cache_and_the_file_system_their_own_parts() {
         "{} vs {page_cache}: {fs:?}",
         b.page_cache.mean
     );
-    assert!((common::breakdown_sum(b) - f.latency_ns.mean).abs() < 1.0);
+    assert!((b.sum_of_means() - f.latency_ns.mean).abs() < 1.0);
 
     // A buffered write is all page cache and file system (memory is plenty: no throttling); a direct read
     // has no page-cache part and the file system's direct-I/O path.

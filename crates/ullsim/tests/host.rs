@@ -211,7 +211,7 @@ fn layers_add_up_for_every_request_under_every_mode() {
         let r = run(&scenario_with(QD1, &all));
         let f = &r.flows[0];
         let b = &f.breakdown_ns;
-        let sum = common::breakdown_sum(b);
+        let sum = b.sum_of_means();
         assert!(f.completed > 100, "{overrides:?}");
         assert!((sum - f.latency_ns.mean).abs() < 1.0, "{overrides:?}: parts {sum} vs latency {}", f.latency_ns.mean);
     }
@@ -316,7 +316,7 @@ iodepth_batch_submit = 32
     // Every batch of 32 becomes one command, so 31 of 32 bios merge; the device never holds more than one.
     assert!(block.merges as f64 > 0.9 * f.completed as f64, "{} merges for {} I/Os", block.merges, f.completed);
     assert_eq!(merged.device.queue_depth.max, 1);
-    assert!((common::breakdown_sum(&f.breakdown_ns) - f.latency_ns.mean).abs() < 1.0);
+    assert!((f.breakdown_ns.sum_of_means() - f.latency_ns.mean).abs() < 1.0);
 
     let unmerged = run(&scenario_with(text, &["host.block.merges=false"]));
     assert_eq!(unmerged.host.block.merges, 0);
@@ -681,7 +681,7 @@ fn device_only_io_beyond_the_queue_waits_for_a_slot_in_the_host() {
         .filter(|&(name, _)| !["block", "device_queued", "device_service"].contains(&name));
     assert!(others.clone().all(|(_, p)| p.mean == 0.0), "{b:?}");
     assert_eq!(others.count(), 6);
-    assert!((common::breakdown_sum(&f.breakdown_ns) - f.latency_ns.mean).abs() < 1.0);
+    assert!((f.breakdown_ns.sum_of_means() - f.latency_ns.mean).abs() < 1.0);
 }
 
 #[test]

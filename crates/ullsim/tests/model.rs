@@ -295,7 +295,7 @@ fn latency_breakdown_adds_up() {
     let r = run(&scenario(MIXED));
     for f in &r.flows {
         let b = &f.breakdown_ns;
-        let sum = common::breakdown_sum(b);
+        let sum = b.sum_of_means();
         assert!((sum - f.latency_ns.mean).abs() < 1.0, "{}: parts {sum} vs latency {}", f.name, f.latency_ns.mean);
         let l = &f.latency_ns;
         assert!(l.min <= l.p50 && l.p50 <= l.p90 && l.p90 <= l.p99 && l.p99 <= l.p99_9 && l.p99_9 <= l.max);

@@ -16,6 +16,15 @@ pub fn scenario_with(text: &str, overrides: &[&str]) -> Scenario {
     Scenario::from_toml_str(text, "test scenario", Path::new("."), &overrides).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// The loader's message for `text` with `overrides`, which must be bad input (panics if it loads).
+pub fn load_error(text: &str, overrides: &[&str]) -> String {
+    let owned: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    match Scenario::from_toml_str(text, "t.toml", Path::new("."), &owned) {
+        Ok(_) => panic!("{overrides:?} loaded; expected an error"),
+        Err(e) => e.to_string(),
+    }
+}
+
 pub fn run(s: &Scenario) -> RunResults {
     ullsim::run_scenario(s).unwrap_or_else(|e| panic!("run failed: {e}"))
 }
@@ -81,11 +90,6 @@ irq_delivery_ns = 0
 isr_ns = 0
 cqe_ns = 0
 "#;
-
-/// The sum of a flow's per-layer mean times (equal to its mean latency).
-pub fn breakdown_sum(b: &ullsim::metrics::Breakdown) -> f64 {
-    b.sum_of_means()
-}
 
 /// Three flows on znand-ull: a critical QD4 4 KiB random reader, a QD8 128 KiB sequential writer and a Poisson
 /// open-loop mixed flow of 4 and 16 KiB I/O.

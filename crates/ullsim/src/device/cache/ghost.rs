@@ -44,8 +44,8 @@ pub struct GhostCaches {
     misses: Vec<u64>,
     /// Pages of the sampled sets looked up this epoch.
     lookups: u64,
-    /// Scratch: the sampled pages of a read and of its largest read-ahead.
-    sampled: Vec<u64>,
+    /// Scratch: the sampled pages of a read and of its largest read-ahead, with their sets.
+    sampled: Vec<(u64, usize)>,
 }
 
 impl GhostCaches {
@@ -117,21 +117,19 @@ impl GhostCaches {
         let largest = self.granularities.iter().copied().max().unwrap_or(0) as u64;
         let mut sampled = std::mem::take(&mut self.sampled);
         sampled.clear();
-        sampled.extend((first..end.saturating_add(largest)).filter(|&lpa| self.sampled_set(lpa).is_some()));
-        let demand = sampled.partition_point(|&lpa| lpa < end);
+        sampled.extend((first..end.saturating_add(largest)).filter_map(|lpa| Some((lpa, self.sampled_set(lpa)?))));
+        let demand = sampled.partition_point(|&(lpa, _)| lpa < end);
         self.lookups += demand as u64;
         for ghost in 0..self.granularities.len() {
             let mut missed = 0;
-            for &lpa in &sampled[..demand] {
-                let set = self.sampled_set(lpa).expect("sampled");
+            for &(lpa, set) in &sampled[..demand] {
                 missed += !self.touch(ghost, set, lpa, true) as u64;
             }
             self.misses[ghost] += missed;
             // A ghost reads ahead if the read missed in it (a read outside the sample is not simulated).
             if missed > 0 {
                 let ahead_end = end.saturating_add(self.granularities[ghost] as u64);
-                for &lpa in sampled[demand..].iter().take_while(|&&lpa| lpa < ahead_end) {
-                    let set = self.sampled_set(lpa).expect("sampled");
+                for &(lpa, set) in sampled[demand..].iter().take_while(|&&(lpa, _)| lpa < ahead_end) {
                     if !self.contains(ghost, set, lpa) {
                         self.touch(ghost, set, lpa, true);
                     }
