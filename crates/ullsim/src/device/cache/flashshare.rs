@@ -8,6 +8,10 @@
 //! (the least recent line of them, an empty one first), and a page of one class may sit in a way the split
 //! has handed to the other. Such a page stays readable by the class that filled it ("read-only", the
 //! paper's words) until the new owner fills that line; its old owner cannot write into it any more.
+//!
+//! `uniform` is the same cache with one partition for both classes (the paper's uni-no, uni-128 and uni-dyn
+//! of Fig. 18, by the read-ahead sizes given): every page is every class's, the ways are never re-divided,
+//! and one set of ghosts picks the read-ahead for all reads.
 
 use super::ghost::GhostCaches;
 use super::{PolicyState, ReadCachePolicy, CLASSES};
@@ -61,17 +65,32 @@ pub struct FlashShare {
     series: Vec<SplitSample>,
     /// Every `sample_every`-th epoch is sampled into `series`.
     sample_every: u64,
+    /// Two partitions (`flashshare`) or one for both classes (`uniform`).
+    split: bool,
 }
 
 impl FlashShare {
     /// A cache of `capacity_pages` pages in sets of `ways` ways (fewer if the cache is smaller). With fewer
     /// than two ways there is nothing to split: the configuration check rejects that.
     pub fn new(cfg: &CacheConfig, capacity_pages: u64, ways: usize) -> Self {
+        Self::build(cfg, capacity_pages, ways, true)
+    }
+
+    /// The `uniform` cache: one partition of every way, shared by both classes, with the ghost-cache
+    /// read-ahead.
+    pub fn uniform(cfg: &CacheConfig, capacity_pages: u64, ways: usize) -> Self {
+        Self::build(cfg, capacity_pages, ways, false)
+    }
+
+    fn build(cfg: &CacheConfig, capacity_pages: u64, ways: usize, split: bool) -> Self {
         let ways = ways.min(capacity_pages as usize).max(2);
         let sets = capacity_pages / ways as u64;
-        let critical_ways = ways / 2;
+        // Unsplit, "critical" (class 0) stands for both classes and owns every way.
+        let critical_ways = if split { ways / 2 } else { ways };
         let sizes = &cfg.flashshare_prefetch_pages;
-        let ghosts = [critical_ways, ways - critical_ways].map(|w| GhostCaches::new(sets, ways - 1, w, sizes));
+        // A split partition has at most ways - 1 ways (the other keeps one); an unsplit one has them all.
+        let slots = if split { ways - 1 } else { ways };
+        let ghosts = [critical_ways, ways - critical_ways].map(|w| GhostCaches::new(sets, slots, w, sizes));
         let start = sizes.first().copied().unwrap_or(0);
         FlashShare {
             sets,
@@ -87,6 +106,25 @@ impl FlashShare {
             epochs: 0,
             series: Vec::new(),
             sample_every: 1,
+            split,
+        }
+    }
+
+    /// Each class's ways and read-ahead: unsplit, both classes see every way and the one read-ahead.
+    fn classes_view(&self) -> ([u32; CLASSES], [u32; CLASSES]) {
+        if self.split {
+            ([self.critical_ways as u32, (self.ways - self.critical_ways) as u32], self.prefetch_pages)
+        } else {
+            ([self.ways as u32; CLASSES], [self.prefetch_pages[0]; CLASSES])
+        }
+    }
+
+    /// The partition a class uses: its own when split, the one partition otherwise.
+    fn part(&self, class: usize) -> usize {
+        if self.split {
+            class
+        } else {
+            0
         }
     }
 
@@ -128,7 +166,7 @@ impl FlashShare {
     fn end_epoch(&mut self, now: Time) {
         let [critical, normal] = self.accesses;
         let total = critical + normal;
-        if total > 0 {
+        if total > 0 && self.split {
             // Rounded share of the ways; each class keeps one way, so neither partition ever disappears
             // (the paper states no floor; a class with no way could not even hit its read-only pages' set).
             let share = (2 * self.ways as u64 * critical + total) / (2 * total);
@@ -145,12 +183,13 @@ impl FlashShare {
         }
         self.accesses = [0; CLASSES];
         if self.epochs.is_multiple_of(self.sample_every) {
+            let (ways, prefetch_pages) = self.classes_view();
             self.series.push(SplitSample {
                 at_ns: now,
-                critical_ways: self.critical_ways as u32,
-                normal_ways: (self.ways - self.critical_ways) as u32,
-                critical_prefetch_pages: self.prefetch_pages[0],
-                normal_prefetch_pages: self.prefetch_pages[1],
+                critical_ways: ways[0],
+                normal_ways: ways[1],
+                critical_prefetch_pages: prefetch_pages[0],
+                normal_prefetch_pages: prefetch_pages[1],
             });
             if self.series.len() > MAX_SPLIT_SAMPLES {
                 // Keep the samples of every other sampled epoch (the first included), and sample half as often.
@@ -168,6 +207,7 @@ impl FlashShare {
 
 impl ReadCachePolicy for FlashShare {
     fn lookup(&mut self, lpa: u64, class: usize) -> bool {
+        let class = self.part(class);
         self.accesses[class] += 1;
         if self.sets == 0 {
             return false;
@@ -182,10 +222,12 @@ impl ReadCachePolicy for FlashShare {
     }
 
     fn contains(&self, lpa: u64, class: usize) -> bool {
+        let class = self.part(class);
         self.sets > 0 && self.find(self.base(lpa), lpa, class).is_some()
     }
 
     fn insert(&mut self, lpa: u64, class: usize, grow: bool) {
+        let class = self.part(class);
         if self.sets == 0 {
             return;
         }
@@ -228,6 +270,7 @@ impl ReadCachePolicy for FlashShare {
     }
 
     fn evict_near(&mut self, lpa: u64, class: usize) {
+        let class = self.part(class);
         if self.sets == 0 {
             return;
         }
@@ -244,11 +287,13 @@ impl ReadCachePolicy for FlashShare {
     }
 
     fn written(&mut self, lpa: u64, class: usize) {
+        let class = self.part(class);
         self.accesses[class] += 1;
         self.ghosts[class].written(lpa);
     }
 
     fn read_done(&mut self, first: u64, end: u64, class: usize, missed: bool, now: Time) -> u64 {
+        let class = self.part(class);
         self.ghosts[class].read(first, end);
         let ahead = if missed { self.prefetch_pages[class] as u64 } else { 0 };
         // Epochs close at a read's end, so a read's pages count in one epoch.
@@ -263,9 +308,10 @@ impl ReadCachePolicy for FlashShare {
     }
 
     fn state(&self) -> Option<PolicyState<'_>> {
+        let (ways, prefetch_pages) = self.classes_view();
         Some(PolicyState {
-            ways: [self.critical_ways as u32, (self.ways - self.critical_ways) as u32],
-            prefetch_pages: self.prefetch_pages,
+            ways,
+            prefetch_pages,
             series: &self.series,
         })
     }

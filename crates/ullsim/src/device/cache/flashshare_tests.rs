@@ -6,7 +6,11 @@ const NORMAL: usize = 1;
 
 /// A FlashShare cache of `pages` pages (16 pages: one set of 16 ways) with an epoch of `epoch` accesses.
 fn cache(pages: u64, epoch: u32, prefetch_pages: &[u32]) -> FlashShare {
-    let cfg = CacheConfig {
+    FlashShare::new(&config(pages, epoch, prefetch_pages), pages, 16)
+}
+
+fn config(pages: u64, epoch: u32, prefetch_pages: &[u32]) -> CacheConfig {
+    CacheConfig {
         enabled: true,
         capacity_bytes: Bytes(pages * 4096),
         dram_access_ns: Nanos::from_ns(100),
@@ -17,8 +21,7 @@ fn cache(pages: u64, epoch: u32, prefetch_pages: &[u32]) -> FlashShare {
         read_policy: "flashshare".into(),
         flashshare_epoch_accesses: epoch,
         flashshare_prefetch_pages: prefetch_pages.to_vec(),
-    };
-    FlashShare::new(&cfg, pages, 16)
+    }
 }
 
 /// `n` one-page reads of `class` (pages from `first` on), each closing with `read_done`.
@@ -137,4 +140,26 @@ fn the_split_series_stays_bounded_and_spans_the_run() {
     assert_eq!(series[0].at_ns, 0);
     assert!(series.last().unwrap().at_ns >= 3 * MAX_SPLIT_SAMPLES as u64 - 4, "{:?}", series.last());
     assert!(series.windows(2).all(|w| w[1].at_ns - w[0].at_ns == series[1].at_ns), "evenly spaced");
+}
+
+#[test]
+fn the_uniform_cache_shares_every_way_and_one_read_ahead_between_the_classes() {
+    let mut c = FlashShare::uniform(&config(16, 16, &[0, 4]), 16, 16);
+    assert_eq!(c.state().unwrap().ways, [16, 16]);
+    // A page one class filled is the other's too.
+    c.insert(5, NORMAL, true);
+    assert!(c.lookup(5, CRITICAL));
+    // All 16 ways take pages of one class: none is kept back for the other.
+    for lpa in 100..116 {
+        c.insert(lpa, CRITICAL, true);
+    }
+    assert!(c.contains(100, NORMAL) && c.contains(115, NORMAL) && !c.contains(5, NORMAL), "LRU over every way");
+    // Epochs never re-divide; a sequential stream of either class picks the larger read-ahead for both.
+    for epoch in 0..4 {
+        reads(&mut c, if epoch % 2 == 0 { NORMAL } else { CRITICAL }, 1000 + 16 * epoch, 16);
+    }
+    let state = c.state().unwrap();
+    assert_eq!(state.ways, [16, 16]);
+    assert_eq!(state.prefetch_pages, [4, 4]);
+    assert!(state.series.iter().all(|s| s.critical_ways == 16 && s.normal_ways == 16));
 }

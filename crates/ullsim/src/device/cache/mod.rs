@@ -18,7 +18,8 @@
 //! on its way to flash.
 //!
 //! Which clean pages stay is a [`ReadCachePolicy`] (`read_policy`): `shared` (one LRU for every class,
-//! `shared.rs`) or `flashshare` (FlashShare's partitioned ways and ghost-cache prefetch, `flashshare.rs`).
+//! `shared.rs`), `flashshare` (FlashShare's partitioned ways and ghost-cache prefetch, `flashshare.rs`) or
+//! `uniform` (the same cache unpartitioned: the read-ahead without the split, FlashShare's Fig. 18 baselines).
 //! A policy sees each page's criticality class and may ask for pages to be read ahead of a request;
 //! the prefetch reads in flight are kept here (`prefetch.rs`).
 
@@ -96,6 +97,7 @@ type MakePolicy = fn(&CacheConfig, u64) -> Box<dyn ReadCachePolicy>;
 const POLICIES: &[(&str, MakePolicy)] = &[
     ("shared", |_, pages| Box::new(shared::SharedLru::new(pages, WAYS))),
     ("flashshare", |cfg, pages| Box::new(flashshare::FlashShare::new(cfg, pages, WAYS))),
+    ("uniform", |cfg, pages| Box::new(flashshare::FlashShare::uniform(cfg, pages, WAYS))),
 ];
 
 /// Names `device.cache.read_policy` accepts.
@@ -438,7 +440,7 @@ mod tests {
         let bad = config(16, BufferSharing::Shared, "lru");
         let err = DataCache::new(&bad, 4096, 1, 1).err().expect("unknown policy");
         assert!(err.contains("device.cache.read_policy") && err.contains("lru"), "{err}");
-        assert_eq!(read_policy_names(), ["shared", "flashshare"]);
+        assert_eq!(read_policy_names(), ["shared", "flashshare", "uniform"]);
     }
 
     #[test]
