@@ -32,9 +32,12 @@ impl FullHost {
         doorbell
     }
 
-    /// The driver's work on `req`'s completion entry: an LBIO read's unmapping is deferred.
+    /// The driver's work on `req`'s completion entry: an LBIO read's unmapping is deferred; the
+    /// accelerator's driver has its own.
     pub(super) fn cqe_ns_of(&self, requests: &RequestArena, req: ReqId) -> Time {
-        if self.reqs[req.index()].lbio && requests[req].op == Op::Read {
+        if let Some(ns) = self.xler_complete_ns(req) {
+            ns
+        } else if self.reqs[req.index()].lbio && requests[req].op == Op::Read {
             self.nvme.premapped_cqe_ns
         } else {
             self.nvme.cqe_ns

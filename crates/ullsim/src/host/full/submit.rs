@@ -100,6 +100,11 @@ impl FullHost {
         if self.reqs[req.index()].lbio {
             return self.submit_lbio(q, requests, device, req, hwq, at);
         }
+        if self.reqs[req.index()].mode == WaitMode::Accelerator {
+            if let Some(done) = self.submit_to_accelerator(q, requests, device, req, hwq, at) {
+                return done;
+            }
+        }
         // FastResponse: a critical request may be as large as the device takes and can go around the plug and
         // the scheduler; the others are split at their own, smaller limit.
         let critical = requests[req].class.criticality == Criticality::Critical;
