@@ -25,10 +25,7 @@ impl FullHost {
         let premapped = requests[req].op == Op::Read;
         let driver_ns = if premapped { self.nvme.premapped_submit_ns } else { self.nvme.submit_ns };
         let doorbell = at + driver_ns;
-        let s = &mut requests[req].stamps;
-        s.driver_entered = at;
-        s.submitted = doorbell;
-        self.nvme.ring(device, q, req, hwq, doorbell);
+        self.ring_one(q, requests, device, Dispatched { id: req, hwq, at }, doorbell);
         doorbell
     }
 

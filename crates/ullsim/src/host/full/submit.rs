@@ -16,11 +16,24 @@ impl FullHost {
     ) {
         for d in out.drain(..) {
             let doorbell = batch_doorbell.unwrap_or(d.at + self.nvme.submit_ns);
-            let s = &mut requests[d.id].stamps;
-            s.driver_entered = d.at;
-            s.submitted = doorbell;
-            self.nvme.ring(device, q, d.id, d.hwq, doorbell);
+            self.ring_one(q, requests, device, d, doorbell);
         }
+    }
+
+    /// `d`'s driver (the NVMe driver, LBIO's or the accelerator's) starts on it at `d.at` and its command
+    /// is in the submission queue with the doorbell written at `doorbell`.
+    pub(super) fn ring_one(
+        &self,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        device: &mut Device,
+        d: Dispatched,
+        doorbell: Time,
+    ) {
+        let s = &mut requests[d.id].stamps;
+        s.driver_entered = d.at;
+        s.submitted = doorbell;
+        self.nvme.ring(device, q, d.id, d.hwq, doorbell);
     }
 
     /// Submit `req`, the first of `batch` requests the submitting task has for job `j`, on `core`: the file

@@ -76,11 +76,8 @@ impl FullHost {
         }
         let written = at + x.submit_ns;
         let doorbell = written + x.issue_ns;
-        let s = &mut requests[req].stamps;
         // No blk-mq: the block layer's part is empty, the driver's is the register writes and the accelerator.
-        s.driver_entered = at;
-        s.submitted = doorbell;
-        self.nvme.ring(device, q, req, hwq, doorbell);
+        self.ring_one(q, requests, device, Dispatched { id: req, hwq, at }, doorbell);
         Some(written)
     }
 
