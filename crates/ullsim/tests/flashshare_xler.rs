@@ -175,3 +175,18 @@ fn bad_xler_and_dedcore_keys_are_errors_naming_them() {
     let err = load_error(&text, &["host.xler.cam = true"]);
     assert!(err.contains("cam"), "{err}");
 }
+
+#[test]
+fn the_stacks_build_on_selectisr_and_kernelopt() {
+    let text = critical_reader("");
+    let xler = scenario_with(&text, &["host.stack=\"flashshare-xler\""]);
+    assert!(xler.host.xler.enabled && xler.host.nvme.dual_sq && xler.host.block.critical_bypass);
+    assert_eq!(xler.host.completion, "select-isr");
+    let dedcore = scenario_with(&text, &["host.stack=\"flashshare-dedcore\""]);
+    assert!(!dedcore.host.xler.enabled && dedcore.host.nvme.dual_sq && dedcore.host.block.critical_bypass);
+    assert_eq!(dedcore.host.completion, "dedcore");
+    for s in [&xler, &dedcore] {
+        assert_eq!(s.device.host_interface.arbiter, "flashshare");
+        assert_eq!(s.device.cache.read_policy, "flashshare");
+    }
+}
