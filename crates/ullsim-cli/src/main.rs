@@ -316,8 +316,10 @@ fn show_presets(name: Option<&str>) -> Result<()> {
 fn show_catalog(what: &str, list: &'static [BuiltIn], name: Option<&str>, usage: &str) -> Result<()> {
     match name {
         None => {
+            // The names' column is as wide as the longest name, and at least 16.
+            let width = list.iter().map(|e| e.name.len()).max().unwrap_or(0).max(16);
             for entry in list {
-                println!("{:<16} {}", entry.name, entry.summary);
+                println!("{:<width$} {}", entry.name, entry.summary);
             }
             println!("\n{usage}");
         }

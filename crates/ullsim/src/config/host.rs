@@ -11,6 +11,9 @@ use serde::{Deserialize, Serialize};
 use super::keyword::keyword_serde;
 use super::units::{Bytes, Nanos};
 
+mod offload;
+pub use offload::{DedCoreConfig, XlerConfig};
+
 /// `host.model`: which host the I/O goes through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", remote = "Self")]
@@ -42,7 +45,8 @@ pub struct HostConfig {
     pub io_scheduler: String,
     /// How completions are noticed: "interrupt" (polls only `hipri` flows), "select-isr" (polls critical and
     /// `hipri` flows, FlashShare's Select-ISR), "poll" (every request is polled,
-    /// the waiting core spins) or "hybrid" (every request is polled after sleeping half the mean service time).
+    /// the waiting core spins), "hybrid" (every request is polled after sleeping half the mean service time)
+    /// or "dedcore" (the last core polls for critical flows and wakes their tasks; FlashShare's DedCore).
     pub completion: String,
     /// NVMe I/O queue pairs; 0 means one per core (Linux's default). Core c submits to queue c mod queue_pairs,
     /// whose interrupt goes to the first core that maps to it.
@@ -52,6 +56,8 @@ pub struct HostConfig {
     pub nvme: NvmeConfig,
     pub fs: FsConfig,
     pub power: PowerConfig,
+    pub xler: XlerConfig,
+    pub dedcore: DedCoreConfig,
 }
 
 impl Default for HostConfig {
@@ -69,6 +75,8 @@ impl Default for HostConfig {
             nvme: NvmeConfig::default(),
             fs: FsConfig::default(),
             power: PowerConfig::default(),
+            xler: XlerConfig::default(),
+            dedcore: DedCoreConfig::default(),
         }
     }
 }
@@ -333,6 +341,9 @@ impl HostConfig {
                 format!("unknown \"{}\"; expected one of {:?}", self.completion, crate::host::completion::names()),
             );
         }
+        if self.dedicated_poll_core().is_some() && self.cores < 2 {
+            return err("completion", "\"dedcore\" takes a core for polling: expected host.cores of 2 or more".into());
+        }
         if self.queue_pairs > crate::config::scenario::MAX_QUEUE_PAIRS {
             return err("queue_pairs", "expected 0 (one per core) to 65535 (NVMe's limit)".into());
         }
@@ -362,7 +373,10 @@ impl HostConfig {
             ("fs.page_alloc_ns", self.fs.page_alloc_ns.0),
             ("nvme.iommu_map_ns", n.iommu_map_ns.0),
             ("nvme.iommu_unmap_ns", n.iommu_unmap_ns.0),
-        ] {
+        ]
+        .into_iter()
+        .chain(offload::cost_keys(&self.xler, &self.dedcore))
+        {
             if value > MAX_COST_NS {
                 return err(key, format!("expected at most 1 s, found {value} ns"));
             }
@@ -441,6 +455,16 @@ impl HostConfig {
 }
 
 impl HostConfig {
+    /// DedCore's polling core (the last), which no task may run on; `None` unless `completion = "dedcore"`.
+    pub fn dedicated_poll_core(&self) -> Option<u32> {
+        (self.completion == "dedcore").then(|| self.cores.saturating_sub(1))
+    }
+
+    /// Cores the CPU scheduler may put tasks on: all, or all but DedCore's polling core.
+    pub fn task_cores(&self) -> u32 {
+        self.dedicated_poll_core().unwrap_or(self.cores)
+    }
+
     /// Every key of `[host]` as a dotted path under `host.` (e.g. `host.cpu.tick_ns`), from the defaults.
     pub fn keys() -> Vec<String> {
         fn walk(prefix: &str, table: &toml::Table, out: &mut Vec<String>) {

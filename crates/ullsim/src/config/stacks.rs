@@ -53,6 +53,16 @@ pub const STACKS: &[Stack] = &[
         toml: include_str!("stacks/flashshare-selectisr.toml"),
     },
     Stack {
+        name: "flashshare-xler",
+        summary: "FlashShare's XLER: SelectISR plus the I/O-stack accelerator for critical I/O (no blk-mq, no polling)",
+        toml: include_str!("stacks/flashshare-xler.toml"),
+    },
+    Stack {
+        name: "flashshare-dedcore",
+        summary: "FlashShare's DedCore: KernelOpt plus a core dedicated to polling for critical I/O, waking its tasks",
+        toml: include_str!("stacks/flashshare-dedcore.toml"),
+    },
+    Stack {
         name: "aios",
         summary: "AIOS: files opened O_AIOS: LBIO around blk-mq, reads overlapped with the device, async fsync",
         toml: include_str!("stacks/aios.toml"),

@@ -10,11 +10,13 @@
 
 mod app_work;
 mod complete;
+mod dedcore;
 mod fs;
 mod lbio;
 mod results;
 mod submit;
 mod threads;
+mod xler;
 
 use std::collections::VecDeque;
 
@@ -35,6 +37,7 @@ use crate::engine::{EventQueue, Time};
 use crate::request::{Class, Criticality, NvmePriority, Op, ReqId, Request, RequestArena, Stamps};
 use crate::sim::Event;
 use app_work::{AfterReap, AppWork};
+use complete::copy_lower_stamps;
 use fs::{FsCall, FsHost, Thread};
 
 /// "No request" in the links below.
@@ -43,18 +46,6 @@ const NO_PARENT: u32 = u32::MAX;
 /// A system call submitting this many requests or more plugs them (io_uring's `need_plug` and libaio's
 /// `AIO_PLUG_THRESHOLD` both start a plug above two).
 const PLUG_MIN_BATCH: usize = 3;
-
-/// Take the stamps of the layers below the block layer from the request that went down for `to`.
-fn copy_lower_stamps(from: &Stamps, to: &mut Stamps) {
-    to.driver_entered = from.driver_entered;
-    to.submitted = from.submitted;
-    to.device_arrival = from.device_arrival;
-    to.device_fetched = from.device_fetched;
-    to.device_internal_wait = from.device_internal_wait;
-    to.device_done = from.device_done;
-    to.woken = from.woken;
-    to.running = from.running;
-}
 
 /// What the host keeps per request (by request id).
 #[derive(Debug, Clone, Copy)]
@@ -187,7 +178,7 @@ struct Costs {
     poll_loop_ns: Time,
 }
 
-/// The interrupt handler run in progress for a hardware queue.
+/// A handler run in progress: an NVMe vector's, an accelerator interrupt's or DedCore's polling core's.
 #[derive(Default)]
 struct IsrRun {
     reqs: Vec<ReqId>,
@@ -231,6 +222,8 @@ pub struct FullHost {
     scratch: Vec<ReqId>,
     /// Tasks the current interrupt handler run has paid a wake-up for.
     woken_in_irq: Vec<TaskId>,
+    xler: Option<xler::Xler>,
+    dedcore: Option<dedcore::DedicatedCore>,
 }
 
 impl FullHost {
@@ -254,7 +247,8 @@ impl FullHost {
         let mut first_job = Vec::new();
         let mut flow_tasks = Vec::new();
         let mut timed_starts = Vec::new();
-        let all: Vec<u32> = (0..cfg.cores).collect();
+        // DedCore's polling core runs no task.
+        let all: Vec<u32> = (0..cfg.task_cores()).collect();
         let mut spread = 0usize;
         for (flow, spec) in flows.iter().enumerate() {
             first_job.push(jobs.len() as u32);
@@ -287,7 +281,7 @@ impl FullHost {
                 let sqpoll = (spec.sqthread_poll == Some(true)).then(|| {
                     // fio leaves the SQ thread's CPU to the kernel (it is not bound by the job's
                     // cpus_allowed): it starts on the core after the job's and may run on any.
-                    let home = (first + 1) % cfg.cores;
+                    let home = (first + 1) % cfg.task_cores();
                     let t = cpu.add_task(
                         std::iter::once(home).chain(all.iter().copied().filter(|&c| c != home)).collect(),
                         false,
@@ -303,7 +297,7 @@ impl FullHost {
                     queue_set: classes.binary_search(&spec.prio).unwrap_or(0) as u32,
                     ioprio_class: spec.prioclass.unwrap_or_default().level(),
                     engine,
-                    mode: completion.mode(class, spec.hipri == Some(true)),
+                    mode: xler::job_wait_mode(&cfg.xler, completion.as_ref(), class, spec.hipri == Some(true)),
                     sqpoll,
                     to_submit: VecDeque::new(),
                     sq_ring: VecDeque::new(),
@@ -335,10 +329,12 @@ impl FullHost {
             Box::new(fsh)
         });
         let task_count = roles.len();
+        // Handler runs: one per NVMe vector, then the polling core's (the accelerator's are added as needed).
+        let (dedcore, runs) = dedcore::DedicatedCore::new(cfg, nvme.hw_queues());
         Ok(FullHost {
             cpu,
             block,
-            isr: (0..nvme.hw_queues()).map(|_| IsrRun::default()).collect(),
+            isr: (0..runs).map(|_| IsrRun::default()).collect(),
             nvme,
             completion,
             costs: Costs {
@@ -370,6 +366,8 @@ impl FullHost {
             dispatched: Vec::new(),
             scratch: Vec::new(),
             woken_in_irq: Vec::new(),
+            xler: xler::Xler::new(&cfg.xler),
+            dedcore,
         })
     }
 
@@ -599,7 +597,7 @@ impl FullHost {
             to_submit: if job.engine.is_blocking() && job.in_flight > 0 { 0 } else { job.to_submit.len() },
             in_flight: job.in_flight,
             batch_submit: job.batch_submit,
-            spins_in_user_space: job.sqpoll.is_some() && job.mode != WaitMode::Interrupt,
+            spins_in_user_space: job.sqpoll.is_some() && !job.mode.sleeps(),
         };
         let (entry_ns, exit_ns) = (self.costs.syscall_entry_ns, self.costs.syscall_exit_ns);
         match syscall::next(&mut job.call, &view) {
@@ -628,7 +626,7 @@ impl FullHost {
                 job.waiting = Waiting::Spinning;
                 self.cpu.spin(q, task);
             }
-            Step::Wait if job.mode == WaitMode::Interrupt => {
+            Step::Wait if job.mode.sleeps() => {
                 job.waiting = Waiting::Sleeping;
                 self.cpu.sleep(q, task);
             }

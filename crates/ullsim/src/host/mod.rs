@@ -33,7 +33,7 @@ pub use results::{FlowHost, HostCounters, HostResults};
 #[derive(Debug, Clone, Copy)]
 pub enum HostEvent {
     Cpu(CpuEvent),
-    /// The interrupt handler run of hardware queue `hwq` (generation `gen`) ends.
+    /// Handler run `hwq` (generation `gen`) ends: a hardware queue's interrupt handler, or see `full.rs`.
     IrqDone {
         hwq: u32,
         gen: u32,

@@ -19,6 +19,19 @@ pub const MAX_RATE_IOPS: f64 = 1e9;
 /// Most jobs (tasks) one flow may have.
 const MAX_NUMJOBS: u32 = 4096;
 
+/// A flow may not name DedCore's polling core (`core`) in its `cpus_allowed`: no task runs there.
+pub fn check_dedicated_core(spec: &FlowSpec, core: Option<u32>) -> Result<(), (String, String)> {
+    let (Some(list), Some(core)) = (&spec.cpus_allowed, core) else { return Ok(()) };
+    if parse_cpu_list(list, core + 1).is_ok_and(|cores| !cores.contains(&core)) {
+        return Ok(());
+    }
+    let what = format!(
+        "expected cores 0 to {}: host.completion = \"dedcore\" dedicates core {core}, the last, to polling",
+        core.saturating_sub(1)
+    );
+    Err(("cpus_allowed".into(), what))
+}
+
 /// Check a flow spec against the device and the host's `cores`; errors are `(key, what was expected)`.
 pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Result<(), (String, String)> {
     let err = |key: &str, what: &str| Err((key.to_string(), what.to_string()));

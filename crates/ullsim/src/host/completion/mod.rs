@@ -1,8 +1,10 @@
 //! How the host notices that a request completed, behind [`CompletionPolicy`]: by interrupt (the handler
 //! wakes the sleeping task), by classic polling (the waiting task spins on the completion queue; its core
-//! is busy all the while) or by hybrid polling (sleep about half the expected service time, then spin).
+//! is busy all the while), by hybrid polling (sleep about half the expected service time, then spin) or by a
+//! core dedicated to polling (DedCore).
 //! Adding a policy means a file here and a name in [`make`].
 
+mod dedcore;
 mod hybrid;
 mod interrupt;
 mod poll;
@@ -20,6 +22,17 @@ pub enum WaitMode {
     Poll,
     /// Sleep for [`CompletionPolicy::sleep_before_poll`], then spin (no interrupt).
     Hybrid,
+    /// Sleep; DedCore's polling core completes the request and wakes the task (no interrupt).
+    DedicatedCore,
+    /// Sleep; FlashShare's accelerator (`host.xler`) submitted it, polls for it and interrupts its driver.
+    Accelerator,
+}
+
+impl WaitMode {
+    /// The waiting task sleeps rather than spins.
+    pub fn sleeps(self) -> bool {
+        matches!(self, WaitMode::Interrupt | WaitMode::DedicatedCore | WaitMode::Accelerator)
+    }
 }
 
 pub trait CompletionPolicy {
@@ -44,7 +57,7 @@ pub trait CompletionPolicy {
 
 /// Names of the completion policies.
 pub fn names() -> &'static [&'static str] {
-    &["interrupt", "poll", "hybrid", "select-isr"]
+    &["interrupt", "poll", "hybrid", "select-isr", "dedcore"]
 }
 
 pub fn make(name: &str) -> Option<Box<dyn CompletionPolicy>> {
@@ -53,6 +66,7 @@ pub fn make(name: &str) -> Option<Box<dyn CompletionPolicy>> {
         "poll" => Some(Box::new(poll::Poll)),
         "hybrid" => Some(Box::new(hybrid::Hybrid::default())),
         "select-isr" => Some(Box::new(select_isr::SelectIsr)),
+        "dedcore" => Some(Box::new(dedcore::DedCore)),
         _ => None,
     }
 }

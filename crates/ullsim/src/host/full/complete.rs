@@ -4,6 +4,18 @@
 
 use super::*;
 
+/// Take the stamps of the layers below the block layer from the request that went down for `to`.
+pub(super) fn copy_lower_stamps(from: &Stamps, to: &mut Stamps) {
+    to.driver_entered = from.driver_entered;
+    to.submitted = from.submitted;
+    to.device_arrival = from.device_arrival;
+    to.device_fetched = from.device_fetched;
+    to.device_internal_wait = from.device_internal_wait;
+    to.device_done = from.device_done;
+    to.woken = from.woken;
+    to.running = from.running;
+}
+
 impl FullHost {
     /// The device posted `req`'s completion entry now.
     pub fn on_device_completion(
@@ -27,6 +39,8 @@ impl FullHost {
                 }
                 IrqAction::Wait => {}
             },
+            WaitMode::Accelerator => self.accelerator_interrupt(q, requests, device, req),
+            WaitMode::DedicatedCore => self.dedicated_core_completion(q, requests, device, req),
             WaitMode::Poll | WaitMode::Hybrid => {
                 let done = &requests[req];
                 let service = done.stamps.device_done.saturating_sub(done.stamps.submitted);
@@ -53,18 +67,62 @@ impl FullHost {
         device: &mut Device,
         hwq: u32,
     ) {
-        let now = q.now();
         let mut entries = std::mem::take(&mut self.scratch);
         self.nvme.fire(hwq, &mut entries);
         let core = self.nvme.irq_core(hwq);
-        let run = &self.isr[hwq as usize];
+        self.interrupt_run(q, requests, device, hwq, core, q.now(), &mut entries);
+        self.scratch = entries;
+    }
+
+    /// An interrupt raised at `raised` on `core` for handler run `run` (an NVMe vector's or the
+    /// accelerator's) completes `entries`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn interrupt_run(
+        &mut self,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        device: &mut Device,
+        run: u32,
+        core: u32,
+        raised: Time,
+        entries: &mut Vec<ReqId>,
+    ) {
         // A handler still running processes new entries in the same run.
-        let joins = run.active && run.end > now;
-        let start = if joins { run.end } else { self.cpu.irq_start(core, now + self.nvme.irq_delivery_ns) };
-        let mut t = if joins { start } else { start + self.nvme.isr_ns };
+        let (start, work_from) = match self.run_in_progress(run, raised) {
+            Some(end) => (end, end),
+            None => {
+                let start = self.cpu.irq_start(core, raised + self.nvme.irq_delivery_ns);
+                (start, start + self.nvme.isr_ns)
+            }
+        };
+        let end = self.complete_in_run(q, requests, device, run, entries, work_from, 0);
+        self.cpu.book_irq(core, start, end - start);
+    }
+
+    /// When handler run `run` ends, if it is still running at `at` (new entries then join it).
+    pub(super) fn run_in_progress(&self, run: u32, at: Time) -> Option<Time> {
+        let r = &self.isr[run as usize];
+        (r.active && r.end > at).then_some(r.end)
+    }
+
+    /// Complete `entries` in handler run `run` from `at`: per entry the driver's work, `extra_ns`, a wake-up
+    /// per sleeping task and the block layer's completion. Their tasks are told when the run ends, which is
+    /// returned.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn complete_in_run(
+        &mut self,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        device: &mut Device,
+        run: u32,
+        entries: &mut Vec<ReqId>,
+        at: Time,
+        extra_ns: Time,
+    ) -> Time {
+        let mut t = at;
         let mut woken = std::mem::take(&mut self.woken_in_irq);
-        for &req in &entries {
-            t += self.cqe_ns_of(requests, req);
+        for &req in entries.iter() {
+            t += self.cqe_ns_of(requests, req) + extra_ns;
             let task = self.waiter_of(req);
             // Waking a sleeping task costs once per handler run, however many of its requests complete.
             if self.cpu.is_sleeping(task) && !woken.contains(&task) {
@@ -75,15 +133,14 @@ impl FullHost {
         }
         woken.clear();
         self.woken_in_irq = woken;
-        self.cpu.book_irq(core, start, t - start);
-        let run = &mut self.isr[hwq as usize];
-        run.reqs.append(&mut entries);
-        run.end = t;
-        run.gen = run.gen.wrapping_add(1);
-        run.active = true;
-        let gen = run.gen;
-        self.scratch = entries;
-        q.schedule_at(t, Event::Host(HostEvent::IrqDone { hwq, gen }));
+        let r = &mut self.isr[run as usize];
+        r.reqs.append(entries);
+        r.end = t;
+        r.gen = r.gen.wrapping_add(1);
+        r.active = true;
+        let gen = r.gen;
+        q.schedule_at(t, Event::Host(HostEvent::IrqDone { hwq: run, gen }));
+        t
     }
 
     /// Complete `req` in the block layer from `at` (in an interrupt handler or a poll loop); requests that
@@ -96,8 +153,9 @@ impl FullHost {
         req: ReqId,
         at: Time,
     ) -> Time {
-        if self.reqs[req.index()].lbio {
-            // LBIO has no block layer to complete in: its descriptor is freed with the bio.
+        let r = self.reqs[req.index()];
+        if r.lbio || r.mode == WaitMode::Accelerator {
+            // LBIO and the accelerator have no block layer to complete in: their descriptors go with the bio.
             return at;
         }
         let mut out = std::mem::take(&mut self.dispatched);

@@ -119,7 +119,7 @@ impl FsHost {
         warmup: Time,
     ) -> FsHost {
         let fs_cfg: &FsConfig = &cfg.fs;
-        let all: Vec<u32> = (0..cfg.cores).collect();
+        let all: Vec<u32> = (0..cfg.task_cores()).collect();
         let jbd2_task = cpu.add_task(all.clone(), false);
         let flusher_task = cpu.add_task(all, false);
         let fs = FileSystem::new(flows, device.logical_capacity_bytes(), fs_cfg, device.has_volatile_write_cache());

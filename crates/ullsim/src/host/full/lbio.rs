@@ -25,16 +25,16 @@ impl FullHost {
         let premapped = requests[req].op == Op::Read;
         let driver_ns = if premapped { self.nvme.premapped_submit_ns } else { self.nvme.submit_ns };
         let doorbell = at + driver_ns;
-        let s = &mut requests[req].stamps;
-        s.driver_entered = at;
-        s.submitted = doorbell;
-        self.nvme.ring(device, q, req, hwq, doorbell);
+        self.ring_one(q, requests, device, Dispatched { id: req, hwq, at }, doorbell);
         doorbell
     }
 
-    /// The driver's work on `req`'s completion entry: an LBIO read's unmapping is deferred.
+    /// The driver's work on `req`'s completion entry: an LBIO read's unmapping is deferred; the
+    /// accelerator's driver has its own.
     pub(super) fn cqe_ns_of(&self, requests: &RequestArena, req: ReqId) -> Time {
-        if self.reqs[req.index()].lbio && requests[req].op == Op::Read {
+        if let Some(ns) = self.xler_complete_ns(req) {
+            ns
+        } else if self.reqs[req.index()].lbio && requests[req].op == Op::Read {
             self.nvme.premapped_cqe_ns
         } else {
             self.nvme.cqe_ns

@@ -12,14 +12,18 @@ impl FullHost {
 
     /// The cumulative counters at `at`.
     pub fn counters(&mut self, at: Time) -> HostCounters {
-        let cores = self.cpu.core_times(at);
+        let mut cores = self.cpu.core_times(at);
+        if let Some(d) = &self.dedcore {
+            // No task runs on DedCore's polling core: its time is the poller's.
+            cores[d.core() as usize] = d.core_time(at);
+        }
         let flow_cpu_ns =
             self.flow_tasks.iter().map(|tasks| tasks.iter().map(|&t| self.cpu.task_cpu_ns(t)).sum()).collect();
         HostCounters {
             at,
             cores,
             flow_cpu_ns,
-            interrupts: self.nvme.interrupts(),
+            interrupts: self.nvme.interrupts() + self.xler.as_ref().map_or(0, |x| x.interrupts),
             block: self.block.results(),
             fs: self.fs.as_deref().map(FsHost::counters),
         }

@@ -16,11 +16,24 @@ impl FullHost {
     ) {
         for d in out.drain(..) {
             let doorbell = batch_doorbell.unwrap_or(d.at + self.nvme.submit_ns);
-            let s = &mut requests[d.id].stamps;
-            s.driver_entered = d.at;
-            s.submitted = doorbell;
-            self.nvme.ring(device, q, d.id, d.hwq, doorbell);
+            self.ring_one(q, requests, device, d, doorbell);
         }
+    }
+
+    /// `d`'s driver (the NVMe driver, LBIO's or the accelerator's) starts on it at `d.at` and its command
+    /// is in the submission queue with the doorbell written at `doorbell`.
+    pub(super) fn ring_one(
+        &self,
+        q: &mut EventQueue<Event>,
+        requests: &mut RequestArena,
+        device: &mut Device,
+        d: Dispatched,
+        doorbell: Time,
+    ) {
+        let s = &mut requests[d.id].stamps;
+        s.driver_entered = d.at;
+        s.submitted = doorbell;
+        self.nvme.ring(device, q, d.id, d.hwq, doorbell);
     }
 
     /// Submit `req`, the first of `batch` requests the submitting task has for job `j`, on `core`: the file
@@ -99,6 +112,11 @@ impl FullHost {
         self.reqs[req.index()].hwq = hwq;
         if self.reqs[req.index()].lbio {
             return self.submit_lbio(q, requests, device, req, hwq, at);
+        }
+        if self.reqs[req.index()].mode == WaitMode::Accelerator {
+            if let Some(done) = self.submit_to_accelerator(q, requests, device, req, hwq, at) {
+                return done;
+            }
         }
         // FastResponse: a critical request may be as large as the device takes and can go around the plug and
         // the scheduler; the others are split at their own, smaller limit.
