@@ -103,10 +103,10 @@ enum Command {
     /// Reproduce a paper's multi-run evaluation (flin18: FLIN's four-flow mixes under Sprinkler,
     /// Sprinkler+Fairness and FLIN; hotstorage23: Table 1 and Figs. 1-5 under each blk-mq scheduler;
     /// fastresponse22: RocksDB readrandom and fillsync beside five apps under five stacks; aios19: AIOS
-    /// against vanilla on fio, RocksDB, Filebench and OLTP models), with the paper's figures beside the
-    /// simulated ones.
+    /// against vanilla on fio, RocksDB, Filebench and OLTP models; flashshare18: Table 3's online apps beside
+    /// its offline apps under FlashShare's stacks), with the paper's figures beside the simulated ones.
     Reproduce {
-        /// Which evaluation: flin18, hotstorage23, fastresponse22 or aios19.
+        /// Which evaluation: flin18, hotstorage23, fastresponse22, aios19 or flashshare18.
         name: String,
         /// Run the full evaluation (default: a subset small enough for CI).
         #[arg(long)]

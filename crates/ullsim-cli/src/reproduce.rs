@@ -4,10 +4,10 @@
 //! other it is given in an error.
 
 use anyhow::{bail, Result};
-use ullsim::reproduce::{aios19, fastresponse22, flin18, hotstorage23, Reproduction};
+use ullsim::reproduce::{aios19, fastresponse22, flashshare18, flin18, hotstorage23, Reproduction};
 
 /// Names accepted by `ullsim reproduce`.
-pub const NAMES: &[&str] = &["aios19", "fastresponse22", "flin18", "hotstorage23"];
+pub const NAMES: &[&str] = &["aios19", "fastresponse22", "flashshare18", "flin18", "hotstorage23"];
 
 pub struct Args<'a> {
     pub name: &'a str,
@@ -28,6 +28,7 @@ pub fn main(args: Args) -> Result<()> {
         "fastresponse22" => fastresponse22_main(&args),
         "hotstorage23" => hotstorage23_main(&args),
         "aios19" => aios19_main(&args),
+        "flashshare18" => flashshare18_main(&args),
         other => bail!("unknown reproduction \"{other}\"; expected one of {NAMES:?}"),
     }
 }
@@ -113,6 +114,14 @@ fn aios19_main(args: &Args) -> Result<()> {
     let mut options = if args.all { aios19::Options::full() } else { aios19::Options::quick() };
     common_flags(args, &mut options.duration_ns, &mut options.seed, &mut options.overrides)?;
     let reproduction = aios19::run(&options).map_err(|e| anyhow::anyhow!("aios19: {e}"))?;
+    emit(args.output, &reproduction)
+}
+
+fn flashshare18_main(args: &Args) -> Result<()> {
+    reject_flin18_flags(args, "flashshare18")?;
+    let mut options = if args.all { flashshare18::Options::full() } else { flashshare18::Options::quick() };
+    common_flags(args, &mut options.duration_ns, &mut options.seed, &mut options.overrides)?;
+    let reproduction = flashshare18::run(&options).map_err(|e| anyhow::anyhow!("flashshare18: {e}"))?;
     emit(args.output, &reproduction)
 }
 

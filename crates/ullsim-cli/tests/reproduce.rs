@@ -359,3 +359,49 @@ fn reproduce_aios19_compares_both_stacks_on_every_workload_and_aios_is_ahead() {
     ullsim(["reproduce", "aios19", "--load", "2"]).fails_with(&["--load: not used by aios19"]);
     ullsim(["reproduce", "aios19", "--set", "host.fs.aios=maybe"]).fails_with(&["aios19", "host.fs.aios"]);
 }
+
+#[test]
+fn reproduce_flashshare18_runs_every_stack_beside_each_offline_app_and_the_mechanisms_act() {
+    // The CI-sized subset: Apache beside Index and PageRank, 300 ms after a 100 ms warm-up (`--all` runs
+    // every pair of Table 3).
+    let text = ullsim(["reproduce", "flashshare18"]).ok();
+    assert!(text.stdout.contains("fig11") && text.stdout.contains("simulated"), "{}", text.stdout);
+    let r = json(&["reproduce", "flashshare18"]);
+    check_layout(&r, "flashshare18");
+    let stacks = ["vanilla", "cacheopt", "kernelopt", "selectisr", "xler", "dedcore"];
+    for offline in ["index", "pr"] {
+        for stack in stacks {
+            let s = [("online", "ap"), ("offline", offline), ("stack", stack)];
+            // Apache's response is its CPU (Table 3's instructions) plus one 24 KB read: more than the CPU.
+            let mean = simulated(row(&r, "fig11", "mean_us", &s));
+            let io = simulated(row(&r, "fig11", "io_mean_us", &s));
+            assert!(mean > 700.0 && io > 3.0 && io < mean, "{offline} {stack}: {mean} {io}");
+            assert!(simulated(row(&r, "fig12", "p99_us", &s)) >= mean * 0.99, "{offline} {stack}");
+        }
+    }
+    // The averages carry the paper's reductions beside the simulated ones.
+    let average = row(&r, "fig11", "mean_vs_vanilla", &[("online", "average"), ("stack", "xler")]);
+    assert_eq!(average["paper"], 0.78);
+    assert_eq!(rows(&r, "fig12", "p99_vs_vanilla").len(), 2 * 5 + 4);
+    assert_eq!(rows(&r, "fig13", "mean_vs_dedcore").len(), 1);
+    // Fig. 15(b): polling takes the interrupt, the wake-up and the context switch out of a critical I/O's
+    // completion; Fig. 16(d): fewer context switches.
+    assert!(simulated(row(&r, "fig15b", "io_completion_cut_us", &[("stack", "selectisr")])) > 1.0);
+    assert!(simulated(row(&r, "fig16d", "context_switches_ratio", &[])) < 1.0);
+    // Fig. 14: the offline apps lose little (the paper: at most 4%).
+    assert!(simulated(row(&r, "fig14", "worst_loss_pct", &[("offline", "all")])) < 5.0);
+    // Fig. 18: the offline apps read mostly in sequence, so reading ahead raises the hit rate a cache without
+    // it cannot have; Apache's random reads do not hit.
+    for offline in ["index", "pr"] {
+        let hit = |design| simulated(row(&r, "fig18", "hit_rate", &[("offline", offline), ("design", design)]));
+        assert!(hit("uni-128") > hit("uni-no") + 0.2 && hit("split-thr") > hit("uni-no") + 0.1, "{offline}");
+        assert!(hit("split-lat") < 0.05, "{offline}");
+    }
+    // Fig. 19: the split gives each class a share of the ways.
+    let share = simulated(row(&r, "fig19", "critical_cache_share", &[("offline", "pr")]));
+    assert!(share > 0.0 && share < 1.0, "{share}");
+    assert_eq!(json(&["reproduce", "flashshare18"]), r, "two reproductions with the same seed differ");
+    ullsim(["reproduce", "flashshare18", "--classes", "table2"]).fails_with(&["--classes: not used by flashshare18"]);
+    ullsim(["reproduce", "flashshare18", "--set", "device.cache.read_policy=lru"])
+        .fails_with(&["flashshare18", "device.cache.read_policy"]);
+}

@@ -4,6 +4,7 @@
 
 pub mod aios19;
 pub mod fastresponse22;
+pub mod flashshare18;
 pub mod flin18;
 pub mod hotstorage23;
 pub mod rows;

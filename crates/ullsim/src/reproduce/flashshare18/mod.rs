@@ -1,0 +1,486 @@
+//! FlashShare (Zhang et al., OSDI'18, seed 001): each online app of Table 3 (Apache, Apache-update,
+//! ImageServer; critical, 400 requests per second) beside each of its ten offline apps, on the paper's
+//! 8 cores and Z-NAND SSD (`znand-ull`), under the cumulative stacks of §5 (Vanilla, CacheOpt, KernelOpt,
+//! SelectISR, XLER) and DedCore. Figs. 11-12 (response times against Vanilla), 13 (XLER against DedCore),
+//! 14 (the offline apps' performance), 15(b) (Apache beside Index: where an I/O's time goes), 16(d)
+//! (context switches), 17 (NVMe commands), 18 (the cache's hit rates under five designs, [`cache`]) and
+//! 19 (the cache split while PageRank runs). The paper gives its figures as plots; the rows carry as paper
+//! values the numbers its text states.
+
+mod cache;
+
+use super::rows::Reproduction;
+use super::{over_settings, run_toml};
+use crate::sim::RunResults;
+use crate::workload::app::flashshare::{Workload, CLIENT_SERVER_CPU_NS, TABLE3};
+
+/// The stacks of Figs. 11-12, cumulative as in §5: (label, `host.stack`). Vanilla first.
+pub const STACKS: [(&str, &str); 5] = [
+    ("vanilla", "vanilla"),
+    ("cacheopt", "flashshare-cacheopt"),
+    ("kernelopt", "flashshare-kernelopt"),
+    ("selectisr", "flashshare-selectisr"),
+    ("xler", "flashshare-xler"),
+];
+/// Fig. 13's alternative to the accelerator: a core dedicated to polling.
+pub const DEDCORE: (&str, &str) = ("dedcore", "flashshare-dedcore");
+
+/// Table 2: 8 cores.
+pub const CORES: u32 = 8;
+/// Threads of an offline app: one per core, as a MapReduce job's tasks fill a node [inferred: Table 3 gives
+/// each app's I/Os per instruction, not its threads].
+pub const OFFLINE_THREADS: u32 = 8;
+/// The online app's data, and the offline app's, after it.
+pub const ONLINE_SIZE: &str = "8GB";
+pub const OFFLINE_SIZE: &str = "64GB";
+/// Simulated time before the measurement: the closed-loop offline threads start in step.
+pub const WARMUP_NS: u64 = 100_000_000;
+
+/// The paper's numbers (§5.2-5.5).
+pub mod paper {
+    /// Figs. 11-12: average response time against Vanilla over every pair, for CacheOpt, KernelOpt,
+    /// SelectISR and XLER (the text's -5/-11/-12/-22% and -7/-16/-22/-31%).
+    pub const MEAN_VS_VANILLA: [f64; 4] = [0.95, 0.89, 0.88, 0.78];
+    pub const P99_VS_VANILLA: [f64; 4] = [0.93, 0.84, 0.78, 0.69];
+    /// Fig. 13: XLER against DedCore (-12% mean, -15% p99).
+    pub const XLER_VS_DEDCORE: [f64; 2] = [0.88, 0.85];
+    /// Fig. 14: the offline apps' performance: worst loss against Vanilla (%); CacheOpt against Vanilla,
+    /// SelectISR against KernelOpt and XLER against SelectISR (ratios).
+    pub const OFFLINE_WORST_LOSS_PCT: f64 = 4.0;
+    pub const OFFLINE_CACHEOPT_VS_VANILLA: f64 = 1.036;
+    pub const OFFLINE_SELECTISR_VS_KERNELOPT: f64 = 0.98;
+    pub const OFFLINE_XLER_VS_SELECTISR: f64 = 1.012;
+    /// Fig. 15(b), Apache beside Index: SSD access (us) under Vanilla and CacheOpt; block layer (us) under
+    /// Vanilla and KernelOpt; SelectISR's I/O completion against KernelOpt's (us).
+    pub const SSD_ACCESS_US: [(&str, f64); 2] = [("vanilla", 29.0), ("cacheopt", 18.0)];
+    pub const BLOCK_LAYER_US: [(&str, f64); 2] = [("vanilla", 39.0), ("kernelopt", 21.0)];
+    pub const SELECTISR_COMPLETION_CUT_US: f64 = 5.0;
+    /// Fig. 16(d) (as the issue reads it): polling cuts context switches by 42%.
+    pub const SELECTISR_CONTEXT_SWITCHES_VS_KERNELOPT: f64 = 0.58;
+    /// Fig. 17: NVMe commands against Vanilla under KernelOpt (+2%) and XLER (-0.4%).
+    pub const COMMANDS_VS_VANILLA: [(&str, f64); 2] = [("kernelopt", 1.02), ("xler", 0.996)];
+}
+
+/// How to run the reproduction.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Online apps (Table 3's ap, au, is).
+    pub online: Vec<String>,
+    /// Offline apps (Table 3's other ten).
+    pub offline: Vec<String>,
+    pub duration_ns: u64,
+    /// The first seed; each setting runs with `seeds` seeds from it, and its rows average them.
+    pub seed: u64,
+    pub seeds: u32,
+    /// `--set` overrides applied to every run.
+    pub overrides: Vec<String>,
+}
+
+fn names(online: bool) -> Vec<String> {
+    TABLE3.iter().filter(|t| t.online == online).map(|t| t.name.to_string()).collect()
+}
+
+impl Options {
+    /// The CI-sized subset: Apache beside Index (Fig. 15's pair) and PageRank (Fig. 19's), short runs.
+    pub fn quick() -> Options {
+        Options {
+            online: vec!["ap".into()],
+            offline: vec!["index".into(), "pr".into()],
+            duration_ns: 300_000_000,
+            seed: 1,
+            seeds: 1,
+            overrides: Vec::new(),
+        }
+    }
+
+    /// Every pair, 5 s runs (2,000 requests of the online app) with two seeds each.
+    pub fn full() -> Options {
+        Options { online: names(true), offline: names(false), duration_ns: 5_000_000_000, seeds: 2, ..Options::quick() }
+    }
+}
+
+/// One run: `online` beside `offline` under `stack`, with extra `[device.cache]` lines.
+#[derive(Debug, Clone, PartialEq)]
+struct Setting {
+    online: String,
+    offline: String,
+    stack: &'static str,
+    /// Fig. 18's cache designs: (label, `[device.cache]` lines).
+    cache: Option<(&'static str, &'static str)>,
+}
+
+/// The scenario of one setting.
+fn scenario_text(s: &Setting, duration_ns: u64) -> String {
+    let mut text = format!(
+        "name = \"flashshare18\"\n[run]\nduration = \"{}ns\"\nwarmup = \"{WARMUP_NS}ns\"\n[host]\nstack = \
+         \"{}\"\ncores = {CORES}\n[device]\npreset = \"znand-ull\"\n",
+        WARMUP_NS + duration_ns,
+        s.stack
+    );
+    if let Some((_, lines)) = s.cache {
+        text += &format!("[device.cache]\n{lines}\n");
+    }
+    text += &format!(
+        "[[flow]]\nname = \"{0}\"\napp = \"flashshare.{0}\"\nsize = \"{ONLINE_SIZE}\"\n[[flow]]\nname = \
+         \"{1}\"\napp = \"flashshare.{1}\"\nnumjobs = {OFFLINE_THREADS}\noffset = \"{ONLINE_SIZE}\"\nsize = \
+         \"{OFFLINE_SIZE}\"\n",
+        s.online, s.offline
+    );
+    text
+}
+
+/// What one run gives the rows.
+#[derive(Debug, Clone, Default)]
+struct Measured {
+    /// The online app's response time (us).
+    mean_us: f64,
+    p99_us: f64,
+    /// The part of the mean response time that is not the app's response CPU: the request's I/O and the
+    /// waits around it (us).
+    io_mean_us: f64,
+    /// Where an online request's I/O spends its time (us, means): SSD access (the device's queues and
+    /// service), block layer, NVMe driver, completion (the request's completion part less the app's
+    /// response CPU) and the wait for a core after it.
+    ssd_us: f64,
+    block_us: f64,
+    driver_us: f64,
+    completion_us: f64,
+    cpu_wait_us: f64,
+    /// The offline app's I/Os per second: its progress (a closed loop of one I/O and its CPU per thread).
+    offline_iops: f64,
+    /// NVMe commands the device completed in the window (both classes), and the cores' context switches,
+    /// each per I/O the apps completed (the paper counts them over the same work; a faster offline app
+    /// does more of it in a window).
+    commands_per_io: f64,
+    context_switches_per_io: f64,
+    /// Read-cache pages looked up and hit, per class (critical, normal).
+    lookups: [f64; 2],
+    hits: [f64; 2],
+    /// The critical partition's mean share of the ways over the window's epochs (FlashShare's cache only).
+    critical_way_share: Option<f64>,
+}
+
+impl Measured {
+    fn over_seeds(runs: &[Measured]) -> Measured {
+        let n = runs.len() as f64;
+        let mean = |pick: fn(&Measured) -> f64| runs.iter().map(pick).sum::<f64>() / n;
+        let shares: Vec<f64> = runs.iter().filter_map(|m| m.critical_way_share).collect();
+        Measured {
+            mean_us: mean(|m| m.mean_us),
+            p99_us: mean(|m| m.p99_us),
+            io_mean_us: mean(|m| m.io_mean_us),
+            ssd_us: mean(|m| m.ssd_us),
+            block_us: mean(|m| m.block_us),
+            driver_us: mean(|m| m.driver_us),
+            completion_us: mean(|m| m.completion_us),
+            cpu_wait_us: mean(|m| m.cpu_wait_us),
+            offline_iops: mean(|m| m.offline_iops),
+            commands_per_io: mean(|m| m.commands_per_io),
+            context_switches_per_io: mean(|m| m.context_switches_per_io),
+            lookups: [mean(|m| m.lookups[0]), mean(|m| m.lookups[1])],
+            hits: [mean(|m| m.hits[0]), mean(|m| m.hits[1])],
+            critical_way_share: (!shares.is_empty()).then(|| shares.iter().sum::<f64>() / shares.len() as f64),
+        }
+    }
+
+    /// Hits over lookups of both classes (0 without lookups).
+    fn hit_rate(&self) -> f64 {
+        ratio(self.hits[0] + self.hits[1], self.lookups[0] + self.lookups[1])
+    }
+
+    /// One class's hit rate (0 critical, 1 normal).
+    fn class_hit_rate(&self, class: usize) -> f64 {
+        ratio(self.hits[class], self.lookups[class])
+    }
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        0.0
+    }
+}
+
+/// The figures of one run of `online` (whose response CPU per request is `response_ns`).
+fn measure(r: &RunResults, response_ns: f64) -> Measured {
+    let (online, offline) = (&r.flows[0], &r.flows[1]);
+    let app_ios = (online.completed + offline.completed) as f64;
+    let b = &online.breakdown_ns;
+    let (critical, normal) = (&r.device.by_class.critical, &r.device.by_class.normal);
+    let cache = r.device.read_cache.as_ref();
+    let class = |pick: fn(&crate::device::ReadCacheClass) -> u64| {
+        cache.map_or([0.0; 2], |c| [pick(&c.critical) as f64, pick(&c.normal) as f64])
+    };
+    let critical_way_share = cache.filter(|c| c.policy == "flashshare" && !c.split_series.is_empty()).map(|c| {
+        let shares = c.split_series.iter().map(|s| f64::from(s.critical_ways) / f64::from(s.critical_ways + s.normal_ways));
+        shares.sum::<f64>() / c.split_series.len() as f64
+    });
+    Measured {
+        mean_us: online.latency_ns.mean / 1e3,
+        p99_us: online.latency_ns.p99 as f64 / 1e3,
+        io_mean_us: (online.latency_ns.mean - response_ns) / 1e3,
+        ssd_us: (b.device_queued.mean + b.device_service.mean) / 1e3,
+        block_us: b.block.mean / 1e3,
+        driver_us: b.driver.mean / 1e3,
+        completion_us: (b.completion.mean - response_ns).max(0.0) / 1e3,
+        cpu_wait_us: b.cpu_wait.mean / 1e3,
+        offline_iops: offline.iops,
+        commands_per_io: ratio((critical.commands + normal.commands) as f64, app_ios),
+        context_switches_per_io: ratio(r.host.cores.iter().map(|c| c.context_switches as f64).sum(), app_ios),
+        lookups: class(|c| c.read_page_lookups),
+        hits: class(|c| c.read_page_hits),
+        critical_way_share,
+    }
+}
+
+/// Table 3's row of `name`, if it is an online (`online`) or offline app.
+fn app(name: &str, online: bool) -> Result<&'static Workload, String> {
+    TABLE3.iter().find(|t| t.name == name && t.online == online).ok_or_else(|| {
+        let kind = if online { "online" } else { "offline" };
+        format!("unknown {kind} app \"{name}\"; expected one of {:?}", names(online))
+    })
+}
+
+/// The runs' results, found by setting.
+struct Runs<'a> {
+    settings: &'a [Setting],
+    measured: &'a [Measured],
+}
+
+impl Runs<'_> {
+    fn get(&self, online: &str, offline: &str, stack: &str, cache: Option<&str>) -> &Measured {
+        let i = self
+            .settings
+            .iter()
+            .position(|s| {
+                s.online == online && s.offline == offline && s.stack == stack && s.cache.map(|c| c.0) == cache
+            })
+            .expect("every pair runs under every stack and cache design");
+        &self.measured[i]
+    }
+}
+
+/// Run the reproduction.
+pub fn run(options: &Options) -> Result<Reproduction, String> {
+    for name in &options.online {
+        app(name, true)?;
+    }
+    for name in &options.offline {
+        app(name, false)?;
+    }
+    if options.online.is_empty() || options.offline.is_empty() {
+        return Err("expected at least one online and one offline app".into());
+    }
+    let mut settings = Vec::new();
+    for online in &options.online {
+        for offline in &options.offline {
+            let setting = |stack, cache| Setting { online: online.clone(), offline: offline.clone(), stack, cache };
+            settings.extend(STACKS.iter().chain([&DEDCORE]).map(|&(_, stack)| setting(stack, None)));
+            if online == cache::ONLINE {
+                settings.extend(cache::UNIFORM.iter().map(|&design| setting("vanilla", Some(design))));
+            }
+        }
+    }
+    let measured = over_settings(
+        settings.len(),
+        options.seed,
+        options.seeds,
+        |i, seed| {
+            let s = &settings[i];
+            let (_, results) = run_toml(&scenario_text(s, options.duration_ns), "flashshare18", seed, &options.overrides)?;
+            let online = app(&s.online, true)?;
+            Ok(measure(&results, (online.cpu_per_io_ns() + CLIENT_SERVER_CPU_NS) as f64))
+        },
+        Measured::over_seeds,
+    )?;
+    let runs = Runs { settings: &settings, measured: &measured };
+
+    let mut out = Reproduction::new("flashshare18", "FlashShare (OSDI'18): Table 3's online apps beside its offline apps");
+    out.option("online", &options.online);
+    out.option("offline", &options.offline);
+    out.option("duration_ms", options.duration_ns / 1_000_000);
+    out.option("seed", options.seed);
+    out.option("seeds", options.seeds.max(1));
+    out.option("cores", CORES);
+    if !options.overrides.is_empty() {
+        out.option("set", &options.overrides);
+    }
+    response_rows(&mut out, options, &runs);
+    offline_rows(&mut out, options, &runs);
+    io_rows(&mut out, options, &runs);
+    cache::rows(&mut out, options, &runs);
+    if let Some(bad) = out.non_finite().first() {
+        return Err(format!("{} {:?} {}: not a finite number", bad.figure, bad.setting, bad.metric));
+    }
+    Ok(out)
+}
+
+/// Every (online, offline) pair of the options.
+fn pairs(options: &Options) -> impl Iterator<Item = (&str, &str)> {
+    options.online.iter().flat_map(|on| options.offline.iter().map(move |off| (on.as_str(), off.as_str())))
+}
+
+/// Mean over the pairs of `pick(stack) / pick(base)`.
+fn mean_ratio(options: &Options, runs: &Runs, stack: &str, base: &str, pick: fn(&Measured) -> f64) -> f64 {
+    let ratios: Vec<f64> =
+        pairs(options).map(|(on, off)| ratio(pick(runs.get(on, off, stack, None)), pick(runs.get(on, off, base, None)))).collect();
+    ratios.iter().sum::<f64>() / ratios.len() as f64
+}
+
+/// Figs. 11-13: the online apps' response times.
+fn response_rows(out: &mut Reproduction, options: &Options, runs: &Runs) {
+    type Figure = (&'static str, &'static str, fn(&Measured) -> f64, [f64; 4]);
+    let figures: [Figure; 2] = [
+        ("fig11", "mean", |m| m.mean_us, paper::MEAN_VS_VANILLA),
+        ("fig12", "p99", |m| m.p99_us, paper::P99_VS_VANILLA),
+    ];
+    // One figure's rows after the other, so each prints as one block.
+    for (figure, metric, pick, paper) in figures {
+        for (on, off) in pairs(options) {
+            let vanilla = pick(runs.get(on, off, "vanilla", None));
+            for &(name, stack) in STACKS.iter().chain([&DEDCORE]) {
+                let m = runs.get(on, off, stack, None);
+                let setting = [("online", on), ("offline", off), ("stack", name)];
+                out.push(figure, &setting, &format!("{metric}_us"), None, pick(m));
+                if figure == "fig11" {
+                    out.push(figure, &setting, "io_mean_us", None, m.io_mean_us);
+                }
+                if name != "vanilla" {
+                    out.push(figure, &setting, &format!("{metric}_vs_vanilla"), None, pick(m) / vanilla);
+                }
+            }
+        }
+        for (i, &(name, stack)) in STACKS[1..].iter().enumerate() {
+            let setting = [("online", "average"), ("offline", "average"), ("stack", name)];
+            let ratio = mean_ratio(options, runs, stack, "vanilla", pick);
+            out.push(figure, &setting, &format!("{metric}_vs_vanilla"), Some(paper[i]), ratio);
+            if figure == "fig11" {
+                let io = mean_ratio(options, runs, stack, "vanilla", |m| m.io_mean_us);
+                out.push(figure, &setting, "io_mean_vs_vanilla", None, io);
+            }
+        }
+    }
+    let (xler, dedcore) = (STACKS[4].1, DEDCORE.1);
+    let setting = [("online", "average"), ("offline", "average"), ("stack", "xler"), ("against", "dedcore")];
+    let mean = mean_ratio(options, runs, xler, dedcore, |m| m.mean_us);
+    let p99 = mean_ratio(options, runs, xler, dedcore, |m| m.p99_us);
+    out.push("fig13", &setting, "mean_vs_dedcore", Some(paper::XLER_VS_DEDCORE[0]), mean);
+    out.push("fig13", &setting, "p99_vs_dedcore", Some(paper::XLER_VS_DEDCORE[1]), p99);
+}
+
+/// Fig. 14: each offline app's performance against Vanilla (averaged over the online apps beside it), the
+/// worst loss, and the steps the text names.
+fn offline_rows(out: &mut Reproduction, options: &Options, runs: &Runs) {
+    let per_app = |off: &str, stack: &str, base: &str| -> f64 {
+        let ratios: Vec<f64> = options
+            .online
+            .iter()
+            .map(|on| ratio(runs.get(on, off, stack, None).offline_iops, runs.get(on, off, base, None).offline_iops))
+            .collect();
+        ratios.iter().sum::<f64>() / ratios.len() as f64
+    };
+    let mut worst_loss: f64 = 0.0;
+    for off in &options.offline {
+        for &(name, stack) in &STACKS[1..] {
+            let r = per_app(off, stack, "vanilla");
+            worst_loss = worst_loss.max(100.0 * (1.0 - r));
+            out.push("fig14", &[("offline", off), ("stack", name)], "performance_vs_vanilla", None, r);
+        }
+    }
+    out.push("fig14", &[("offline", "all")], "worst_loss_pct", Some(paper::OFFLINE_WORST_LOSS_PCT), worst_loss);
+    for (stack, base, paper) in [
+        ("cacheopt", "vanilla", paper::OFFLINE_CACHEOPT_VS_VANILLA),
+        ("selectisr", "kernelopt", paper::OFFLINE_SELECTISR_VS_KERNELOPT),
+        ("xler", "selectisr", paper::OFFLINE_XLER_VS_SELECTISR),
+    ] {
+        let full = |label: &str| STACKS.iter().find(|s| s.0 == label).expect("a stack of the list").1;
+        let r = mean_ratio(options, runs, full(stack), full(base), |m| m.offline_iops);
+        let setting = [("offline", "average"), ("stack", stack), ("against", base)];
+        out.push("fig14", &setting, "performance_ratio", Some(paper), r);
+    }
+}
+
+/// Figs. 15(b), 16(d) and 17: an online I/O's time by layer beside Index, context switches, NVMe commands.
+fn io_rows(out: &mut Reproduction, options: &Options, runs: &Runs) {
+    let ap_index = options.online.iter().any(|a| a == "ap") && options.offline.iter().any(|a| a == "index");
+    if ap_index {
+        for &(name, stack) in &STACKS {
+            let m = runs.get("ap", "index", stack, None);
+            let paper_of = |list: &[(&str, f64)]| list.iter().find(|(s, _)| *s == name).map(|(_, v)| *v);
+            let setting = [("online", "ap"), ("offline", "index"), ("stack", name)];
+            for (metric, paper, value) in [
+                ("ssd_access_us", paper_of(&paper::SSD_ACCESS_US), m.ssd_us),
+                ("block_layer_us", paper_of(&paper::BLOCK_LAYER_US), m.block_us),
+                ("driver_us", None, m.driver_us),
+                ("io_completion_us", None, m.completion_us),
+                ("cpu_wait_us", None, m.cpu_wait_us),
+            ] {
+                out.push("fig15b", &setting, metric, paper, value);
+            }
+        }
+        let (kernelopt, selectisr) = (runs.get("ap", "index", STACKS[2].1, None), runs.get("ap", "index", STACKS[3].1, None));
+        let cut = (kernelopt.completion_us + kernelopt.cpu_wait_us) - (selectisr.completion_us + selectisr.cpu_wait_us);
+        let setting = [("online", "ap"), ("offline", "index"), ("stack", "selectisr"), ("against", "kernelopt")];
+        out.push("fig15b", &setting, "io_completion_cut_us", Some(paper::SELECTISR_COMPLETION_CUT_US), cut);
+    }
+    let setting = [("online", "average"), ("offline", "average"), ("stack", "selectisr"), ("against", "kernelopt")];
+    let switches = mean_ratio(options, runs, STACKS[3].1, STACKS[2].1, |m| m.context_switches_per_io);
+    let paper_switches = Some(paper::SELECTISR_CONTEXT_SWITCHES_VS_KERNELOPT);
+    out.push("fig16d", &setting, "context_switches_ratio", paper_switches, switches);
+    for &(name, stack) in &STACKS[1..] {
+        let paper = paper::COMMANDS_VS_VANILLA.iter().find(|(s, _)| *s == name).map(|(_, v)| *v);
+        let setting = [("online", "average"), ("offline", "average"), ("stack", name)];
+        out.push("fig17", &setting, "commands_vs_vanilla", paper, mean_ratio(options, runs, stack, "vanilla", |m| m.commands_per_io));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Scenario;
+
+    #[test]
+    fn every_setting_loads_as_a_scenario() {
+        for on in names(true) {
+            for off in names(false) {
+                for &(_, stack) in STACKS.iter().chain([&DEDCORE]) {
+                    let caches = std::iter::once(None).chain(cache::UNIFORM.iter().map(|&d| Some(d)));
+                    for cache in caches {
+                        let s = Setting { online: on.clone(), offline: off.clone(), stack, cache };
+                        let text = scenario_text(&s, 100_000_000);
+                        let scenario = Scenario::from_toml_str(&text, "t", std::path::Path::new("."), &[])
+                            .unwrap_or_else(|e| panic!("{s:?}: {e}\n{text}"));
+                        assert_eq!(scenario.host.cores, CORES);
+                        assert_eq!(scenario.flows.len(), 2);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_setting_over_seeds_averages_its_figures() {
+        let run = |x: f64, share: Option<f64>| Measured {
+            mean_us: x,
+            p99_us: 2.0 * x,
+            hits: [x, 1.0],
+            lookups: [2.0 * x, 4.0],
+            critical_way_share: share,
+            ..Measured::default()
+        };
+        let m = Measured::over_seeds(&[run(10.0, Some(0.2)), run(30.0, None), run(20.0, Some(0.4))]);
+        assert_eq!((m.mean_us, m.p99_us), (20.0, 40.0));
+        assert!((m.critical_way_share.unwrap() - 0.3).abs() < 1e-12, "runs without a split are left out");
+        // (20 + 1) / (40 + 4)
+        assert!((m.hit_rate() - 21.0 / 44.0).abs() < 1e-12);
+        assert!((m.class_hit_rate(0) - 0.5).abs() < 1e-12 && (m.class_hit_rate(1) - 0.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn unknown_apps_are_refused_by_kind() {
+        let bad = Options { offline: vec!["ap".into()], ..Options::quick() };
+        let err = run(&bad).unwrap_err();
+        assert!(err.contains("unknown offline app \"ap\"") && err.contains("index"), "{err}");
+    }
+}
