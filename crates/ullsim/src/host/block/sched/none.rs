@@ -39,6 +39,11 @@ impl IoScheduler for NoneScheduler {
     fn queued(&self, hwq: u32) -> usize {
         self.queues[hwq as usize % self.queues.len()].len()
     }
+    fn remove_first(&mut self, hwq: u32, matches: &mut dyn FnMut(&SchedRequest) -> bool) -> Option<SchedRequest> {
+        let queue = self.queue(hwq);
+        let at = queue.iter().position(|r| matches(r))?;
+        queue.remove(at)
+    }
 }
 
 #[cfg(test)]
