@@ -149,3 +149,24 @@ fn other_schedulers_keep_tags_conserved_with_hazards() {
         assert!(hazards > 10, "{scheduler}: {hazards} hazards");
     }
 }
+
+#[test]
+fn flashshares_stacks_check_hazards_across_the_cores_two_submission_queues() {
+    // With the dual SQ a critical request goes to its core's urgent queue, where no throughput request
+    // waits: the check searches every queue of the core.
+    let text = shared_region("randread", "randwrite", "0");
+    let s = scenario_with(&text, &["host.stack=\"flashshare-kernelopt\""]);
+    assert!(s.host.block.bypass_hazard && s.host.nvme.dual_sq);
+    let r = run(&s);
+    assert_all_done(&r);
+    assert!(r.host.block.hazard_tandems > 100, "{:?}", r.host.block);
+    // SelectISR adds polling on top (there the critical task spins on the core the throughput flow shares,
+    // so the throughput flow rarely has requests queued when a critical one comes).
+    let s = scenario_with(&text, &["host.stack=\"flashshare-selectisr\""]);
+    assert!(s.host.block.bypass_hazard && s.host.nvme.dual_sq);
+    // The stacks FastResponse evaluated keep Linux's blk-mq.
+    for stack in ["selectisr", "fastresponse-b", "fastresponse"] {
+        let s = scenario_with(&text, &[&format!("host.stack=\"{stack}\"")]);
+        assert!(!s.host.block.bypass_hazard, "{stack}");
+    }
+}
