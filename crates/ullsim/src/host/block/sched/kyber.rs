@@ -275,10 +275,7 @@ impl IoScheduler for Kyber {
     fn remove_first(&mut self, hwq: u32, matches: &mut dyn FnMut(&SchedRequest) -> bool) -> Option<SchedRequest> {
         // A waiting request holds no token yet: taking it out touches only its FIFO.
         let slot = self.slot(hwq);
-        self.hwqs[slot].waiting.iter_mut().find_map(|fifo| {
-            let at = fifo.iter().position(|r| matches(r))?;
-            fifo.remove(at)
-        })
+        self.hwqs[slot].waiting.iter_mut().find_map(|fifo| super::remove_first_in(fifo, matches))
     }
 }
 

@@ -204,10 +204,9 @@ impl IoScheduler for Ld {
         // Tokens are taken at dispatch: a waiting request holds none, so only its FIFO changes.
         let slot = self.slot(hwq);
         let hq = &mut self.hwqs[slot];
-        std::iter::once(&mut hq.critical).chain(hq.waiting.iter_mut()).find_map(|fifo| {
-            let at = fifo.iter().position(|r| matches(r))?;
-            fifo.remove(at)
-        })
+        std::iter::once(&mut hq.critical)
+            .chain(hq.waiting.iter_mut())
+            .find_map(|fifo| super::remove_first_in(fifo, matches))
     }
     fn alloc_limit(&self, rq: &SchedRequest, capacity: u32) -> u32 {
         if rq.sync {

@@ -11,6 +11,8 @@ mod ld;
 mod mq_deadline;
 mod none;
 
+use std::collections::VecDeque;
+
 use crate::config::host::BlockConfig;
 use crate::engine::Time;
 use crate::request::{Op, ReqId};
@@ -69,6 +71,15 @@ pub trait IoScheduler {
     fn alloc_limit(&self, _rq: &SchedRequest, capacity: u32) -> u32 {
         capacity
     }
+}
+
+/// Take the first request of `fifo` that `matches` accepts out of it (asking in FIFO order).
+fn remove_first_in(
+    fifo: &mut VecDeque<SchedRequest>,
+    matches: &mut dyn FnMut(&SchedRequest) -> bool,
+) -> Option<SchedRequest> {
+    let at = fifo.iter().position(matches)?;
+    fifo.remove(at)
 }
 
 /// Names of the I/O schedulers.
@@ -141,14 +152,14 @@ pub(crate) fn check_random_sequences(make: impl Fn(u32) -> Box<dyn IoScheduler>)
                     let (hwq, modulus, asked) = (next(5) as u32, next(4) + 1, std::cell::Cell::new(0usize));
                     let mut matches = |r: &SchedRequest| {
                         asked.set(asked.get() + 1);
-                        r.sector % modulus == 0
+                        r.sector.is_multiple_of(modulus)
                     };
                     if let Some(r) = s.remove_first(hwq, &mut matches) {
                         assert!(
                             r.id.0 < inserted && seen.insert(r.id),
                             "{r:?} removed after leaving or never inserted"
                         );
-                        assert_eq!(r.sector % modulus, 0);
+                        assert!(r.sector.is_multiple_of(modulus));
                         waiting -= 1;
                     }
                     assert!(asked.get() <= waiting + 1, "{} candidates asked, {waiting} waiting", asked.get());

@@ -40,9 +40,7 @@ impl IoScheduler for NoneScheduler {
         self.queues[hwq as usize % self.queues.len()].len()
     }
     fn remove_first(&mut self, hwq: u32, matches: &mut dyn FnMut(&SchedRequest) -> bool) -> Option<SchedRequest> {
-        let queue = self.queue(hwq);
-        let at = queue.iter().position(|r| matches(r))?;
-        queue.remove(at)
+        super::remove_first_in(self.queue(hwq), matches)
     }
 }
 
