@@ -98,7 +98,7 @@ fn same_direction_overlaps_merge_into_one_command_and_both_requests_complete() {
 }
 
 #[test]
-fn different_directions_go_down_in_tandem_old_request_first() {
+fn different_directions_go_down_in_tandem_as_two_commands() {
     let text = shared_region("randwrite", "randread", "0");
     let on = run(&scenario_with(&text, &HAZARD_ON));
     let block = &on.host.block;
@@ -107,8 +107,8 @@ fn different_directions_go_down_in_tandem_old_request_first() {
     assert_eq!(block.hazard_merges, 0, "a write never merges with a read");
     // Every request is a command of its own.
     assert_eq!(device_commands(&on), 3300);
-    // Each tandem puts the old read on the critical queue's dispatch list ahead of the write, and the driver
-    // takes them in that order; the pair is two bypassed requests.
+    // Each tandem bypasses two requests: the old read, then the critical write (their order at the driver is
+    // checked in `host::block::hazard`'s unit tests).
     assert_eq!(block.bypassed, 300 + block.hazard_tandems);
 }
 
@@ -169,4 +169,26 @@ fn flashshares_stacks_check_hazards_across_the_cores_two_submission_queues() {
         let s = scenario_with(&text, &[&format!("host.stack=\"{stack}\"")]);
         assert!(!s.host.block.bypass_hazard, "{stack}");
     }
+}
+
+#[test]
+fn split_pieces_and_plug_carriers_taken_along_complete_their_own_requests() {
+    let text = shared_region("randread", "randread", "0");
+    // The throughput flow's 64 KiB reads are split into 16 KiB pieces: a piece merged into a critical
+    // command completes its parent with its last piece.
+    let split = [
+        "host.block.bypass_hazard=true",
+        "flow.bulk.bs=64k",
+        "host.block.noncritical_max_sectors_kb=16",
+        "run.duration=\"1s\"",
+    ];
+    let r = run(&scenario_with(&text, &split));
+    assert_all_done(&r);
+    assert!(r.host.block.hazard_merges > 50, "{:?}", r.host.block);
+    // Sequential reads submitted 16 at a time merge in the plug into carriers with riders: a carrier merged
+    // into a critical command completes every rider.
+    let plugged = ["host.block.bypass_hazard=true", "flow.bulk.rw=read", "flow.bulk.iodepth_batch_submit=16"];
+    let r = run(&scenario_with(&text, &plugged));
+    assert_all_done(&r);
+    assert!(r.host.block.merges > 1000 && r.host.block.hazard_merges > 0, "{:?}", r.host.block);
 }
