@@ -388,6 +388,8 @@ fn reproduce_flashshare18_runs_every_stack_beside_each_offline_app_and_the_mecha
     // completion; Fig. 16(d): fewer context switches.
     assert!(simulated(row(&r, "fig15b", "io_completion_cut_us", &[("stack", "selectisr")])) > 1.0);
     assert!(simulated(row(&r, "fig16d", "context_switches_ratio", &[])) < 1.0);
+    // XLER: the accelerator takes critical requests around blk-mq.
+    assert_eq!(simulated(row(&r, "fig15b", "block_layer_us", &[("stack", "xler")])), 0.0);
     // Fig. 14: the offline apps lose little (the paper: at most 4%).
     assert!(simulated(row(&r, "fig14", "worst_loss_pct", &[("offline", "all")])) < 5.0);
     // Fig. 18: the offline apps read mostly in sequence, so reading ahead raises the hit rate a cache without

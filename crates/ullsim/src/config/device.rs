@@ -361,7 +361,10 @@ impl DeviceConfig {
             "cache.flashshare_prefetch_pages",
             "expected 1 to 8 read-ahead sizes in ascending order, each 0 to 1024 pages",
         );
-        if (cache.read_policy == "flashshare" || cache.read_policy == "uniform") && cache.enabled && cache.capacity_bytes.0 >= f.page_bytes.0 {
+        if (cache.read_policy == "flashshare" || cache.read_policy == "uniform")
+            && cache.enabled
+            && cache.capacity_bytes.0 >= f.page_bytes.0
+        {
             check(
                 cache.capacity_bytes.0 / f.page_bytes.0.max(1) >= 2,
                 "cache.capacity_bytes",

@@ -153,6 +153,12 @@ pub struct BlockConfig {
     /// Critical requests skip the plug and the I/O scheduler and go straight to the driver (FastResponse's
     /// bypass); when the hardware queue is full they wait on its dispatch list, ahead of scheduler work.
     pub critical_bypass: bool,
+    /// FlashShare's hazard rule (OSDI'18 §3.2): a bypassed critical request takes along a queued
+    /// non-critical request of its core's hardware queues whose sectors overlap it, merged into one command
+    /// when both go the same direction, else submitted just before it.
+    pub bypass_hazard: bool,
+    /// CPU time of the hazard check per queued request compared (with `bypass_hazard`).
+    pub hazard_check_ns: Nanos,
     /// Plug a submission batch of three or more requests (flushed at the end of the batch, at 32 requests,
     /// or after a request of 128 KiB or more).
     pub plug: bool,
@@ -177,6 +183,9 @@ impl Default for BlockConfig {
             max_sectors_kb: 1280,
             noncritical_max_sectors_kb: 0,
             critical_bypass: false,
+            bypass_hazard: false,
+            // [estimate] one sector-range comparison per queued request, like `merge_check_ns`.
+            hazard_check_ns: Nanos::from_ns(50),
             plug: true,
             merges: true,
             merge_check_ns: Nanos::from_ns(50),
@@ -362,6 +371,7 @@ impl HostConfig {
             ("block.submit_ns", b.submit_ns.0),
             ("block.complete_ns", b.complete_ns.0),
             ("block.merge_check_ns", b.merge_check_ns.0),
+            ("block.hazard_check_ns", b.hazard_check_ns.0),
             ("nvme.queue_rq_ns", n.queue_rq_ns.0),
             ("nvme.doorbell_ns", n.doorbell_ns.0),
             ("nvme.irq_delivery_ns", n.irq_delivery_ns.0),

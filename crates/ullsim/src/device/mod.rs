@@ -37,7 +37,9 @@ use ftl::{Ftl, MappingCache};
 use gc_cost::GcCost;
 use hil::{Direction, HostInterface, COMMAND_BYTES, COMPLETION_BYTES, MESSAGE_BYTES};
 use results::ClassCounters;
-pub use results::{ByClass, ClassResult, DeviceCounters, DeviceResults, QueueDepth, ReadCacheClass, ReadCacheResults, Utilization};
+pub use results::{
+    ByClass, ClassResult, DeviceCounters, DeviceResults, QueueDepth, ReadCacheClass, ReadCacheResults, Utilization,
+};
 use start_gate::{Blocked, StartGate};
 use suspend::Suspension;
 use transaction::{Purpose, Transaction, TxArena, TxId, NONE};

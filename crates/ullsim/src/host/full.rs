@@ -12,6 +12,7 @@ mod app_work;
 mod complete;
 mod dedcore;
 mod fs;
+mod hazard;
 mod lbio;
 mod results;
 mod submit;
@@ -65,6 +66,9 @@ struct HostReq {
     fs_bio: bool,
     /// An AIOS bio that goes as LBIO, around the block layer (`full/lbio.rs`).
     lbio: bool,
+    /// For a command made by FlashShare's hazard merge (`full/hazard.rs`): the bypassed critical request and
+    /// the queued one it took along, each completed through its own path when the command completes.
+    hazard_merged: Option<(ReqId, ReqId)>,
 }
 
 impl Default for HostReq {
@@ -79,6 +83,7 @@ impl Default for HostReq {
             next_rider: NO_PARENT,
             fs_bio: false,
             lbio: false,
+            hazard_merged: None,
         }
     }
 }
@@ -198,6 +203,8 @@ pub struct FullHost {
     noncritical_max_request_bytes: u64,
     /// Critical requests go around the plug and the scheduler (FastResponse's bypass).
     critical_bypass: bool,
+    /// The hardware queues each core submits to, which FlashShare's hazard check searches.
+    core_hwqs: Vec<Vec<u32>>,
     /// The file system, when a flow uses files.
     fs: Option<Box<FsHost>>,
     jobs: Vec<Job>,
@@ -331,6 +338,7 @@ impl FullHost {
         let task_count = roles.len();
         // Handler runs: one per NVMe vector, then the polling core's (the accelerator's are added as needed).
         let (dedcore, runs) = dedcore::DedicatedCore::new(cfg, nvme.hw_queues());
+        let core_hwqs = (0..cfg.cores).map(|core| nvme.hwqs_of_core(core)).collect();
         Ok(FullHost {
             cpu,
             block,
@@ -351,6 +359,7 @@ impl FullHost {
                 kb => kb,
             }) * 1024,
             critical_bypass: cfg.block.critical_bypass,
+            core_hwqs,
             fs,
             jobs,
             burners,

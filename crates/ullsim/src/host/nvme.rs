@@ -114,6 +114,15 @@ impl NvmeDriver {
         set * self.set_size + self.hwq_of_core[core as usize]
     }
 
+    /// Every hardware queue `core` submits to: its queue of each priority set, and with `dual_sq` its urgent
+    /// one (blk-mq's queues that the core's requests pass through).
+    pub fn hwqs_of_core(&self, core: u32) -> Vec<u32> {
+        let own = self.hwq_of_core[core as usize];
+        let sets = self.paired / self.set_size.max(1);
+        let urgent = self.dual_sq.then_some(self.paired + own);
+        (0..sets).map(|set| set * self.set_size + own).chain(urgent).collect()
+    }
+
     /// The hardware queue whose completion queue (and interrupt vector) `hwq`'s completions go to: its
     /// own, or for an urgent submission queue of `dual_sq`, its pair's.
     pub fn cq_of(&self, hwq: u32) -> u32 {

@@ -309,11 +309,7 @@ impl ReadCachePolicy for FlashShare {
 
     fn state(&self) -> Option<PolicyState<'_>> {
         let (ways, prefetch_pages) = self.classes_view();
-        Some(PolicyState {
-            ways,
-            prefetch_pages,
-            series: &self.series,
-        })
+        Some(PolicyState { ways, prefetch_pages, series: &self.series })
     }
 }
 

@@ -8,6 +8,7 @@
 //! core; scheduler operations with a queue-wide lock (mq-deadline, bfq) are served one at a time across
 //! all cores, so callers wait for the lock (spinning, so the wait is CPU time too).
 
+mod hazard;
 pub mod sched;
 
 use std::collections::VecDeque;
@@ -17,6 +18,7 @@ use serde::Serialize;
 use crate::config::host::BlockConfig;
 use crate::engine::Time;
 use crate::request::ReqId;
+pub use hazard::Hazard;
 use sched::{IoScheduler, SchedCosts, SchedRequest};
 
 /// A request handed to the driver by the block layer: at `at` the driver starts on it.
@@ -91,6 +93,12 @@ pub struct BlockResults {
     pub merges: u64,
     /// Critical requests that went around the scheduler (`host.block.critical_bypass`).
     pub bypassed: u64,
+    /// Bypassed critical requests merged with a queued request of the same direction that overlapped them
+    /// (`host.block.bypass_hazard`): one command for both.
+    pub hazard_merges: u64,
+    /// Bypassed critical requests that found an overlapping queued request of the other direction and took it
+    /// along ahead of themselves.
+    pub hazard_tandems: u64,
 }
 
 impl BlockResults {
@@ -104,6 +112,8 @@ impl BlockResults {
             plug_flushes: 0,
             merges: 0,
             bypassed: 0,
+            hazard_merges: 0,
+            hazard_tandems: 0,
         }
     }
 
@@ -117,6 +127,8 @@ impl BlockResults {
             plug_flushes: self.plug_flushes - before.plug_flushes,
             merges: self.merges - before.merges,
             bypassed: self.bypassed - before.bypassed,
+            hazard_merges: self.hazard_merges - before.hazard_merges,
+            hazard_tandems: self.hazard_tandems - before.hazard_tandems,
         }
     }
 }
@@ -141,6 +153,9 @@ pub struct BlockLayer {
     plugging: bool,
     merges: bool,
     merge_check_ns: Time,
+    /// FlashShare's hazard check on bypassed critical requests (`hazard.rs`) and its cost per request compared.
+    bypass_hazard: bool,
+    hazard_check_ns: Time,
     /// Free allocation tags per hardware queue.
     alloc_tags: Vec<u32>,
     /// Free driver tags per hardware queue (commands the submission queue may hold).
@@ -181,6 +196,8 @@ impl BlockLayer {
             plugging: cfg.plug,
             merges: cfg.merges,
             merge_check_ns: cfg.merge_check_ns.0,
+            bypass_hazard: cfg.bypass_hazard,
+            hazard_check_ns: cfg.hazard_check_ns.0,
             alloc_tags: vec![alloc; hw_queues as usize],
             driver_tags: vec![hw_queue_depth; hw_queues as usize],
             tag_waiters: (0..hw_queues).map(|_| VecDeque::new()).collect(),
@@ -235,22 +252,32 @@ impl BlockLayer {
     /// caller's block-layer and driver work ends.
     pub fn submit_bypass(
         &mut self,
-        mut rq: SchedRequest,
+        rq: SchedRequest,
         hwq: u32,
         at: Time,
         driver_ns: Time,
         out: &mut Vec<Dispatched>,
     ) -> Time {
         let t = at + self.submit_ns;
-        rq.inserted_at = t;
-        let index = rq.id.index();
+        self.push_bypassed(rq, hwq, t);
+        self.run_queue(hwq, t, driver_ns, out)
+    }
+
+    /// Put `rq` at the end of `hwq`'s dispatch list at `at`, holding no allocation tag.
+    fn push_bypassed(&mut self, mut rq: SchedRequest, hwq: u32, at: Time) {
+        rq.inserted_at = at;
+        self.track(Inflight { rq, hwq, at_driver: false, bypassed: true });
+        self.results.bypassed += 1;
+        self.dispatch_lists[hwq as usize].push_back(rq);
+    }
+
+    /// Record `entry` as the block layer's request of its id.
+    fn track(&mut self, entry: Inflight) {
+        let index = entry.rq.id.index();
         if self.inflight.len() <= index {
             self.inflight.resize(index + 1, None);
         }
-        self.inflight[index] = Some(Inflight { rq, hwq, at_driver: false, bypassed: true });
-        self.results.bypassed += 1;
-        self.dispatch_lists[hwq as usize].push_back(rq);
-        self.run_queue(hwq, t, driver_ns, out)
+        self.inflight[index] = Some(entry);
     }
 
     /// Start `plug` for a submission batch (`blk_start_plug`), unless plugging is off (`host.block.plug`).
@@ -329,11 +356,7 @@ impl BlockLayer {
     fn insert(&mut self, mut rq: SchedRequest, hwq: u32, at: Time) -> Time {
         let t = self.sched_op(at, self.costs.insert_ns);
         rq.inserted_at = t;
-        let index = rq.id.index();
-        if self.inflight.len() <= index {
-            self.inflight.resize(index + 1, None);
-        }
-        self.inflight[index] = Some(Inflight { rq, hwq, at_driver: false, bypassed: false });
+        self.track(Inflight { rq, hwq, at_driver: false, bypassed: false });
         self.sched.insert(hwq, rq, t);
         self.sched_queued += 1;
         self.results.max_sched_queued = self.results.max_sched_queued.max(self.sched_queued);
@@ -387,12 +410,7 @@ impl BlockLayer {
         if !bypassed {
             t = self.sched_op(t, self.costs.completed_ns);
             self.sched.completed(&rq, t.saturating_sub(rq.inserted_at), t);
-            if let Some(waiter) = self.tag_waiters[h].pop_front() {
-                // The freed allocation tag goes straight to the oldest waiter.
-                t = self.insert(waiter, hwq, t);
-            } else {
-                self.alloc_tags[h] += 1;
-            }
+            t = self.free_alloc_tag(hwq, t).0;
         }
         for q in 0..self.alloc_tags.len() as u32 {
             let hq = (hwq + q) % self.alloc_tags.len() as u32;
@@ -401,6 +419,18 @@ impl BlockLayer {
             }
         }
         t
+    }
+
+    /// A request of `hwq` gave back its allocation tag at `at`: it goes straight to the oldest waiter, which
+    /// enters the scheduler. Returns when that work ends and whether a waiter took the tag.
+    fn free_alloc_tag(&mut self, hwq: u32, at: Time) -> (Time, bool) {
+        match self.tag_waiters[hwq as usize].pop_front() {
+            Some(waiter) => (self.insert(waiter, hwq, at), true),
+            None => {
+                self.alloc_tags[hwq as usize] += 1;
+                (at, false)
+            }
+        }
     }
 
     pub fn results(&self) -> BlockResults {

@@ -168,6 +168,10 @@ impl FullHost {
     /// `req`'s completion was processed and its task told: it waits for the application to reap it.
     pub(super) fn request_done(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, req: ReqId) {
         let r = self.reqs[req.index()];
+        if let Some((new, old)) = r.hazard_merged {
+            self.hazard_merge_done(q, requests, req, new, old);
+            return;
+        }
         if r.riders != NO_PARENT {
             // A request made of merged bios: each application request it carried is done.
             let lower = requests[req].stamps;

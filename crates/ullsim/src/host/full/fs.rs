@@ -587,6 +587,9 @@ impl FullHost {
     /// The task that waits for request `req` (a file-system bio's submitter, or the job's task).
     pub(super) fn waiter_of(&self, req: ReqId) -> TaskId {
         let r = &self.reqs[req.index()];
+        if let Some((new, _)) = r.hazard_merged {
+            return self.waiter_of(new);
+        }
         if r.fs_bio {
             if let Some(fsh) = self.fs.as_deref() {
                 if let Some(Some(b)) = fsh.bios.get(req.index()) {

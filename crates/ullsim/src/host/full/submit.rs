@@ -144,10 +144,10 @@ impl FullHost {
             t = self.flush_plug(q, requests, device, job, t, false);
         }
         let mut out = std::mem::take(&mut self.dispatched);
-        let driver_ns = self.nvme.submit_ns;
+        let max_sectors = (max_bytes / 512) as u32;
         let t = if len <= max_bytes {
             let rq = self.sched_request(requests, req, job, t);
-            self.block.submit_via(rq, hwq, t, driver_ns, bypass, &mut out)
+            self.submit_rq(requests, rq, hwq, core, bypass, max_sectors, t, &mut out)
         } else {
             // Split: each piece is a request of its own, in LBA order; the parent completes with its last piece.
             let count = len.div_ceil(max_bytes);
@@ -165,7 +165,7 @@ impl FullHost {
                 let id = requests.insert(piece);
                 *self.req_mut(id) = HostReq { parent: req.0, ..base };
                 let rq = self.sched_request(requests, id, job, t);
-                t = self.block.submit_via(rq, hwq, t, driver_ns, bypass, &mut out);
+                t = self.submit_rq(requests, rq, hwq, core, bypass, max_sectors, t, &mut out);
             }
             t
         };

@@ -62,7 +62,8 @@ pub(super) fn rows(out: &mut Reproduction, options: &Options, runs: &Runs) {
     out.push("fig18", &average("split"), "hit_rate_gain", Some(paper::SPLIT_OVER_UNI_NO), split_over_no / n);
 
     if options.offline.iter().any(|a| a == BURSTY) {
-        let (split, dummy) = (runs.get(ONLINE, BURSTY, cacheopt, None), runs.get(ONLINE, BURSTY, "vanilla", Some("uni-no")));
+        let (split, dummy) =
+            (runs.get(ONLINE, BURSTY, cacheopt, None), runs.get(ONLINE, BURSTY, "vanilla", Some("uni-no")));
         let setting = [("online", ONLINE), ("offline", BURSTY), ("stack", "cacheopt")];
         let share = split.critical_way_share.unwrap_or(0.0);
         out.push("fig19", &setting, "critical_cache_share", Some(paper::CRITICAL_SHARE), share);

@@ -213,7 +213,8 @@ fn measure(r: &RunResults, response_ns: f64) -> Measured {
         cache.map_or([0.0; 2], |c| [pick(&c.critical) as f64, pick(&c.normal) as f64])
     };
     let critical_way_share = cache.filter(|c| c.policy == "flashshare" && !c.split_series.is_empty()).map(|c| {
-        let shares = c.split_series.iter().map(|s| f64::from(s.critical_ways) / f64::from(s.critical_ways + s.normal_ways));
+        let shares =
+            c.split_series.iter().map(|s| f64::from(s.critical_ways) / f64::from(s.critical_ways + s.normal_ways));
         shares.sum::<f64>() / c.split_series.len() as f64
     });
     Measured {
@@ -288,7 +289,8 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
         options.seeds,
         |i, seed| {
             let s = &settings[i];
-            let (_, results) = run_toml(&scenario_text(s, options.duration_ns), "flashshare18", seed, &options.overrides)?;
+            let (_, results) =
+                run_toml(&scenario_text(s, options.duration_ns), "flashshare18", seed, &options.overrides)?;
             let online = app(&s.online, true)?;
             Ok(measure(&results, (online.cpu_per_io_ns() + CLIENT_SERVER_CPU_NS) as f64))
         },
@@ -296,7 +298,8 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
     )?;
     let runs = Runs { settings: &settings, measured: &measured };
 
-    let mut out = Reproduction::new("flashshare18", "FlashShare (OSDI'18): Table 3's online apps beside its offline apps");
+    let mut out =
+        Reproduction::new("flashshare18", "FlashShare (OSDI'18): Table 3's online apps beside its offline apps");
     out.option("online", &options.online);
     out.option("offline", &options.offline);
     out.option("duration_ms", options.duration_ns / 1_000_000);
@@ -323,8 +326,9 @@ fn pairs(options: &Options) -> impl Iterator<Item = (&str, &str)> {
 
 /// Mean over the pairs of `pick(stack) / pick(base)`.
 fn mean_ratio(options: &Options, runs: &Runs, stack: &str, base: &str, pick: fn(&Measured) -> f64) -> f64 {
-    let ratios: Vec<f64> =
-        pairs(options).map(|(on, off)| ratio(pick(runs.get(on, off, stack, None)), pick(runs.get(on, off, base, None)))).collect();
+    let ratios: Vec<f64> = pairs(options)
+        .map(|(on, off)| ratio(pick(runs.get(on, off, stack, None)), pick(runs.get(on, off, base, None))))
+        .collect();
     ratios.iter().sum::<f64>() / ratios.len() as f64
 }
 
@@ -419,7 +423,8 @@ fn io_rows(out: &mut Reproduction, options: &Options, runs: &Runs) {
                 out.push("fig15b", &setting, metric, paper, value);
             }
         }
-        let (kernelopt, selectisr) = (runs.get("ap", "index", STACKS[2].1, None), runs.get("ap", "index", STACKS[3].1, None));
+        let (kernelopt, selectisr) =
+            (runs.get("ap", "index", STACKS[2].1, None), runs.get("ap", "index", STACKS[3].1, None));
         let cut = (kernelopt.completion_us + kernelopt.cpu_wait_us) - (selectisr.completion_us + selectisr.cpu_wait_us);
         let setting = [("online", "ap"), ("offline", "index"), ("stack", "selectisr"), ("against", "kernelopt")];
         out.push("fig15b", &setting, "io_completion_cut_us", Some(paper::SELECTISR_COMPLETION_CUT_US), cut);
@@ -431,7 +436,13 @@ fn io_rows(out: &mut Reproduction, options: &Options, runs: &Runs) {
     for &(name, stack) in &STACKS[1..] {
         let paper = paper::COMMANDS_VS_VANILLA.iter().find(|(s, _)| *s == name).map(|(_, v)| *v);
         let setting = [("online", "average"), ("offline", "average"), ("stack", name)];
-        out.push("fig17", &setting, "commands_vs_vanilla", paper, mean_ratio(options, runs, stack, "vanilla", |m| m.commands_per_io));
+        out.push(
+            "fig17",
+            &setting,
+            "commands_vs_vanilla",
+            paper,
+            mean_ratio(options, runs, stack, "vanilla", |m| m.commands_per_io),
+        );
     }
 }
 

@@ -180,22 +180,40 @@ impl Bfq {
     fn expire(&mut self, qi: usize) {
         self.in_service = None;
         let q = &mut self.queues[qi];
-        let tree = &mut self.trees[q.class];
         let served_finish = q.start.wrapping_add(vt_delta(q.service, q.weight));
         if q.requests.is_empty() {
             q.finish = served_finish;
-            if vt_after(q.finish, tree.vtime) {
-                q.state = QueueState::Idle;
-                tree.idle.push(qi);
-            } else {
-                q.state = QueueState::Forgotten;
-                tree.weight_sum = tree.weight_sum.saturating_sub(q.weight);
-            }
+            self.park(qi);
         } else {
             q.start = served_finish;
             q.budget = q.next_budget();
             q.finish = q.start.wrapping_add(vt_delta(q.budget, q.weight));
-            tree.active.push(qi);
+            self.trees[q.class].active.push(qi);
+        }
+    }
+
+    /// A busy queue that is not in service lost its last request (`bfq_del_bfqq_busy`): it leaves the active
+    /// list with the finish it was given at activation, idle while that is ahead of V, else forgotten.
+    fn deactivate(&mut self, qi: usize) {
+        let q = &mut self.queues[qi];
+        if q.state != QueueState::Busy {
+            return;
+        }
+        self.trees[q.class].active.retain(|&i| i != qi);
+        self.park(qi);
+    }
+
+    /// A queue without requests leaves the busy state: idle while its finish is ahead of V (its weight stays
+    /// in the sum), else forgotten.
+    fn park(&mut self, qi: usize) {
+        let q = &mut self.queues[qi];
+        let tree = &mut self.trees[q.class];
+        if vt_after(q.finish, tree.vtime) {
+            q.state = QueueState::Idle;
+            tree.idle.push(qi);
+        } else {
+            q.state = QueueState::Forgotten;
+            tree.weight_sum = tree.weight_sum.saturating_sub(q.weight);
         }
     }
 
@@ -354,6 +372,19 @@ impl IoScheduler for Bfq {
     }
     fn queued(&self, hwq: u32) -> usize {
         self.queued_per_slot[self.slot(hwq)]
+    }
+    fn remove_first(&mut self, hwq: u32, matches: &mut dyn FnMut(&SchedRequest) -> bool) -> Option<SchedRequest> {
+        // Only requests inserted for `hwq`, each process queue in arrival order.
+        let slot = self.slot(hwq);
+        let (qi, at) = self.queues.iter().enumerate().find_map(|(qi, q)| {
+            q.requests.iter().position(|&(rq, s)| s as usize == slot && matches(&rq)).map(|at| (qi, at))
+        })?;
+        let (rq, _) = self.queues[qi].requests.remove(at)?;
+        self.queued_per_slot[slot] = self.queued_per_slot[slot].saturating_sub(1);
+        if self.queues[qi].requests.is_empty() && self.in_service != Some(qi) {
+            self.deactivate(qi);
+        }
+        Some(rq)
     }
 }
 

@@ -272,6 +272,11 @@ impl IoScheduler for Kyber {
     fn queued(&self, hwq: u32) -> usize {
         self.hwqs[self.slot(hwq)].waiting.iter().map(VecDeque::len).sum()
     }
+    fn remove_first(&mut self, hwq: u32, matches: &mut dyn FnMut(&SchedRequest) -> bool) -> Option<SchedRequest> {
+        // A waiting request holds no token yet: taking it out touches only its FIFO.
+        let slot = self.slot(hwq);
+        self.hwqs[slot].waiting.iter_mut().find_map(|fifo| super::remove_first_in(fifo, matches))
+    }
 }
 
 #[cfg(test)]

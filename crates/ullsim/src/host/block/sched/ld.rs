@@ -200,6 +200,14 @@ impl IoScheduler for Ld {
         let hq = &self.hwqs[self.slot(hwq)];
         hq.critical.len() + hq.waiting.iter().map(VecDeque::len).sum::<usize>()
     }
+    fn remove_first(&mut self, hwq: u32, matches: &mut dyn FnMut(&SchedRequest) -> bool) -> Option<SchedRequest> {
+        // Tokens are taken at dispatch: a waiting request holds none, so only its FIFO changes.
+        let slot = self.slot(hwq);
+        let hq = &mut self.hwqs[slot];
+        std::iter::once(&mut hq.critical)
+            .chain(hq.waiting.iter_mut())
+            .find_map(|fifo| super::remove_first_in(fifo, matches))
+    }
     fn alloc_limit(&self, rq: &SchedRequest, capacity: u32) -> u32 {
         if rq.sync {
             capacity

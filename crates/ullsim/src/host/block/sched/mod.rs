@@ -11,6 +11,8 @@ mod ld;
 mod mq_deadline;
 mod none;
 
+use std::collections::VecDeque;
+
 use crate::config::host::BlockConfig;
 use crate::engine::Time;
 use crate::request::{Op, ReqId};
@@ -60,11 +62,24 @@ pub trait IoScheduler {
     fn completed(&mut self, rq: &SchedRequest, latency_ns: Time, now: Time);
     /// Requests waiting in the scheduler for `hwq`.
     fn queued(&self, hwq: u32) -> usize;
+    /// Take out the first request waiting for `hwq` that `matches` accepts, asking it about each candidate
+    /// in turn (FlashShare's hazard check, [`super::BlockLayer::take_hazard`]). The request leaves as if it
+    /// had never been inserted: it is never dispatched, and its completion is not reported here.
+    fn remove_first(&mut self, hwq: u32, matches: &mut dyn FnMut(&SchedRequest) -> bool) -> Option<SchedRequest>;
     /// Most of a hardware queue's `capacity` allocation tags a request like `rq` may find in use and still
     /// take one (Linux's `limit_depth` hook, e.g. ld's 75% for async requests); all of them by default.
     fn alloc_limit(&self, _rq: &SchedRequest, capacity: u32) -> u32 {
         capacity
     }
+}
+
+/// Take the first request of `fifo` that `matches` accepts out of it (asking in FIFO order).
+fn remove_first_in(
+    fifo: &mut VecDeque<SchedRequest>,
+    matches: &mut dyn FnMut(&SchedRequest) -> bool,
+) -> Option<SchedRequest> {
+    let at = fifo.iter().position(matches)?;
+    fifo.remove(at)
 }
 
 /// Names of the I/O schedulers.
@@ -85,7 +100,8 @@ pub fn make(name: &str, hw_queues: u32, cfg: &BlockConfig) -> Option<Box<dyn IoS
 }
 
 /// Drive a scheduler with 20,000 pseudo-random calls per hardware-queue count, including odd inputs, and check
-/// its accounting: `queued` matches what waits, nothing is dispatched twice, everything left can still go.
+/// its accounting: `queued` matches what waits, nothing is dispatched or removed twice, everything left can
+/// still go.
 #[cfg(test)]
 pub(crate) fn check_random_sequences(make: impl Fn(u32) -> Box<dyn IoScheduler>) {
     const MS: Time = 1_000_000;
@@ -105,7 +121,7 @@ pub(crate) fn check_random_sequences(make: impl Fn(u32) -> Box<dyn IoScheduler>)
         let mut seen = rustc_hash::FxHashSet::default();
         for _ in 0..20_000 {
             now += if next(100) == 0 { next(3_000 * MS) } else { next(50_000) };
-            match next(4) {
+            match next(5) {
                 0 | 1 => {
                     let r = SchedRequest {
                         id: ReqId(inserted),
@@ -129,6 +145,24 @@ pub(crate) fn check_random_sequences(make: impl Fn(u32) -> Box<dyn IoScheduler>)
                         waiting -= 1;
                         in_flight.push(r);
                     }
+                }
+                3 => {
+                    // Remove a waiting request by a predicate on its sector; every candidate is asked once
+                    // at most, and what comes out was waiting, never dispatched, and matches.
+                    let (hwq, modulus, asked) = (next(5) as u32, next(4) + 1, std::cell::Cell::new(0usize));
+                    let mut matches = |r: &SchedRequest| {
+                        asked.set(asked.get() + 1);
+                        r.sector.is_multiple_of(modulus)
+                    };
+                    if let Some(r) = s.remove_first(hwq, &mut matches) {
+                        assert!(
+                            r.id.0 < inserted && seen.insert(r.id),
+                            "{r:?} removed after leaving or never inserted"
+                        );
+                        assert!(r.sector.is_multiple_of(modulus));
+                        waiting -= 1;
+                    }
+                    assert!(asked.get() <= waiting + 1, "{} candidates asked, {waiting} waiting", asked.get());
                 }
                 _ => {
                     if !in_flight.is_empty() && next(8) != 0 {

@@ -287,6 +287,23 @@ impl IoScheduler for MqDeadline {
     fn queued(&self, hwq: u32) -> usize {
         self.queued_per_slot[self.slot(hwq)]
     }
+    fn remove_first(&mut self, hwq: u32, matches: &mut dyn FnMut(&SchedRequest) -> bool) -> Option<SchedRequest> {
+        // Only requests inserted for `hwq`, highest level first, each direction in sector order.
+        let slot = self.slot(hwq);
+        for level in &mut self.levels {
+            for dq in &mut level.dirs {
+                let Some(at) = dq.by_sector.iter().position(|w| w.slot as usize == slot && matches(&w.rq)) else {
+                    continue;
+                };
+                let w = dq.remove(at);
+                // It was inserted and will never complete: `dd_queued` counts it no more.
+                level.pending = level.pending.saturating_sub(1);
+                self.queued_per_slot[slot] = self.queued_per_slot[slot].saturating_sub(1);
+                return Some(w.rq);
+            }
+        }
+        None
+    }
 }
 
 #[cfg(test)]

@@ -39,6 +39,9 @@ impl IoScheduler for NoneScheduler {
     fn queued(&self, hwq: u32) -> usize {
         self.queues[hwq as usize % self.queues.len()].len()
     }
+    fn remove_first(&mut self, hwq: u32, matches: &mut dyn FnMut(&SchedRequest) -> bool) -> Option<SchedRequest> {
+        super::remove_first_in(self.queue(hwq), matches)
+    }
 }
 
 #[cfg(test)]
