@@ -58,6 +58,17 @@ impl Output {
     }
 }
 
+/// What `ullsim run` writes on standard output.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum OutputFormat {
+    /// The terminal table.
+    Table,
+    /// The results as JSON (docs/output.md).
+    Json,
+    /// The results in fio's JSON layout (docs/output.md, "fio-json").
+    FioJson,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run a scenario (the built-in default when no file is given) and print its results.
@@ -77,6 +88,14 @@ enum Command {
         /// --set metrics.timeseries_interval=1ms).
         #[arg(long, value_name = "PATH")]
         timeseries: Option<PathBuf>,
+        /// What standard output carries: the table, the results as JSON (as `--json -`), or the results in
+        /// fio's JSON layout (as `--fio-json -`).
+        #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+        output_format: OutputFormat,
+        /// Write the results in fio's JSON layout (`fio --output-format=json`) to this file ("-" for standard
+        /// output).
+        #[arg(long, value_name = "PATH")]
+        fio_json: Option<PathBuf>,
         #[command(flatten)]
         output: Output,
     },
@@ -163,8 +182,10 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
-        Command::Run { scenario, set, seed, fairness, timeseries, output } => {
-            run(scenario.as_deref(), &set, seed, fairness, timeseries.as_deref(), &output)
+        Command::Run { scenario, set, seed, fairness, timeseries, output_format, fio_json, output } => {
+            let flags =
+                RunFlags { fairness, timeseries: timeseries.as_deref(), output_format, fio_json: fio_json.as_deref() };
+            run(scenario.as_deref(), &set, seed, &flags, &output)
         }
         Command::Compare { scenario, vary, set, seed, timeseries, output } => {
             compare::main(scenario.as_deref(), &set, &vary, seed, timeseries.as_deref(), &output)
@@ -237,14 +258,36 @@ fn write_file(path: &Path, write: impl FnOnce(&mut dyn std::io::Write) -> std::i
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
-fn run(
-    path: Option<&Path>,
-    set: &[String],
-    seed: Option<u64>,
+/// `ullsim run`'s flags beyond the scenario, its overrides and the shared output ones.
+struct RunFlags<'a> {
     fairness: bool,
-    timeseries: Option<&Path>,
-    output: &Output,
-) -> Result<()> {
+    timeseries: Option<&'a Path>,
+    output_format: OutputFormat,
+    fio_json: Option<&'a Path>,
+}
+
+fn is_stdout(path: Option<&Path>) -> bool {
+    path.is_some_and(|p| p.as_os_str() == "-")
+}
+
+fn run(path: Option<&Path>, set: &[String], seed: Option<u64>, flags: &RunFlags, output: &Output) -> Result<()> {
+    let RunFlags { fairness, timeseries, output_format, fio_json } = *flags;
+    // Standard output carries one document: say so before running rather than interleave two.
+    let native_to_stdout = output_format == OutputFormat::Json || is_stdout(output.json.as_deref());
+    let fio_to_stdout = output_format == OutputFormat::FioJson || is_stdout(fio_json);
+    if native_to_stdout && fio_to_stdout {
+        bail!(
+            "the results as JSON (--json - or --output-format json) and in fio's layout (--fio-json - or \
+             --output-format fio-json) cannot both go to standard output; write one of them to a file"
+        );
+    }
+    // `--output-format json` is `--json -`; `--json FILE` with it would lose the file.
+    if output_format == OutputFormat::Json && output.json.as_ref().is_some_and(|p| p.as_os_str() != "-") {
+        bail!("--output-format json writes the JSON to standard output, and --json names a file: use one of them");
+    }
+    if output_format == OutputFormat::FioJson && fio_json.is_some_and(|p| p.as_os_str() != "-") {
+        bail!("--output-format fio-json writes fio's layout to standard output, and --fio-json names a file: use one of them");
+    }
     let mut scenario = load(path, set, seed)?;
     if timeseries.is_some() {
         check_timeseries_flag(&scenario)?;
@@ -282,6 +325,18 @@ fn run(
     if let (Some(path), Some(series)) = (timeseries, &results.timeseries) {
         write_file(path, |out| series.write_csv(out))?;
     }
+    if fio_to_stdout || fio_json.is_some() {
+        let text = serde_json::to_string_pretty(&ullsim::metrics::fio_json::fio_json(&scenario, &results))? + "\n";
+        match fio_json.filter(|_| !fio_to_stdout) {
+            Some(path) => std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?,
+            None => print!("{text}"),
+        }
+    }
+    let output = Output {
+        json: if output_format == OutputFormat::Json { Some(PathBuf::from("-")) } else { output.json.clone() },
+        // Standard output carries fio's layout: no table after it.
+        quiet: output.quiet || fio_to_stdout,
+    };
     output.emit(|| &results, || table::render(&scenario, &results, wall))
 }
 

@@ -214,6 +214,8 @@ impl Simulation {
         let (host, flow_host) = self.host.results(&host_start, &host_end);
         for (flow, measured) in flows.iter_mut().zip(flow_host) {
             flow.cpu_cores = measured.cpu_cores;
+            flow.cpu_user_cores = measured.cpu_user_cores;
+            flow.context_switches = measured.context_switches;
             flow.fsync_phases_ns = measured.fsync_phases_ns;
         }
         let device = self.device.results(&device_start, &device_end);

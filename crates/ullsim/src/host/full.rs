@@ -27,7 +27,7 @@ use super::completion::{self, CompletionPolicy, WaitMode};
 use super::cpu::burner::{BurnStep, Burner};
 use super::cpu::{Activity, Cpu, TaskId};
 use super::nvme::{IrqAction, NvmeDriver};
-use super::results::{FlowHost, HostCounters, HostNames, HostResults};
+use super::results::{FlowCpu, FlowHost, HostCounters, HostNames, HostResults};
 use super::syscall::{self, Call, Step};
 use super::HostEvent;
 use crate::config::host::HostModel;

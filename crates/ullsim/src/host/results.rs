@@ -33,6 +33,10 @@ pub struct HostResults {
 pub struct FlowHost {
     /// CPU time of its tasks and their sqpoll threads over the window, in cores.
     pub cpu_cores: f64,
+    /// The part of `cpu_cores` in user code.
+    pub cpu_user_cores: f64,
+    /// Times its tasks were switched onto a core over the window.
+    pub context_switches: u64,
     /// Its fsync calls' phases (flows that sync through the file system).
     pub fsync_phases_ns: Option<FsyncPhases>,
 }
@@ -43,10 +47,19 @@ pub struct HostCounters {
     pub(super) at: Time,
     pub(super) cores: Vec<CoreTime>,
     /// CPU time of each flow's tasks.
-    pub(super) flow_cpu_ns: Vec<Time>,
+    pub(super) flow_cpu: Vec<FlowCpu>,
     pub(super) interrupts: u64,
     pub(super) block: BlockResults,
     pub(super) fs: Option<FsCounters>,
+}
+
+/// One flow's tasks' cumulative CPU use.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct FlowCpu {
+    pub cpu_ns: Time,
+    /// The part of `cpu_ns` in user code.
+    pub user_ns: Time,
+    pub context_switches: u64,
 }
 
 /// How the results name the host's parts.
@@ -65,12 +78,15 @@ impl HostCounters {
         let cores: Vec<CoreUsage> =
             now.cores.iter().zip(&self.cores).map(|(after, before)| CoreUsage::between(before, after, span)).collect();
         let busy_cores = cores.iter().map(|c| 1.0 - c.idle).sum();
+        let cores_of = |after: Time, before: Time| after.saturating_sub(before) as f64 / span.max(1) as f64;
         let flow_cpu = now
-            .flow_cpu_ns
+            .flow_cpu
             .iter()
-            .zip(&self.flow_cpu_ns)
-            .map(|(&after, &before)| FlowHost {
-                cpu_cores: after.saturating_sub(before) as f64 / span.max(1) as f64,
+            .zip(&self.flow_cpu)
+            .map(|(after, before)| FlowHost {
+                cpu_cores: cores_of(after.cpu_ns, before.cpu_ns),
+                cpu_user_cores: cores_of(after.user_ns, before.user_ns),
+                context_switches: after.context_switches.saturating_sub(before.context_switches),
                 fsync_phases_ns: None,
             })
             .collect();

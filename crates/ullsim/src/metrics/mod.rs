@@ -3,6 +3,7 @@
 
 pub mod energy;
 pub mod fairness;
+pub mod fio_json;
 pub mod timeseries;
 
 use hdrhistogram::Histogram;
@@ -37,12 +38,35 @@ pub struct LayerTime {
     pub p99: u64,
 }
 
-/// A latency recorder: count, exact mean, HDR percentiles.
+/// fio's default `percentile_list`: the percentiles its JSON output reports (`clat_ns.percentile`).
+pub const FIO_PERCENTILES: [f64; 17] =
+    [1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];
+
+/// A latency distribution with the statistics fio reports for one (`min`, `max`, `mean`, `stddev`, `N` and
+/// the percentiles of [`FIO_PERCENTILES`]), in ns. Not in the native JSON (which has [`LatencySummary`]);
+/// [`fio_json`] writes it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LatencyDistribution {
+    /// Requests measured (fio's `N`).
+    pub count: u64,
+    /// Smallest and largest, quantized as [`LatencySummary`]'s.
+    pub min: u64,
+    pub max: u64,
+    /// Exact mean and population standard deviation (of the true values, not the histogram's).
+    pub mean: f64,
+    pub stddev: f64,
+    /// The value at each of [`FIO_PERCENTILES`], in that order (nearest-rank from the HDR histogram).
+    pub percentiles: [u64; FIO_PERCENTILES.len()],
+}
+
+/// A latency recorder: count, exact mean and standard deviation, HDR percentiles.
 #[derive(Debug, Clone)]
 pub(crate) struct Recorder {
     hist: Histogram<u64>,
     count: u64,
     sum: u128,
+    /// Sum of the squared values (for the standard deviation); saturates rather than wraps.
+    sum_of_squares: u128,
     bytes: u64,
 }
 
@@ -52,6 +76,7 @@ impl Recorder {
             hist: Histogram::new_with_max(MAX_TRACKED_NS, 3).expect("valid histogram bounds"),
             count: 0,
             sum: 0,
+            sum_of_squares: 0,
             bytes: 0,
         }
     }
@@ -61,6 +86,7 @@ impl Recorder {
         self.hist.saturating_record(value.min(MAX_TRACKED_NS));
         self.count += 1;
         self.sum += value as u128;
+        self.sum_of_squares = self.sum_of_squares.saturating_add(value as u128 * value as u128);
         self.bytes += bytes;
     }
 
@@ -87,6 +113,30 @@ impl Recorder {
         }
     }
 
+    /// Population standard deviation of the recorded values (0 with fewer than two).
+    fn stddev(&self) -> f64 {
+        if self.count < 2 {
+            return 0.0;
+        }
+        let n = self.count as f64;
+        let mean = self.mean();
+        // E[x^2] - mean^2, never below 0 (rounding).
+        (self.sum_of_squares as f64 / n - mean * mean).max(0.0).sqrt()
+    }
+
+    fn distribution(&self) -> LatencyDistribution {
+        let summary = self.summary();
+        LatencyDistribution {
+            count: self.count,
+            min: summary.min,
+            max: summary.max,
+            mean: summary.mean,
+            stddev: self.stddev(),
+            percentiles: FIO_PERCENTILES
+                .map(|p| if self.count == 0 { 0 } else { self.hist.value_at_quantile(p / 100.0) }),
+        }
+    }
+
     pub(crate) fn count(&self) -> u64 {
         self.count
     }
@@ -95,12 +145,19 @@ impl Recorder {
         LayerTime { mean: self.mean(), p99: if self.count == 0 { 0 } else { self.hist.value_at_quantile(0.99) } }
     }
 
-    fn op_result(&self, seconds: f64) -> OpResult {
+    /// The result over `seconds`; `after_submission` recorded the same requests' submission-to-completion
+    /// times, if they were measured.
+    fn op_result(&self, seconds: f64, after_submission: Option<&Recorder>) -> OpResult {
         OpResult {
             completed: self.count,
             iops: self.count as f64 / seconds,
             bandwidth_bytes_per_s: self.bytes as f64 / seconds,
             latency_ns: self.summary(),
+            detail: OpDetail {
+                bytes: self.bytes,
+                latency: self.distribution(),
+                after_submission: after_submission.map(Recorder::distribution),
+            },
         }
     }
 }
@@ -112,6 +169,22 @@ pub struct OpResult {
     pub iops: f64,
     pub bandwidth_bytes_per_s: f64,
     pub latency_ns: LatencySummary,
+    /// What fio's JSON layout needs beyond the native JSON (not serialized; see [`fio_json`]).
+    #[serde(skip)]
+    pub detail: OpDetail,
+}
+
+/// The part of an [`OpResult`] only the fio-json output writes.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct OpDetail {
+    /// Bytes of the counted requests (exact; `bandwidth_bytes_per_s` is this over the window).
+    pub bytes: u64,
+    /// Issue (or arrival) to completion: the distribution `latency_ns` summarizes (fio's `lat_ns`).
+    pub latency: LatencyDistribution,
+    /// From the command's submission (written to the submission queue, the doorbell rung) to completion as
+    /// the application sees it: the last four parts of [`Breakdown`] (fio's `clat_ns`). `None` where it is
+    /// not measured (flushes, the flow's totals).
+    pub after_submission: Option<LatencyDistribution>,
 }
 
 /// Where fsync calls spent their time, as FastResponse's Figs. 5(b) and 15(b) split it (ext4 `data=ordered`):
@@ -261,6 +334,10 @@ pub struct FlowResult {
     pub breakdown_ns: Breakdown,
     /// CPU time of the flow's tasks (and their sqpoll threads) over the whole run, in cores.
     pub cpu_cores: f64,
+    /// The part of `cpu_cores` in user code (the rest is kernel and polling).
+    pub cpu_user_cores: f64,
+    /// Times the flow's tasks were switched onto a core over the run's window.
+    pub context_switches: u64,
     /// Time-weighted mean number of the flow's requests in flight (arrived, not completed).
     pub mean_in_flight: f64,
     /// Requests still in flight when the run ended (not in any latency figure). A large number next to a
@@ -325,6 +402,9 @@ struct FlowMetrics {
     read: Recorder,
     write: Recorder,
     flush: Recorder,
+    /// Submission to completion of the reads and of the writes (the last four parts of [`Breakdown`]).
+    read_after_submission: Recorder,
+    write_after_submission: Recorder,
     /// One recorder per layer, in the order of [`Breakdown`].
     layers: [Recorder; LAYERS],
     in_flight: u64,
@@ -360,6 +440,8 @@ impl Metrics {
                     read: Recorder::new(),
                     write: Recorder::new(),
                     flush: Recorder::new(),
+                    read_after_submission: Recorder::new(),
+                    write_after_submission: Recorder::new(),
                     layers: std::array::from_fn(|_| Recorder::new()),
                     in_flight: 0,
                     in_flight_area: 0,
@@ -431,9 +513,9 @@ impl Metrics {
         let bytes = req.len as u64;
         // Flushes have a summary of their own and stay out of the flow's figures (and its breakdown), as fio
         // reports fsync latencies apart from its reads' and writes'.
-        let direction = match req.op {
-            Op::Read => &mut f.read,
-            Op::Write => &mut f.write,
+        let (direction, after_submission) = match req.op {
+            Op::Read => (&mut f.read, &mut f.read_after_submission),
+            Op::Write => (&mut f.write, &mut f.write_after_submission),
             Op::Flush => {
                 f.flush.record(latency, 0);
                 return;
@@ -442,6 +524,7 @@ impl Metrics {
         direction.record(latency, bytes);
         f.all.record(latency, bytes);
         let parts = layer_times(s).unwrap_or_default();
+        after_submission.record(parts[LAYERS - 4..].iter().sum(), 0);
         for (recorder, &value) in f.layers.iter_mut().zip(&parts) {
             recorder.record(value, 0);
         }
@@ -459,7 +542,7 @@ impl Metrics {
             .zip(open_loop)
             .map(|((f, &window), &open_loop)| {
                 let seconds = window.seconds();
-                let all = f.all.op_result(seconds);
+                let all = f.all.op_result(seconds, None);
                 // Saturating: arrivals dropped in the window may have arrived during the warm-up.
                 let backlog = f.arrivals.saturating_sub(f.arrivals_completed);
                 let overloaded = open_loop
@@ -477,9 +560,9 @@ impl Metrics {
                     backlog_at_end: open_loop.then_some(backlog),
                     overloaded,
                     latency_ns: all.latency_ns,
-                    read: (f.read.count > 0).then(|| f.read.op_result(seconds)),
-                    write: (f.write.count > 0).then(|| f.write.op_result(seconds)),
-                    flush: (f.flush.count > 0).then(|| f.flush.op_result(seconds)),
+                    read: (f.read.count > 0).then(|| f.read.op_result(seconds, Some(&f.read_after_submission))),
+                    write: (f.write.count > 0).then(|| f.write.op_result(seconds, Some(&f.write_after_submission))),
+                    flush: (f.flush.count > 0).then(|| f.flush.op_result(seconds, None)),
                     fsync_phases_ns: None,
                     breakdown_ns: Breakdown {
                         syscall: f.layers[0].layer(),
@@ -493,6 +576,8 @@ impl Metrics {
                         cpu_wait: f.layers[8].layer(),
                     },
                     cpu_cores: 0.0,
+                    cpu_user_cores: 0.0,
+                    context_switches: 0,
                     mean_in_flight: f.in_flight_area as f64 / (seconds * 1e9),
                     in_flight_at_end: f.in_flight,
                     oldest_in_flight_ns: 0,

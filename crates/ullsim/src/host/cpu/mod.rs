@@ -124,6 +124,10 @@ struct Task {
     /// Time to add in front of the task's next segment: switching it in, leaving idle.
     pending_overhead: Time,
     cpu_ns: Time,
+    /// The part of `cpu_ns` in user code (the rest is kernel and polling).
+    user_ns: Time,
+    /// Times the task was switched onto a core.
+    switched_in: u64,
 }
 
 #[derive(Default)]
@@ -260,6 +264,8 @@ impl Cpu {
             saved: None,
             pending_overhead: 0,
             cpu_ns: 0,
+            user_ns: 0,
+            switched_in: 0,
         });
         id
     }
@@ -335,7 +341,7 @@ impl Cpu {
             let own = (now - since) - core.irq_overlap(since, now);
             core.busy_ns[Activity::Poll as usize] += own;
             if let Some(t) = core.current {
-                self.tasks[t as usize].cpu_ns += own;
+                self.charge(t, own, Activity::Poll);
             }
         }
     }
@@ -454,7 +460,7 @@ impl Cpu {
             let own = (now - start) - core.irq_overlap(start, now);
             core.busy_ns[activity as usize] += own;
             if let Some(t) = core.current {
-                self.tasks[t as usize].cpu_ns += own;
+                self.charge(t, own, activity);
             }
         }
         let core = &mut self.cores[core_id as usize];
@@ -513,6 +519,7 @@ impl Cpu {
         core.current = Some(next);
         core.context_switches += 1;
         let t = &mut self.tasks[next as usize];
+        t.switched_in += 1;
         t.state = State::Running;
         t.core = core_id;
         t.pending_overhead += overhead;
@@ -549,9 +556,28 @@ impl Cpu {
         t.allowed.iter().copied().find(|&c| idle(c)).unwrap_or(t.core)
     }
 
+    /// Add `ns` of `activity` to `task`'s CPU time.
+    fn charge(&mut self, task: TaskId, ns: Time, activity: Activity) {
+        let t = &mut self.tasks[task as usize];
+        t.cpu_ns += ns;
+        if activity == Activity::User {
+            t.user_ns += ns;
+        }
+    }
+
     /// CPU time `task` has used.
     pub fn task_cpu_ns(&self, task: TaskId) -> Time {
         self.tasks[task as usize].cpu_ns
+    }
+
+    /// The part of [`Cpu::task_cpu_ns`] in user code.
+    pub fn task_user_ns(&self, task: TaskId) -> Time {
+        self.tasks[task as usize].user_ns
+    }
+
+    /// Times `task` was switched onto a core (what `getrusage` counts as its context switches, near enough).
+    pub fn task_switches(&self, task: TaskId) -> u64 {
+        self.tasks[task as usize].switched_in
     }
 
     /// Each core's cumulative time up to `at` (open segments and spins are closed at `at` and reopened).
@@ -568,7 +594,7 @@ impl Cpu {
                 let own = (at - start) - core.irq_overlap(start, at);
                 core.busy_ns[activity as usize] += own;
                 if let Some(t) = core.current {
-                    self.tasks[t as usize].cpu_ns += own;
+                    self.charge(t, own, activity);
                 }
                 self.cores[c as usize].seg = Some((at, end, activity));
             }

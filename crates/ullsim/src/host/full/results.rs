@@ -17,12 +17,19 @@ impl FullHost {
             // No task runs on DedCore's polling core: its time is the poller's.
             cores[d.core() as usize] = d.core_time(at);
         }
-        let flow_cpu_ns =
-            self.flow_tasks.iter().map(|tasks| tasks.iter().map(|&t| self.cpu.task_cpu_ns(t)).sum()).collect();
+        let flow_cpu = self
+            .flow_tasks
+            .iter()
+            .map(|tasks| FlowCpu {
+                cpu_ns: tasks.iter().map(|&t| self.cpu.task_cpu_ns(t)).sum(),
+                user_ns: tasks.iter().map(|&t| self.cpu.task_user_ns(t)).sum(),
+                context_switches: tasks.iter().map(|&t| self.cpu.task_switches(t)).sum(),
+            })
+            .collect();
         HostCounters {
             at,
             cores,
-            flow_cpu_ns,
+            flow_cpu,
             interrupts: self.nvme.interrupts() + self.xler.as_ref().map_or(0, |x| x.interrupts),
             block: self.block.results(),
             fs: self.fs.as_deref().map(FsHost::counters),

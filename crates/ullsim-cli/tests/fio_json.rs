@@ -1,0 +1,188 @@
+//! `ullsim run --output-format fio-json` (and `--fio-json PATH`): fio's JSON layout, checked against fio's
+//! documented schema and against the native JSON of the same run.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::ullsim;
+use serde_json::Value;
+
+/// fio's default percentile list, as its JSON keys them.
+const FIO_PERCENTILE_KEYS: [&str; 17] = [
+    "1.000000",
+    "5.000000",
+    "10.000000",
+    "20.000000",
+    "30.000000",
+    "40.000000",
+    "50.000000",
+    "60.000000",
+    "70.000000",
+    "80.000000",
+    "90.000000",
+    "95.000000",
+    "99.000000",
+    "99.500000",
+    "99.900000",
+    "99.950000",
+    "99.990000",
+];
+
+/// A reader at QD1 beside a writer at QD8 (two flows, one direction each, one with two jobs), short.
+fn scenario() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/examples/mixed-znand.toml")
+}
+
+const SHORT: [&str; 6] =
+    ["--set", "run.duration=30ms", "--set", "metrics.fairness=false", "--set", "flow.writer.numjobs=2"];
+
+fn run_fio_json_stdout(seed: &str) -> String {
+    let mut args: Vec<String> = vec!["run".into(), scenario().display().to_string()];
+    args.extend(SHORT.iter().map(|a| a.to_string()));
+    args.extend(["--seed".into(), seed.into(), "--output-format".into(), "fio-json".into()]);
+    ullsim(&args).ok().stdout
+}
+
+/// The run's native JSON and fio JSON, both written to files by one run.
+fn run_both(seed: &str) -> (Value, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let native = dir.path().join("native.json");
+    let fio = dir.path().join("fio.json");
+    let mut args: Vec<String> = vec!["run".into(), scenario().display().to_string()];
+    args.extend(SHORT.iter().map(|a| a.to_string()));
+    args.extend(["--seed".into(), seed.into(), "-q".into()]);
+    args.extend(["--json".into(), native.display().to_string(), "--fio-json".into(), fio.display().to_string()]);
+    let run = ullsim(&args).ok();
+    assert!(run.stdout.is_empty(), "-q with both files printed on stdout: {}", run.describe());
+    let read = |p: &Path| -> Value { serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap() };
+    (read(&native), read(&fio))
+}
+
+fn number(v: &Value, what: &str) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("{what} is not a number: {v}"))
+}
+
+fn close(a: f64, b: f64, relative: f64) -> bool {
+    (a - b).abs() <= relative * a.abs().max(b.abs()).max(1.0)
+}
+
+/// A latency object in fio's layout, checked for its keys and for consistency; returns its percentiles.
+fn check_latency(object: &Value, what: &str) -> Vec<f64> {
+    for key in ["min", "max", "mean", "stddev", "N"] {
+        assert!(object.get(key).is_some_and(Value::is_number), "{what}.{key} missing or not a number: {object}");
+    }
+    let (min, max, mean) = (number(&object["min"], what), number(&object["max"], what), number(&object["mean"], what));
+    let count = object["N"].as_u64().unwrap_or_else(|| panic!("{what}.N is not a whole number"));
+    if count == 0 {
+        assert!(object.get("percentile").is_none(), "{what}: percentiles without samples");
+        return Vec::new();
+    }
+    // min and max are the histogram's bucket edges (within 0.1% of the true values), the mean is exact.
+    assert!(min * 0.999 <= mean && mean <= max * 1.001, "{what}: mean {mean} not in [{min}, {max}]");
+    assert!(number(&object["stddev"], what) >= 0.0, "{what}: negative stddev");
+    let percentiles = object["percentile"].as_object().unwrap_or_else(|| panic!("{what} has no percentile map"));
+    let mut keys: Vec<&str> = percentiles.keys().map(String::as_str).collect();
+    keys.sort_by(|a, b| a.parse::<f64>().unwrap().total_cmp(&b.parse::<f64>().unwrap()));
+    assert_eq!(keys, FIO_PERCENTILE_KEYS, "{what}: percentile keys differ from fio's");
+    let values: Vec<f64> = FIO_PERCENTILE_KEYS.iter().map(|k| number(&percentiles[*k], what)).collect();
+    assert!(values.windows(2).all(|w| w[0] <= w[1]), "{what}: percentiles decrease: {values:?}");
+    assert!(values[0] >= min && values[16] <= max, "{what}: percentiles outside [min, max]: {values:?}");
+    values
+}
+
+#[test]
+fn fio_json_follows_fios_schema_and_the_native_results() {
+    let (native, fio) = run_both("7");
+    assert_eq!(fio["fio version"], Value::String(format!("ullsim-{}", env!("CARGO_PKG_VERSION"))));
+    assert_eq!(fio["global options"]["seed"], "7");
+    let jobs = fio["jobs"].as_array().expect("jobs is an array");
+    let flows = native["flows"].as_array().unwrap();
+    assert_eq!(jobs.len(), flows.len(), "one job per flow");
+    assert_eq!(jobs.len(), 2);
+    for (job, flow) in jobs.iter().zip(flows) {
+        let name = flow["name"].as_str().unwrap();
+        assert_eq!(job["jobname"], flow["name"]);
+        for key in ["groupid", "error", "job_runtime", "usr_cpu", "sys_cpu", "ctx"] {
+            assert!(job.get(key).is_some_and(Value::is_number), "{name}: {key} missing: {job}");
+        }
+        let window_ms = (number(&flow["window"]["end_ns"], "end") - number(&flow["window"]["start_ns"], "start")) / 1e6;
+        assert_eq!(number(&job["job_runtime"], "job_runtime"), window_ms.round());
+        // CPU: user + system is the flow's cpu_cores, as a percentage of its runtime (the windows agree here).
+        let cpu = number(&job["usr_cpu"], "usr_cpu") + number(&job["sys_cpu"], "sys_cpu");
+        assert!(close(cpu, number(&flow["cpu_cores"], "cpu_cores") * 100.0, 1e-9), "{name}: cpu {cpu}");
+        assert!(number(&job["usr_cpu"], "usr_cpu") > 0.0 && number(&job["sys_cpu"], "sys_cpu") > 0.0);
+        assert_eq!(job["ctx"], flow["context_switches"]);
+        assert!(job["ctx"].as_u64().unwrap() > 0, "{name}: no context switches at all?");
+        for direction in ["read", "write", "trim"] {
+            let section = &job[direction];
+            let what = format!("{name}.{direction}");
+            for key in ["io_bytes", "io_kbytes", "bw_bytes", "bw", "iops", "runtime", "total_ios", "clat_ns", "lat_ns"]
+            {
+                assert!(section.get(key).is_some(), "{what}: {key} missing: {section}");
+            }
+            let clat = check_latency(&section["clat_ns"], &format!("{what}.clat_ns"));
+            let lat = check_latency(&section["lat_ns"], &format!("{what}.lat_ns"));
+            let bw_bytes = section["bw_bytes"].as_u64().unwrap();
+            assert_eq!(section["bw"].as_u64().unwrap(), bw_bytes / 1024, "{what}: bw is not bw_bytes / 1024");
+            assert_eq!(section["io_kbytes"].as_u64().unwrap(), section["io_bytes"].as_u64().unwrap() / 1024);
+            let total = number(&section["total_ios"], "total_ios");
+            let native_op = flow.get(direction).filter(|v| !v.is_null());
+            let Some(op) = native_op else {
+                assert_eq!(total, 0.0, "{what}: I/Os the native JSON does not have");
+                continue;
+            };
+            // Same numbers as the native JSON, in fio's layout.
+            assert_eq!(section["total_ios"], op["completed"], "{what}");
+            assert_eq!(section["iops"], op["iops"], "{what}");
+            assert_eq!(section["bw_bytes"].as_f64().unwrap(), number(&op["bandwidth_bytes_per_s"], "bw").round());
+            let latency = &op["latency_ns"];
+            for (fio_key, native_key) in [("min", "min"), ("max", "max"), ("mean", "mean")] {
+                assert_eq!(section["lat_ns"][fio_key], latency[native_key], "{what}.lat_ns.{fio_key}");
+            }
+            assert_eq!(section["lat_ns"]["N"], op["completed"], "{what}");
+            assert_eq!(section["clat_ns"]["N"], op["completed"], "{what}");
+            for (key, native_key) in [
+                ("50.000000", "p50"),
+                ("90.000000", "p90"),
+                ("99.000000", "p99"),
+                ("99.900000", "p99_9"),
+                ("99.990000", "p99_99"),
+            ] {
+                assert_eq!(section["lat_ns"]["percentile"][key], latency[native_key], "{what}.lat_ns[{key}]");
+            }
+            // iops x runtime = total_ios (runtime is whole ms).
+            let runtime_s = number(&section["runtime"], "runtime") / 1e3;
+            assert!(close(number(&section["iops"], "iops") * runtime_s, total, 0.02), "{what}: iops x runtime");
+            // bytes / runtime = bandwidth.
+            assert!(close(number(&section["io_bytes"], "io_bytes") / runtime_s, bw_bytes as f64, 0.02), "{what}: bw");
+            // Submission to completion is part of issue to completion.
+            assert!(number(&section["clat_ns"]["mean"], "clat") < number(&section["lat_ns"]["mean"], "lat"));
+            assert!(clat.iter().zip(&lat).all(|(c, l)| c <= l), "{what}: a clat percentile above lat's");
+        }
+    }
+    // The writer runs two jobs: the one fio job stands for both.
+    assert_eq!(jobs[1]["job options"]["numjobs"], "2");
+    assert_eq!(jobs[0]["job options"]["numjobs"], "1");
+    assert_eq!(jobs[0]["job options"]["rw"], "randread");
+}
+
+#[test]
+fn fio_json_is_deterministic_and_alone_on_stdout() {
+    let first = run_fio_json_stdout("3");
+    assert_eq!(first, run_fio_json_stdout("3"), "same seed, different bytes");
+    // Standard output is the JSON document and nothing else (no table after it).
+    let parsed: Value = serde_json::from_str(&first).expect("stdout is one JSON document");
+    assert!(parsed["jobs"].is_array());
+    assert_ne!(first, run_fio_json_stdout("4"), "the seed changes nothing?");
+}
+
+#[test]
+fn conflicting_output_flags_are_one_clear_error() {
+    let path = scenario().display().to_string();
+    ullsim(["run", &path, "--output-format", "fio-json", "--json", "-"]).fails_with(&["standard output"]);
+    ullsim(["run", &path, "--output-format", "json", "--fio-json", "-"]).fails_with(&["standard output"]);
+    ullsim(["run", &path, "--json", "-", "--fio-json", "-"]).fails_with(&["standard output"]);
+    ullsim(["run", &path, "--output-format", "fio-json", "--fio-json", "x.json"]).fails_with(&["--fio-json"]);
+    ullsim(["run", &path, "--output-format", "csv"]).rejects_arguments_with(&["csv", "fio-json"]);
+}
