@@ -1,0 +1,99 @@
+//! `ullsim._ullsim`: the Python package's native core. It takes scenarios as TOML text or JSON (a dict in the
+//! scenario schema), runs them with the GIL released, and hands results back as the CLI's JSON text, which
+//! the pure-Python layer (`python/ullsim/`) turns into DataFrames. Errors raise `ullsim.UllsimError` with the
+//! CLI's message (file, key, line).
+
+use std::path::Path;
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+
+use ullsim::Scenario;
+
+create_exception!(_ullsim, UllsimError, PyException, "A scenario, a flag or a run failed; the message says where.");
+
+/// Turn a dict-in-JSON scenario into TOML text, naming the first value TOML cannot hold.
+fn json_to_toml(json: &str, source: &str) -> Result<String, String> {
+    let value: serde_json::Value = serde_json::from_str(json).map_err(|e| format!("{source}: not JSON: {e}"))?;
+    if !value.is_object() {
+        return Err(format!("{source}: expected a table of scenario keys (a dict), found {value}"));
+    }
+    let table: toml::Table = serde_json::from_value::<toml::Table>(value)
+        .map_err(|e| format!("{source}: a value TOML cannot hold (None, or a list mixing types?): {e}"))?;
+    toml::to_string(&table).map_err(|e| format!("{source}: {e}"))
+}
+
+/// Load a scenario from TOML `text` (named `source` in messages; relative trace paths resolve from
+/// `base_dir`) with `overrides` (`key.path=value`) and an optional `seed`.
+fn load(text: &str, source: &str, base_dir: &str, overrides: &[String], seed: Option<u64>) -> Result<Scenario, String> {
+    let mut scenario =
+        Scenario::from_toml_str(text, source, Path::new(base_dir), overrides).map_err(|e| e.to_string())?;
+    if let Some(seed) = seed {
+        scenario.seed = seed;
+    }
+    Ok(scenario)
+}
+
+/// Run a scenario given as TOML text (or, with `is_json`, as a JSON object) and return the results JSON.
+/// The simulation runs without the GIL, so other Python threads (and Dask workers' heartbeats) go on.
+#[pyfunction]
+#[pyo3(signature = (text, source, base_dir, overrides, seed=None, is_json=false))]
+fn run_json(
+    py: Python<'_>,
+    text: String,
+    source: String,
+    base_dir: String,
+    overrides: Vec<String>,
+    seed: Option<u64>,
+    is_json: bool,
+) -> PyResult<String> {
+    py.detach(move || {
+        let text = if is_json { json_to_toml(&text, &source)? } else { text };
+        let scenario = load(&text, &source, &base_dir, &overrides, seed)?;
+        let results = ullsim::run_scenario(&scenario).map_err(|e| format!("{source}: {e}"))?;
+        serde_json::to_string(&results).map_err(|e| e.to_string())
+    })
+    .map_err(UllsimError::new_err)
+}
+
+/// Check a scenario (as `run_json` takes it) without running it; returns its name.
+#[pyfunction]
+#[pyo3(signature = (text, source, base_dir, overrides, is_json=false))]
+fn validate(text: String, source: String, base_dir: String, overrides: Vec<String>, is_json: bool) -> PyResult<String> {
+    let run = || -> Result<String, String> {
+        let text = if is_json { json_to_toml(&text, &source)? } else { text };
+        Ok(load(&text, &source, &base_dir, &overrides, None)?.name)
+    };
+    run().map_err(UllsimError::new_err)
+}
+
+/// The built-in default scenario's TOML.
+#[pyfunction]
+fn default_scenario() -> &'static str {
+    ullsim::config::scenario::DEFAULT_SCENARIO
+}
+
+/// Device presets: (name, summary).
+#[pyfunction]
+fn presets() -> Vec<(&'static str, &'static str)> {
+    ullsim::config::presets::PRESETS.iter().map(|p| (p.name, p.summary)).collect()
+}
+
+/// Host stacks: (name, summary).
+#[pyfunction]
+fn stacks() -> Vec<(&'static str, &'static str)> {
+    ullsim::config::stacks::STACKS.iter().map(|s| (s.name, s.summary)).collect()
+}
+
+#[pymodule]
+fn _ullsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("UllsimError", m.py().get_type::<UllsimError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(run_json, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(default_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(stacks, m)?)?;
+    Ok(())
+}
