@@ -597,7 +597,7 @@ impl Scenario {
             }
             crate::workload::check_flow_spec(flow, &self.device, self.host.cores)
                 .and_then(|()| crate::workload::check_arrivals(flow, self.run.duration.0))
-                .and_then(|()| crate::workload::check_dedicated_core(flow, self.host.dedicated_poll_core()))
+                .and_then(|()| crate::workload::check::check_dedicated_core(flow, self.host.dedicated_poll_core()))
                 .map_err(|(key, what)| ConfigError::at_flow_key(source, i, flow, &key, what))?;
         }
         self.check_burst_groups()

@@ -214,13 +214,7 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
 
     let mut out = Reproduction::new("aios19", "AIOS (ATC'19): the abstract's fio, RocksDB, Filebench and OLTP figures");
     out.option("block_sizes", &options.block_sizes);
-    out.option("duration_ms", options.duration_ns / 1_000_000);
-    out.option("seed", options.seed);
-    out.option("seeds", options.seeds.max(1));
-    out.option("cores", CORES);
-    if !options.overrides.is_empty() {
-        out.option("set", &options.overrides);
-    }
+    out.run_options(options.duration_ns, options.seed, options.seeds, CORES, &options.overrides);
     out.notes.push(format!(
         "The paper gives single-digit µs (below {}) for 4 KB random reads under AIOS: compare the fio row of \
          op randread, bs 4k, stack aios.",

@@ -2,7 +2,7 @@
 //! `iodepth`, or open loop with `rate_iops`) or a trace replayed from a file, streamed.
 
 pub mod app;
-mod check;
+pub(crate) mod check;
 pub mod distribution;
 mod flush;
 pub mod onoff;
@@ -18,9 +18,7 @@ use crate::config::scenario::{FlowSpec, RateProcess};
 use crate::engine::{stream_rng, stream_seed, EventQueue, SimRng, Time};
 use crate::request::{Class, Op};
 use crate::sim::Event;
-pub use check::{
-    active_window, burst_shape, check_arrivals, check_dedicated_core, check_flow_spec, BurstShape, MAX_RATE_IOPS,
-};
+pub use check::{active_window, burst_shape, check_arrivals, check_flow_spec, BurstShape, MAX_RATE_IOPS};
 use distribution::{BlockPicker, RandomDistribution};
 use flush::{FlushEvery, SyncOnArrival};
 use onoff::{gap_ns, OnOffClock};

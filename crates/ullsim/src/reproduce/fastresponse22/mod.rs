@@ -279,13 +279,7 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
     let mut out =
         Reproduction::new("fastresponse22", "FastResponse (ICS'22): readrandom and fillsync beside Table 1's apps");
     out.option("apps", &options.apps);
-    out.option("duration_ms", options.duration_ns / 1_000_000);
-    out.option("seed", options.seed);
-    out.option("seeds", options.seeds.max(1));
-    out.option("cores", SERVER_CORES);
-    if !options.overrides.is_empty() {
-        out.option("set", &options.overrides);
-    }
+    out.run_options(options.duration_ns, options.seed, options.seeds, SERVER_CORES, &options.overrides);
 
     // Figs. 4-5: beside Bayes against alone, under Vanilla.
     if options.apps.iter().any(|a| a == "bayes") {

@@ -302,13 +302,7 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
         Reproduction::new("flashshare18", "FlashShare (OSDI'18): Table 3's online apps beside its offline apps");
     out.option("online", &options.online);
     out.option("offline", &options.offline);
-    out.option("duration_ms", options.duration_ns / 1_000_000);
-    out.option("seed", options.seed);
-    out.option("seeds", options.seeds.max(1));
-    out.option("cores", CORES);
-    if !options.overrides.is_empty() {
-        out.option("set", &options.overrides);
-    }
+    out.run_options(options.duration_ns, options.seed, options.seeds, CORES, &options.overrides);
     response_rows(&mut out, options, &runs);
     offline_rows(&mut out, options, &runs);
     io_rows(&mut out, options, &runs);
