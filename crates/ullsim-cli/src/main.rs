@@ -77,6 +77,9 @@ enum Command {
         /// --set metrics.timeseries_interval=1ms).
         #[arg(long, value_name = "PATH")]
         timeseries: Option<PathBuf>,
+        /// Also write the results as one self-contained HTML report to this file (as `ullsim report`).
+        #[arg(long, value_name = "PATH")]
+        html: Option<PathBuf>,
         #[command(flatten)]
         output: Output,
     },
@@ -133,8 +136,20 @@ enum Command {
         /// Override a key of every run's scenario, e.g. --set device.flash.program_suspend=true
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Also write the reproduction as one self-contained HTML report to this file (as `ullsim report`).
+        #[arg(long, value_name = "PATH")]
+        html: Option<PathBuf>,
         #[command(flatten)]
         output: Output,
+    },
+    /// Write one self-contained HTML report (inline SVG charts, no JavaScript, opens offline) of a results
+    /// JSON (`ullsim run --json`) or a reproduction JSON (`ullsim reproduce --json`).
+    Report {
+        /// The JSON file to report on.
+        json: PathBuf,
+        /// Where to write the HTML.
+        #[arg(long, short, value_name = "PATH")]
+        output: PathBuf,
     },
     /// Check a scenario without running it (also reads every trace it names to the end).
     Validate {
@@ -163,26 +178,38 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
-        Command::Run { scenario, set, seed, fairness, timeseries, output } => {
-            run(scenario.as_deref(), &set, seed, fairness, timeseries.as_deref(), &output)
+        Command::Run { scenario, set, seed, fairness, timeseries, html, output } => {
+            run(scenario.as_deref(), &set, seed, fairness, timeseries.as_deref(), html.as_deref(), &output)
         }
         Command::Compare { scenario, vary, set, seed, timeseries, output } => {
             compare::main(scenario.as_deref(), &set, &vary, seed, timeseries.as_deref(), &output)
         }
-        Command::Reproduce { name, all, mixes, duration, classify_duration, seed, load, classes, set, output } => {
-            reproduce::main(reproduce::Args {
-                name: &name,
-                all,
-                mixes,
-                duration: duration.as_deref(),
-                classify_duration: classify_duration.as_deref(),
-                seed,
-                load,
-                classes: classes.as_deref(),
-                set: &set,
-                output: &output,
-            })
-        }
+        Command::Reproduce {
+            name,
+            all,
+            mixes,
+            duration,
+            classify_duration,
+            seed,
+            load,
+            classes,
+            set,
+            html,
+            output,
+        } => reproduce::main(reproduce::Args {
+            name: &name,
+            all,
+            mixes,
+            duration: duration.as_deref(),
+            classify_duration: classify_duration.as_deref(),
+            seed,
+            load,
+            classes: classes.as_deref(),
+            set: &set,
+            html: html.as_deref(),
+            output: &output,
+        }),
+        Command::Report { json, output } => report(&json, &output),
         Command::Validate { scenario, set } => validate(&scenario, &set),
         Command::Presets { name } => show_presets(name.as_deref()),
         Command::Stacks { name } => show_stacks(name.as_deref()),
@@ -243,6 +270,7 @@ fn run(
     seed: Option<u64>,
     fairness: bool,
     timeseries: Option<&Path>,
+    html: Option<&Path>,
     output: &Output,
 ) -> Result<()> {
     let mut scenario = load(path, set, seed)?;
@@ -282,7 +310,27 @@ fn run(
     if let (Some(path), Some(series)) = (timeseries, &results.timeseries) {
         write_file(path, |out| series.write_csv(out))?;
     }
+    if let Some(path) = html {
+        write_html_report(path, &results)?;
+    }
     output.emit(|| &results, || table::render(&scenario, &results, wall))
+}
+
+/// Write the HTML report of `value` (results or a reproduction) to `path`.
+pub fn write_html_report(path: &Path, value: &impl serde::Serialize) -> Result<()> {
+    let json = serde_json::to_value(value)?;
+    let html = ullsim_report::results_report(&json).map_err(|e| anyhow::anyhow!("--html: {e}"))?;
+    std::fs::write(path, html).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// `ullsim report JSON -o HTML`: the HTML report of a results or reproduction JSON file.
+fn report(json_path: &Path, html_path: &Path) -> Result<()> {
+    let text = std::fs::read_to_string(json_path).with_context(|| format!("cannot read {}", json_path.display()))?;
+    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        anyhow::anyhow!("{}: not valid JSON ({e}); expected {}", json_path.display(), ullsim_report::EXPECTED)
+    })?;
+    let html = ullsim_report::results_report(&json).map_err(|e| anyhow::anyhow!("{}: {e}", json_path.display()))?;
+    std::fs::write(html_path, html).with_context(|| format!("cannot write {}", html_path.display()))
 }
 
 fn validate(path: &Path, set: &[String]) -> Result<()> {
