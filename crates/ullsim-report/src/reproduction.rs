@@ -131,7 +131,7 @@ fn chart(name: &str, rows: &[Row]) -> String {
             {
                 let Some(value) = value else { continue };
                 let x = chart.x(&scale, value);
-                let tooltip = format!("{} {}: {who} {}", row.setting, row.metric, format_number(value));
+                let tooltip = format!("{} {}: {who} value {}", row.setting, row.metric, format_number(value));
                 chart.rect(zero.min(x), row_top + offset, (x - zero).abs().max(1.0), bar, fill, Some(&tooltip));
             }
         }
