@@ -133,6 +133,8 @@ fn chart(name: &str, rows: &[Row]) -> String {
                 let x = chart.x(&scale, value);
                 let tooltip = format!("{} {}: {who} value {}", row.setting, row.metric, format_number(value));
                 chart.rect(zero.min(x), row_top + offset, (x - zero).abs().max(1.0), bar, fill, Some(&tooltip));
+                let label_x = zero.max(x) + 4.0;
+                chart.small_text(label_x, row_top + offset + bar - 1.0, &format_number(value));
             }
         }
     }

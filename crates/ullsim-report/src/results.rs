@@ -156,13 +156,13 @@ fn latency_cdf(flows: &[Flow]) -> String {
     let mut chart = Chart::new(900.0, 380.0, 70.0, 20.0, 0.0, 45.0);
     let legend: Vec<(String, &str)> = curves.iter().map(|(i, f, _)| (f.name.clone(), colour(*i))).collect();
     chart.top = chart.legend(&legend) + 8.0;
-    let y_ticks: Vec<(f64, String)> = [(0.0, "0")]
+    let y_ticks: Vec<(f64, String)> = [(0.0, "min")]
         .into_iter()
         .chain(PERCENTILES.iter().map(|(_, label, q)| (nines(*q), *label)))
         .chain([(MAX_LEVEL, "max")])
         .map(|(level, label)| (level, label.to_string()))
         .collect();
-    chart.y_axis(&y_scale, &y_ticks, "fraction of requests at or below");
+    chart.y_axis(&y_scale, &y_ticks, "percentile (nines)");
     chart.x_axis(&x_scale, |ns| format_ns(ns), "latency (log scale)");
     for (i, flow, points) in &curves {
         let mut path = Vec::new();

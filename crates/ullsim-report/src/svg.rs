@@ -210,6 +210,11 @@ impl Chart {
         let _ = writeln!(self.body, r#"<text x="{x:.1}" y="{y:.1}" text-anchor="{anchor}">{}</text>"#, escape(text));
     }
 
+    /// 10 px text starting at (x, y): a value beside its bar.
+    pub fn small_text(&mut self, x: f64, y: f64, text: &str) {
+        let _ = writeln!(self.body, r#"<text x="{x:.1}" y="{y:.1}" font-size="10">{}</text>"#, escape(text));
+    }
+
     /// Text rotated a quarter turn anticlockwise, centred on (x, y): a y-axis title.
     pub fn vertical_text(&mut self, x: f64, y: f64, text: &str) {
         let _ = writeln!(
