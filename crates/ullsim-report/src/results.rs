@@ -124,13 +124,17 @@ fn nines(q: f64) -> f64 {
     -(1.0 - q).log10()
 }
 
+/// A point of a CDF: latency (ns), height on the y axis (nines), and the percentile's label.
+type CdfPoint = (f64, f64, &'static str);
+
 /// Where `max` is drawn: one step above p99.999.
 const MAX_LEVEL: f64 = 6.0;
 
 /// One chart with every flow's latency CDF as a step line through its reported percentiles.
 fn latency_cdf(flows: &[Flow]) -> String {
-    // (latency, level, label) per flow: min at 0, the percentiles, max at the top.
-    let mut curves: Vec<(usize, &Flow, Vec<(f64, f64, &str)>)> = Vec::new();
+    // Per flow: its index (for its colour), itself, and its points (latency, level, label): min at level 0,
+    // the percentiles, max at the top.
+    let mut curves: Vec<(usize, &Flow, Vec<CdfPoint>)> = Vec::new();
     let mut skipped = Vec::new();
     for (i, flow) in flows.iter().enumerate() {
         let summary = &flow.json["latency_ns"];
@@ -163,7 +167,7 @@ fn latency_cdf(flows: &[Flow]) -> String {
         .map(|(level, label)| (level, label.to_string()))
         .collect();
     chart.y_axis(&y_scale, &y_ticks, "percentile (nines)");
-    chart.x_axis(&x_scale, |ns| format_ns(ns), "latency (log scale)");
+    chart.x_axis(&x_scale, format_ns, "latency (log scale)");
     for (i, flow, points) in &curves {
         let mut path = Vec::new();
         let mut previous_level = 0.0;
@@ -206,7 +210,7 @@ fn breakdown(flows: &[Flow]) -> String {
         BREAKDOWN_PARTS.iter().enumerate().map(|(i, (_, label))| (label.to_string(), colour(i))).collect();
     chart.top = chart.legend(&legend) + 8.0;
     chart.height = chart.top + flows.len().max(1) as f64 * (bar + 10.0) + chart.bottom;
-    chart.x_axis(&scale, |ns| format_ns(ns), "mean time per request");
+    chart.x_axis(&scale, format_ns, "mean time per request");
     chart.line(chart.left, chart.top, chart.left, chart.height - chart.bottom, "#333", "");
     for (row, (flow, parts)) in flows.iter().zip(&means).enumerate() {
         let y = chart.top + row as f64 * (bar + 10.0) + 5.0;
@@ -324,7 +328,7 @@ fn timeseries(series: &Value) -> String {
         .unwrap_or(Scale::Log { min: 1.0, max: 10.0 });
     let mut chart = Chart::new(900.0, 300.0, 70.0, 20.0, 0.0, 45.0);
     chart.top = chart.legend(&legend) + 8.0;
-    chart.y_axis_ticks(&latency_scale, |ns| format_ns(ns), "mean latency (log)");
+    chart.y_axis_ticks(&latency_scale, format_ns, "mean latency (log)");
     chart.x_axis(&x_scale, number_label, "simulated time (ms)");
     for (i, (_, _, latency)) in flows.iter().enumerate() {
         let mut run = Vec::new();
