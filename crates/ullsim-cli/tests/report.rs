@@ -39,6 +39,11 @@ fn assert_self_contained(html: &str) {
     }
 }
 
+/// `ullsim report JSON -o HTML`.
+fn report(json: &Path, html: &Path) -> common::Run {
+    ullsim(["report".as_ref(), json.as_os_str(), "-o".as_ref(), html.as_os_str()])
+}
+
 fn chart_count(html: &str) -> usize {
     html.matches("<svg").count()
 }
@@ -84,7 +89,7 @@ fn run_html_is_self_contained_has_every_chart_and_is_deterministic() {
     ullsim(["run".as_ref(), path.as_os_str(), "--html".as_ref(), again.as_os_str(), "-q".as_ref()]).ok();
     assert!(read(&again) == html, "two runs of the same scenario gave different reports");
     let from_json = dir.path().join("from-json.html");
-    ullsim(["report".as_ref(), json_path.as_os_str(), "-o".as_ref(), from_json.as_os_str()]).ok();
+    report(&json_path, &from_json).ok();
     assert!(read(&from_json) == html, "ullsim report on the results JSON differs from run --html");
 }
 
@@ -139,7 +144,7 @@ fn reproduction_report_has_one_section_and_chart_per_figure() {
     assert_eq!(html.matches(": paper value ").count(), with_paper, "one paper bar per row with a paper value");
 
     let again = dir.path().join("again.html");
-    ullsim(["report".as_ref(), json_path.as_os_str(), "-o".as_ref(), again.as_os_str()]).ok();
+    report(&json_path, &again).ok();
     assert!(read(&again) == html, "ullsim report on the reproduction JSON differs from reproduce --html");
 }
 
@@ -149,7 +154,7 @@ fn a_json_that_is_neither_layout_is_one_clear_error() {
     let html_path = dir.path().join("out.html");
     let other = dir.path().join("other.json");
     std::fs::write(&other, "{\"flows\": 3, \"rows\": null}\n").unwrap();
-    ullsim(["report".as_ref(), other.as_os_str(), "-o".as_ref(), html_path.as_os_str()]).fails_with(&[
+    report(&other, &html_path).fails_with(&[
         "other.json",
         "neither kind of ullsim JSON",
         "expected ullsim results",
@@ -157,18 +162,12 @@ fn a_json_that_is_neither_layout_is_one_clear_error() {
     ]);
     let not_json = dir.path().join("broken.json");
     std::fs::write(&not_json, "{\"flows\": [").unwrap();
-    ullsim(["report".as_ref(), not_json.as_os_str(), "-o".as_ref(), html_path.as_os_str()]).fails_with(&[
-        "broken.json",
-        "not valid JSON",
-        "expected ullsim results",
-    ]);
+    report(&not_json, &html_path).fails_with(&["broken.json", "not valid JSON", "expected ullsim results"]);
     let missing = dir.path().join("missing.json");
-    ullsim(["report".as_ref(), missing.as_os_str(), "-o".as_ref(), html_path.as_os_str()])
-        .fails_with(&["missing.json", "cannot read"]);
+    report(&missing, &html_path).fails_with(&["missing.json", "cannot read"]);
     // A results file with a malformed flow says which.
     let bad_flow = dir.path().join("bad-flow.json");
     std::fs::write(&bad_flow, "{\"schema_version\": 3, \"flows\": [{\"name\": \"a\"}]}").unwrap();
-    ullsim(["report".as_ref(), bad_flow.as_os_str(), "-o".as_ref(), html_path.as_os_str()])
-        .fails_with(&["bad-flow.json", "flow a has no `latency_ns`"]);
+    report(&bad_flow, &html_path).fails_with(&["bad-flow.json", "flow a has no `latency_ns`"]);
     assert!(!html_path.exists(), "a failed report wrote a file");
 }
