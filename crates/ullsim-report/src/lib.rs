@@ -207,3 +207,67 @@ mod tests {
         assert!(kind(&serde_json::json!([1])).is_err());
     }
 }
+
+#[cfg(test)]
+mod report_tests {
+    use serde_json::json;
+
+    use super::results_report;
+
+    fn summary(scale: u64) -> serde_json::Value {
+        json!({"mean": 1.5 * scale as f64, "p50": scale, "p90": 2 * scale, "p99": 3 * scale, "p99_9": 4 * scale,
+               "p99_99": 4 * scale, "p99_999": 4 * scale, "min": scale / 2, "max": 5 * scale})
+    }
+
+    fn flow(name: &str, latency: serde_json::Value) -> serde_json::Value {
+        json!({"name": name, "class": "normal", "priority": "medium", "completed": 0, "iops": 0.0,
+               "bandwidth_bytes_per_s": 0.0, "latency_ns": latency, "breakdown_ns": {}})
+    }
+
+    /// Holds no number a browser cannot draw.
+    fn assert_finite(html: &str) {
+        assert!(!html.contains("NaN") && !html.contains("inf"), "{html}");
+    }
+
+    #[test]
+    fn a_flow_that_completed_nothing_is_named_but_not_drawn() {
+        let results = json!({"schema_version": 3, "flows": [flow("idle", summary(0)), flow("busy", summary(10_000))]});
+        let html = results_report(&results).unwrap();
+        assert_finite(&html);
+        assert!(html.contains("Not drawn (no completed request): idle."));
+        assert_eq!(html.matches("<svg").count(), 2);
+    }
+
+    #[test]
+    fn results_with_no_flow_or_no_latency_still_make_a_page() {
+        let html = results_report(&json!({"schema_version": 3, "flows": []})).unwrap();
+        assert_finite(&html);
+        assert!(html.contains("there is no latency to draw"));
+        let html = results_report(&json!({"schema_version": 3, "flows": [flow("idle", summary(0))]})).unwrap();
+        assert_finite(&html);
+    }
+
+    #[test]
+    fn a_results_flow_without_a_name_is_an_error_saying_which() {
+        let error = results_report(&json!({"schema_version": 3, "flows": [{"latency_ns": {}}]})).unwrap_err();
+        assert!(error.contains("flows[0] has no `name`"), "{error}");
+    }
+
+    #[test]
+    fn reproduction_rows_with_negative_zero_and_missing_paper_values_draw() {
+        let reproduction = json!({"paper": "p", "title": "T", "options": {"seed": 1, "apps": ["a", "b"]}, "notes": ["n"],
+        "rows": [
+            {"figure": "f1", "setting": {"x": "1"}, "metric": "gain_pct", "paper": -5.0, "simulated": 3.0},
+            {"figure": "f1", "setting": {"x": "2"}, "metric": "gain_pct", "paper": 0.0, "simulated": 0.0},
+            {"figure": "f2", "setting": {}, "metric": "iops", "paper": null, "simulated": 1e6}
+        ]});
+        let html = results_report(&reproduction).unwrap();
+        assert_finite(&html);
+        assert_eq!(html.matches("<section class=\"figure\"").count(), 2);
+        assert_eq!(html.matches("<svg").count(), 2);
+        assert!(html.contains("[&quot;a&quot;,&quot;b&quot;]"), "list options are shown");
+        let error = results_report(&json!({"paper": "p", "title": "T", "rows": [{"figure": "f", "simulated": "x"}]}))
+            .unwrap_err();
+        assert!(error.contains("rows[0] has no finite `simulated` number"), "{error}");
+    }
+}

@@ -125,7 +125,7 @@ fn chart(name: &str, rows: &[Row]) -> String {
         chart.line(zero, top, zero, bottom, "#333", "");
         for (i, row) in panel_rows.iter().enumerate() {
             let row_top = top + i as f64 * (2.0 * bar + gap);
-            chart.text(chart.left - 6.0, row_top + bar + 4.0, "end", &row.setting);
+            chart.text(chart.left - 6.0, row_top + bar + 4.0, "end", &shortened(&row.setting, label_width));
             for (offset, value, fill, who) in
                 [(0.0, row.paper, PAPER_COLOUR, "paper"), (bar, Some(row.simulated), SIMULATED_COLOUR, "simulated")]
             {
@@ -145,4 +145,13 @@ fn chart(name: &str, rows: &[Row]) -> String {
              simulated one (blue); one panel per metric, each on its own axis."
         ),
     )
+}
+
+/// `text` cut to fit `width` pixels, with an ellipsis where it was cut (the table has it whole).
+fn shortened(text: &str, width: f64) -> String {
+    if text_width(text) <= width {
+        return text.to_string();
+    }
+    let keep = ((width / text_width("m")) as usize).saturating_sub(1);
+    text.chars().take(keep).chain(['…']).collect()
 }
