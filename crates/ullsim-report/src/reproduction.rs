@@ -13,7 +13,8 @@ const SIMULATED_COLOUR: &str = "#4e79a7";
 
 /// One row of the reproduction.
 struct Row {
-    setting: String,
+    /// The setting's `key=value` pairs, in the JSON's key order.
+    setting: Vec<(String, String)>,
     metric: String,
     paper: Option<f64>,
     simulated: f64,
@@ -33,8 +34,8 @@ pub fn report(json: &Value) -> Result<String, String> {
             .filter(|v| v.is_finite())
             .ok_or_else(|| format!("reproduction: rows[{i}] has no finite `simulated` number"))?;
         let setting = match row["setting"].as_object() {
-            Some(map) => map.iter().map(|(k, v)| format!("{k}={}", format_value(v))).collect::<Vec<_>>().join(" "),
-            None => String::new(),
+            Some(map) => map.iter().map(|(k, v)| (k.clone(), format_value(v))).collect(),
+            None => Vec::new(),
         };
         let parsed = Row {
             setting,
@@ -68,7 +69,7 @@ pub fn report(json: &Value) -> Result<String, String> {
             .iter()
             .map(|r| {
                 vec![
-                    r.setting.clone(),
+                    setting_text(&r.setting, &[]),
                     r.metric.clone(),
                     r.paper.map_or("-".to_string(), format_number),
                     format_number(r.simulated),
@@ -98,21 +99,30 @@ fn chart(name: &str, rows: &[Row]) -> String {
             metrics.push(&row.metric);
         }
     }
-    let label_width = rows.iter().map(|r| text_width(&r.setting)).fold(60.0, f64::max).min(420.0);
+    // The bars are labelled with what varies within the figure; what all its rows share is in the caption.
+    let shared: Vec<(String, String)> = match rows.split_first() {
+        Some((first, rest)) => {
+            first.setting.iter().filter(|pair| rest.iter().all(|r| r.setting.contains(pair))).cloned().collect()
+        }
+        None => Vec::new(),
+    };
+    let labels: Vec<String> = rows.iter().map(|r| setting_text(&r.setting, &shared)).collect();
+    let label_width = labels.iter().map(|l| text_width(l)).fold(60.0, f64::max).min(420.0);
     let (bar, gap, panel_gap) = (9.0, 8.0, 58.0);
     let mut chart = Chart::new(900.0, 0.0, label_width + 16.0, 60.0, 0.0, 0.0);
     chart.top = chart.legend(&[("paper".to_string(), PAPER_COLOUR), ("simulated".to_string(), SIMULATED_COLOUR)]);
     let mut y = chart.top + 8.0;
     let mut panels = Vec::new();
     for metric in &metrics {
-        let panel_rows: Vec<&Row> = rows.iter().filter(|r| r.metric == *metric).collect();
+        let panel_rows: Vec<(&Row, &String)> = rows.iter().zip(&labels).filter(|(r, _)| r.metric == *metric).collect();
         let height = panel_rows.len() as f64 * (2.0 * bar + gap);
         panels.push((metric, panel_rows, y + 18.0, height));
         y += 18.0 + height + panel_gap;
     }
     chart.height = y;
     for (metric, panel_rows, top, height) in panels {
-        let scale = Scale::linear_from_zero(panel_rows.iter().flat_map(|r| [Some(r.simulated), r.paper]).flatten());
+        let scale =
+            Scale::linear_from_zero(panel_rows.iter().flat_map(|(r, _)| [Some(r.simulated), r.paper]).flatten());
         chart.text(chart.left, top - 5.0, "start", metric);
         // The axis of this panel: ticks below its bars, a line at zero.
         let bottom = top + height;
@@ -123,28 +133,29 @@ fn chart(name: &str, rows: &[Row]) -> String {
         }
         let zero = chart.x(&scale, 0.0);
         chart.line(zero, top, zero, bottom, "#333", "");
-        for (i, row) in panel_rows.iter().enumerate() {
+        for (i, (row, label)) in panel_rows.iter().enumerate() {
             let row_top = top + i as f64 * (2.0 * bar + gap);
-            chart.text(chart.left - 6.0, row_top + bar + 4.0, "end", &shortened(&row.setting, label_width));
+            chart.text(chart.left - 6.0, row_top + bar + 4.0, "end", &shortened(label, label_width));
             for (offset, value, fill, who) in
                 [(0.0, row.paper, PAPER_COLOUR, "paper"), (bar, Some(row.simulated), SIMULATED_COLOUR, "simulated")]
             {
                 let Some(value) = value else { continue };
                 let x = chart.x(&scale, value);
-                let tooltip = format!("{} {}: {who} value {}", row.setting, row.metric, format_number(value));
+                let tooltip = format!("{label} {}: {who} value {}", row.metric, format_number(value));
                 chart.rect(zero.min(x), row_top + offset, (x - zero).abs().max(1.0), bar, fill, Some(&tooltip));
                 let label_x = zero.max(x) + 4.0;
                 chart.small_text(label_x, row_top + offset + bar - 1.0, &format_number(value));
             }
         }
     }
-    figure(
-        &chart.finish(&format!("{name}: paper and simulated values")),
-        &format!(
-            "{name}: for each setting, the paper's value (grey; none where the paper gives no number) and the \
-             simulated one (blue); one panel per metric, each on its own axis."
-        ),
-    )
+    let mut caption = format!(
+        "{name}: for each setting, the paper's value (grey; none where the paper gives no number) and the \
+         simulated one (blue); one panel per metric, each on its own axis."
+    );
+    if !shared.is_empty() {
+        caption += &format!(" Every row has {}.", setting_text(&shared, &[]));
+    }
+    figure(&chart.finish(&format!("{name}: paper and simulated values")), &caption)
 }
 
 /// `text` cut to fit `width` pixels, with an ellipsis where it was cut (the table has it whole).
@@ -154,4 +165,16 @@ fn shortened(text: &str, width: f64) -> String {
     }
     let keep = ((width / text_width("m")) as usize).saturating_sub(1);
     text.chars().take(keep).chain(['…']).collect()
+}
+
+/// A setting as `key=value` pairs separated by spaces, leaving out those in `shared`; `-` when nothing is
+/// left.
+fn setting_text(setting: &[(String, String)], shared: &[(String, String)]) -> String {
+    let pairs: Vec<String> =
+        setting.iter().filter(|pair| !shared.contains(pair)).map(|(key, value)| format!("{key}={value}")).collect();
+    if pairs.is_empty() {
+        "-".to_string()
+    } else {
+        pairs.join(" ")
+    }
 }

@@ -14,8 +14,9 @@ pub fn colour(index: usize) -> &'static str {
     PALETTE[index % PALETTE.len()]
 }
 
-/// Mean character width of the 12 px sans-serif labels, to lay out text without measuring it.
-const CHAR_WIDTH: f64 = 6.6;
+/// A generous mean character width of the 12 px sans-serif labels (DejaVu Sans, a wide font, averages about
+/// 7 px), to lay out text without measuring it.
+const CHAR_WIDTH: f64 = 7.2;
 
 /// Approximate width in pixels of `text` at 12 px.
 pub fn text_width(text: &str) -> f64 {
