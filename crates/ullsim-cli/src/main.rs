@@ -96,6 +96,9 @@ enum Command {
         /// output).
         #[arg(long, value_name = "PATH")]
         fio_json: Option<PathBuf>,
+        /// Also write the results as one self-contained HTML report to this file (as `ullsim report`).
+        #[arg(long, value_name = "PATH")]
+        html: Option<PathBuf>,
         #[command(flatten)]
         output: Output,
     },
@@ -152,8 +155,20 @@ enum Command {
         /// Override a key of every run's scenario, e.g. --set device.flash.program_suspend=true
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Also write the reproduction as one self-contained HTML report to this file (as `ullsim report`).
+        #[arg(long, value_name = "PATH")]
+        html: Option<PathBuf>,
         #[command(flatten)]
         output: Output,
+    },
+    /// Write one self-contained HTML report (inline SVG charts, no JavaScript, opens offline) of a results
+    /// JSON (`ullsim run --json`) or a reproduction JSON (`ullsim reproduce --json`).
+    Report {
+        /// The JSON file to report on.
+        json: PathBuf,
+        /// Where to write the HTML.
+        #[arg(long, short, value_name = "PATH")]
+        output: PathBuf,
     },
     /// Check a scenario without running it (also reads every trace it names to the end).
     Validate {
@@ -182,28 +197,45 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
-        Command::Run { scenario, set, seed, fairness, timeseries, output_format, fio_json, output } => {
-            let flags =
-                RunFlags { fairness, timeseries: timeseries.as_deref(), output_format, fio_json: fio_json.as_deref() };
+        Command::Run { scenario, set, seed, fairness, timeseries, output_format, fio_json, html, output } => {
+            let flags = RunFlags {
+                fairness,
+                timeseries: timeseries.as_deref(),
+                output_format,
+                fio_json: fio_json.as_deref(),
+                html: html.as_deref(),
+            };
             run(scenario.as_deref(), &set, seed, &flags, &output)
         }
         Command::Compare { scenario, vary, set, seed, timeseries, output } => {
             compare::main(scenario.as_deref(), &set, &vary, seed, timeseries.as_deref(), &output)
         }
-        Command::Reproduce { name, all, mixes, duration, classify_duration, seed, load, classes, set, output } => {
-            reproduce::main(reproduce::Args {
-                name: &name,
-                all,
-                mixes,
-                duration: duration.as_deref(),
-                classify_duration: classify_duration.as_deref(),
-                seed,
-                load,
-                classes: classes.as_deref(),
-                set: &set,
-                output: &output,
-            })
-        }
+        Command::Reproduce {
+            name,
+            all,
+            mixes,
+            duration,
+            classify_duration,
+            seed,
+            load,
+            classes,
+            set,
+            html,
+            output,
+        } => reproduce::main(reproduce::Args {
+            name: &name,
+            all,
+            mixes,
+            duration: duration.as_deref(),
+            classify_duration: classify_duration.as_deref(),
+            seed,
+            load,
+            classes: classes.as_deref(),
+            set: &set,
+            html: html.as_deref(),
+            output: &output,
+        }),
+        Command::Report { json, output } => report(&json, &output),
         Command::Validate { scenario, set } => validate(&scenario, &set),
         Command::Presets { name } => show_presets(name.as_deref()),
         Command::Stacks { name } => show_stacks(name.as_deref()),
@@ -264,6 +296,7 @@ struct RunFlags<'a> {
     timeseries: Option<&'a Path>,
     output_format: OutputFormat,
     fio_json: Option<&'a Path>,
+    html: Option<&'a Path>,
 }
 
 fn is_stdout(path: Option<&Path>) -> bool {
@@ -271,7 +304,7 @@ fn is_stdout(path: Option<&Path>) -> bool {
 }
 
 fn run(path: Option<&Path>, set: &[String], seed: Option<u64>, flags: &RunFlags, output: &Output) -> Result<()> {
-    let RunFlags { fairness, timeseries, output_format, fio_json } = *flags;
+    let RunFlags { fairness, timeseries, output_format, fio_json, html } = *flags;
     // Standard output carries one document: say so before running rather than interleave two.
     let native_to_stdout = output_format == OutputFormat::Json || is_stdout(output.json.as_deref());
     let fio_to_stdout = output_format == OutputFormat::FioJson || is_stdout(fio_json);
@@ -325,6 +358,9 @@ fn run(path: Option<&Path>, set: &[String], seed: Option<u64>, flags: &RunFlags,
     if let (Some(path), Some(series)) = (timeseries, &results.timeseries) {
         write_file(path, |out| series.write_csv(out))?;
     }
+    if let Some(path) = html {
+        write_html_report(path, &results)?;
+    }
     if fio_to_stdout || fio_json.is_some() {
         let text = serde_json::to_string_pretty(&ullsim::metrics::fio_json::fio_json(&scenario, &results))? + "\n";
         match fio_json.filter(|_| !fio_to_stdout) {
@@ -338,6 +374,23 @@ fn run(path: Option<&Path>, set: &[String], seed: Option<u64>, flags: &RunFlags,
         quiet: output.quiet || fio_to_stdout,
     };
     output.emit(|| &results, || table::render(&scenario, &results, wall))
+}
+
+/// Write the HTML report of `value` (results or a reproduction) to `path`.
+pub fn write_html_report(path: &Path, value: &impl serde::Serialize) -> Result<()> {
+    let json = serde_json::to_value(value)?;
+    let html = ullsim_report::results_report(&json).map_err(|e| anyhow::anyhow!("--html: {e}"))?;
+    std::fs::write(path, html).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// `ullsim report JSON -o HTML`: the HTML report of a results or reproduction JSON file.
+fn report(json_path: &Path, html_path: &Path) -> Result<()> {
+    let text = std::fs::read_to_string(json_path).with_context(|| format!("cannot read {}", json_path.display()))?;
+    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        anyhow::anyhow!("{}: not valid JSON ({e}); expected {}", json_path.display(), ullsim_report::EXPECTED)
+    })?;
+    let html = ullsim_report::results_report(&json).map_err(|e| anyhow::anyhow!("{}: {e}", json_path.display()))?;
+    std::fs::write(html_path, html).with_context(|| format!("cannot write {}", html_path.display()))
 }
 
 fn validate(path: &Path, set: &[String]) -> Result<()> {

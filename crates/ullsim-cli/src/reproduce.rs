@@ -19,6 +19,7 @@ pub struct Args<'a> {
     pub load: Option<f64>,
     pub classes: Option<&'a str>,
     pub set: &'a [String],
+    pub html: Option<&'a std::path::Path>,
     pub output: &'a crate::Output,
 }
 
@@ -64,7 +65,7 @@ fn flin18_main(args: &Args) -> Result<()> {
         options.classify_duration_ns = duration_arg("--classify-duration", d)?;
     }
     let report = flin18::run(&options).map_err(|e| anyhow::anyhow!("flin18: {e}"))?;
-    emit(args.output, &report.reproduction())
+    emit(args, &report.reproduction())
 }
 
 /// An error naming the first of flin18's own flags given to the reproduction `name`, which takes only
@@ -93,12 +94,15 @@ fn hotstorage23_main(args: &Args) -> Result<()> {
     }
     options.overrides = args.set.to_vec();
     let reproduction = hotstorage23::run(&options).map_err(|e| anyhow::anyhow!("hotstorage23: {e}"))?;
-    emit(args.output, &reproduction)
+    emit(args, &reproduction)
 }
 
 /// Write the reproduction as JSON (`--json`) and as its table.
-fn emit(output: &crate::Output, reproduction: &Reproduction) -> Result<()> {
-    output.emit(|| reproduction, || reproduction.table())
+fn emit(args: &Args, reproduction: &Reproduction) -> Result<()> {
+    if let Some(path) = args.html {
+        crate::write_html_report(path, reproduction)?;
+    }
+    args.output.emit(|| reproduction, || reproduction.table())
 }
 
 fn fastresponse22_main(args: &Args) -> Result<()> {
@@ -106,7 +110,7 @@ fn fastresponse22_main(args: &Args) -> Result<()> {
     let mut options = if args.all { fastresponse22::Options::full() } else { fastresponse22::Options::quick() };
     common_flags(args, &mut options.duration_ns, &mut options.seed, &mut options.overrides)?;
     let reproduction = fastresponse22::run(&options).map_err(|e| anyhow::anyhow!("fastresponse22: {e}"))?;
-    emit(args.output, &reproduction)
+    emit(args, &reproduction)
 }
 
 fn aios19_main(args: &Args) -> Result<()> {
@@ -114,7 +118,7 @@ fn aios19_main(args: &Args) -> Result<()> {
     let mut options = if args.all { aios19::Options::full() } else { aios19::Options::quick() };
     common_flags(args, &mut options.duration_ns, &mut options.seed, &mut options.overrides)?;
     let reproduction = aios19::run(&options).map_err(|e| anyhow::anyhow!("aios19: {e}"))?;
-    emit(args.output, &reproduction)
+    emit(args, &reproduction)
 }
 
 fn flashshare18_main(args: &Args) -> Result<()> {
@@ -122,7 +126,7 @@ fn flashshare18_main(args: &Args) -> Result<()> {
     let mut options = if args.all { flashshare18::Options::full() } else { flashshare18::Options::quick() };
     common_flags(args, &mut options.duration_ns, &mut options.seed, &mut options.overrides)?;
     let reproduction = flashshare18::run(&options).map_err(|e| anyhow::anyhow!("flashshare18: {e}"))?;
-    emit(args.output, &reproduction)
+    emit(args, &reproduction)
 }
 
 /// --duration, --seed and --set into a reproduction's options.
