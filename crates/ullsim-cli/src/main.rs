@@ -130,31 +130,8 @@ enum Command {
     Reproduce {
         /// Which evaluation: flin18, hotstorage23, fastresponse22, aios19 or flashshare18.
         name: String,
-        /// Run the full evaluation (default: a subset small enough for CI).
-        #[arg(long)]
-        all: bool,
-        /// flin18: mixes per category (overrides the default of the subset or of --all).
-        #[arg(long, allow_negative_numbers = true, value_parser = whole_number)]
-        mixes: Option<u64>,
-        /// Simulated time of every run (flin18: every mix run), e.g. 500ms (bare numbers are seconds).
-        #[arg(long, allow_hyphen_values = true)]
-        duration: Option<String>,
-        /// flin18: simulated time of the alone runs that classify the apps (long enough for GC to start).
-        #[arg(long, allow_hyphen_values = true)]
-        classify_duration: Option<String>,
-        /// Seed of every run (flin18: and of the mix draw).
-        #[arg(long, allow_negative_numbers = true, value_parser = whole_number)]
-        seed: Option<u64>,
-        /// flin18: multiply every app's request rate by this factor (default 1: the paper's Table 2 rates).
-        #[arg(long, allow_negative_numbers = true)]
-        load: Option<f64>,
-        /// flin18: how apps are classified into high- and low-interference: "measured" (FLIN's 8% die-busy rule on
-        /// each app's alone run, the default) or "table2" (the classes printed in FLIN's Table 2).
-        #[arg(long, value_name = "RULE")]
-        classes: Option<String>,
-        /// Override a key of every run's scenario, e.g. --set device.flash.program_suspend=true
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
+        #[command(flatten)]
+        flags: reproduce::Flags,
         /// Also write the reproduction as one self-contained HTML report to this file (as `ullsim report`).
         #[arg(long, value_name = "PATH")]
         html: Option<PathBuf>,
@@ -210,28 +187,9 @@ fn main() -> ExitCode {
         Command::Compare { scenario, vary, set, seed, timeseries, output } => {
             compare::main(scenario.as_deref(), &set, &vary, seed, timeseries.as_deref(), &output)
         }
-        Command::Reproduce {
-            name,
-            all,
-            mixes,
-            duration,
-            classify_duration,
-            seed,
-            load,
-            classes,
-            set,
-            html,
-            output,
-        } => reproduce::main(reproduce::Args {
+        Command::Reproduce { name, flags, html, output } => reproduce::main(reproduce::Args {
             name: &name,
-            all,
-            mixes,
-            duration: duration.as_deref(),
-            classify_duration: classify_duration.as_deref(),
-            seed,
-            load,
-            classes: classes.as_deref(),
-            set: &set,
+            request: flags.into(),
             html: html.as_deref(),
             output: &output,
         }),

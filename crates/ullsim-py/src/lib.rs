@@ -9,6 +9,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 
+use ullsim::reproduce::named;
 use ullsim::Scenario;
 
 create_exception!(_ullsim, UllsimError, PyException, "A scenario, a flag or a run failed; the message says where.");
@@ -57,6 +58,37 @@ fn run_json(
     .map_err(UllsimError::new_err)
 }
 
+/// Run the reproduction `name` (as `ullsim reproduce NAME`, with the same options and messages) and return
+/// its JSON, without the GIL.
+#[pyfunction]
+#[pyo3(signature = (name, all, set, duration=None, seed=None, mixes=None, classify_duration=None, load=None, classes=None))]
+#[allow(clippy::too_many_arguments)] // one per option of `ullsim reproduce`
+fn reproduce_json(
+    py: Python<'_>,
+    name: String,
+    all: bool,
+    set: Vec<String>,
+    duration: Option<String>,
+    seed: Option<u64>,
+    mixes: Option<u64>,
+    classify_duration: Option<String>,
+    load: Option<f64>,
+    classes: Option<String>,
+) -> PyResult<String> {
+    let request = named::Request { all, mixes, duration, classify_duration, seed, load, classes, set };
+    py.detach(move || {
+        let reproduction = named::run(&name, &request)?;
+        serde_json::to_string(&reproduction).map_err(|e| e.to_string())
+    })
+    .map_err(UllsimError::new_err)
+}
+
+/// The reproductions' names.
+#[pyfunction]
+fn reproductions() -> Vec<&'static str> {
+    named::NAMES.to_vec()
+}
+
 /// Check a scenario (as `run_json` takes it) without running it; returns its name.
 #[pyfunction]
 #[pyo3(signature = (text, source, base_dir, overrides, is_json=false))]
@@ -91,6 +123,8 @@ fn _ullsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("UllsimError", m.py().get_type::<UllsimError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
+    m.add_function(wrap_pyfunction!(reproduce_json, m)?)?;
+    m.add_function(wrap_pyfunction!(reproductions, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(default_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;

@@ -1,0 +1,66 @@
+"""ullsim.reproduce against `ullsim reproduce`: the same rows, the same options, the same errors."""
+
+import json
+import math
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import ullsim
+
+ROOT = Path(__file__).resolve().parents[2]
+BINARY = ROOT / "target" / "release" / "ullsim"
+# hotstorage23's subset at 10 ms per figure: ~250 rows in well under a second.
+ARGS = {"duration": "10ms", "seed": 4}
+
+
+def command_json(*args):
+    if not BINARY.exists():
+        pytest.fail(f"{BINARY} is missing: build the command first (cargo build --release)")
+    done = subprocess.run([str(BINARY), *args, "--json", "-", "--quiet"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_the_rows_are_the_commands_rows():
+    frame = ullsim.reproduce("hotstorage23", **ARGS)
+    raw = command_json("reproduce", "hotstorage23", "--duration", "10ms", "--seed", "4")
+    assert len(frame) == len(raw["rows"]) > 100
+    keys = sorted({k for row in raw["rows"] for k in row["setting"]})
+    assert list(frame.columns) == ["figure", *sorted(keys, key=list(frame.columns).index), "setting", "metric", "paper", "simulated"]
+    for (_, got), want in zip(frame.iterrows(), raw["rows"]):
+        assert got["figure"] == want["figure"] and got["metric"] == want["metric"]
+        assert got["simulated"] == want["simulated"]
+        assert (math.isnan(got["paper"]) and want["paper"] is None) or got["paper"] == want["paper"]
+        for k in keys:
+            assert got[k] == want["setting"].get(k, "")
+        assert got["setting"] == ", ".join(f"{k}={v}" for k, v in want["setting"].items())
+    assert frame.attrs["paper"] == "hotstorage23"
+    assert frame.attrs["options"] == raw["options"] and frame.attrs["title"] == raw["title"]
+
+
+def test_a_reproduction_is_deterministic_and_follows_its_seed_and_set():
+    a = ullsim.reproduce("hotstorage23", **ARGS)
+    assert a.equals(ullsim.reproduce("hotstorage23", **ARGS))
+    other_seed = ullsim.reproduce("hotstorage23", duration="10ms", seed=5)
+    assert not a["simulated"].equals(other_seed["simulated"])
+    slower = ullsim.reproduce("hotstorage23", **ARGS, set={"device.flash.read_ns": 9000})
+    assert slower.attrs["options"]["overrides"] == ["device.flash.read_ns=9000"]
+    median = (a["figure"] == "table1") & (a["metric"] == "median_latency_us") & (a["rw"] == "randread")
+    assert median.sum() >= 4
+    assert (slower.loc[median, "simulated"] > a.loc[median, "simulated"]).all()
+
+
+def test_errors_carry_the_commands_messages():
+    with pytest.raises(ullsim.UllsimError, match='unknown reproduction "flin19"'):
+        ullsim.reproduce("flin19")
+    with pytest.raises(ullsim.UllsimError, match="--load: not used by hotstorage23"):
+        ullsim.reproduce("hotstorage23", load=2.0)
+    with pytest.raises(ullsim.UllsimError, match="--duration: expected a duration > 0"):
+        ullsim.reproduce("aios19", duration="0s")
+    with pytest.raises(ullsim.UllsimError, match="--duration: expected a duration"):
+        ullsim.reproduce("aios19", duration=0.1)
+    with pytest.raises(ullsim.UllsimError, match="device.flash.nope"):
+        ullsim.reproduce("hotstorage23", **ARGS, set={"device.flash.nope": 1})
+    assert ullsim.reproductions() == ["aios19", "fastresponse22", "flashshare18", "flin18", "hotstorage23"]
