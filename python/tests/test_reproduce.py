@@ -46,7 +46,7 @@ def test_a_reproduction_is_deterministic_and_follows_its_seed_and_set():
     other_seed = ullsim.reproduce("hotstorage23", duration="10ms", seed=5)
     assert not a["simulated"].equals(other_seed["simulated"])
     slower = ullsim.reproduce("hotstorage23", **ARGS, set={"device.flash.read_ns": 9000})
-    assert slower.attrs["options"]["overrides"] == ["device.flash.read_ns=9000"]
+    assert slower.attrs["options"]["set"] == ["device.flash.read_ns=9000"]
     median = (a["figure"] == "table1") & (a["metric"] == "median_latency_us") & (a["rw"] == "randread")
     assert median.sum() >= 4
     assert (slower.loc[median, "simulated"] > a.loc[median, "simulated"]).all()

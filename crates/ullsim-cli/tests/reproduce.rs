@@ -16,6 +16,9 @@ fn check_layout<'a>(reproduction: &'a Value, name: &str) -> &'a [Value] {
     assert_eq!(reproduction["paper"], name);
     assert!(reproduction["title"].as_str().is_some_and(|t| !t.is_empty()));
     assert!(reproduction["notes"].as_array().unwrap().iter().all(Value::is_string));
+    // Every reproduction records its seed and its --set overrides under the same keys.
+    assert!(reproduction["options"]["seed"].is_u64(), "{}", reproduction["options"]);
+    assert!(reproduction["options"]["set"].as_array().is_some_and(|s| s.iter().all(Value::is_string)));
     let rows = reproduction["rows"].as_array().expect("rows is an array");
     assert!(!rows.is_empty());
     // No two rows share a figure, a setting and a metric: each is one figure at one setting.
@@ -172,7 +175,7 @@ fn reproduce_flin18_applies_set_overrides_to_every_run() {
     let set = ["--set", "device.flash.program_suspend=true", "--set", "device.flash.erase_suspend=true"];
     let suspended = json(&FLIN18.iter().copied().chain(set).collect::<Vec<_>>());
     assert_eq!(
-        suspended["options"]["overrides"],
+        suspended["options"]["set"],
         serde_json::json!(["device.flash.program_suspend=true", "device.flash.erase_suspend=true"])
     );
     assert_ne!(
@@ -252,7 +255,7 @@ fn reproduce_hotstorage23_takes_duration_and_set_and_rejects_flin18s_flags() {
     let base = ["reproduce", "hotstorage23", "--duration", "10ms"];
     let polled = json(&base.iter().copied().chain(["--set", "host.completion=poll"]).collect::<Vec<_>>());
     assert_eq!(polled["options"]["figure_duration_ns"], 10_000_000);
-    assert_eq!(polled["options"]["overrides"], serde_json::json!(["host.completion=poll"]));
+    assert_eq!(polled["options"]["set"], serde_json::json!(["host.completion=poll"]));
     let plain = json(&base);
     let median = |r: &Value| {
         let setting = [("completion", "interrupt"), ("rw", "randread"), ("scheduler", "none")];

@@ -66,15 +66,14 @@ impl Reproduction {
         self.options.insert(key.to_string(), value);
     }
 
-    /// Record the options every reproduction shares: run length, seeds, cores and `--set` overrides.
+    /// Record the options every reproduction shares: run length, seeds, cores and `--set` overrides (`set`,
+    /// the key every reproduction records them under, empty when none).
     pub fn run_options(&mut self, duration_ns: u64, seed: u64, seeds: u32, cores: u32, overrides: &[String]) {
         self.option("duration_ms", duration_ns / 1_000_000);
         self.option("seed", seed);
         self.option("seeds", seeds.max(1));
         self.option("cores", cores);
-        if !overrides.is_empty() {
-            self.option("set", overrides);
-        }
+        self.option("set", overrides);
     }
 
     /// Add a row (see [`Row::new`]).

@@ -72,7 +72,7 @@ impl Report {
         r.option("seed", o.seed);
         r.option("load", o.load);
         r.option("classes", o.classes);
-        r.option("overrides", &o.overrides);
+        r.option("set", &o.overrides);
         for c in &self.classes {
             let app = [("app", c.app.as_str())];
             r.push("table2", &app, "chip_busy", None, c.chip_busy);

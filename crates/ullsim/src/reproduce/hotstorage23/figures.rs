@@ -88,7 +88,7 @@ pub fn reproduction(options: &Options, settings: &[Setting], measured: &[Measure
     r.option("table1_duration_ns", options.table1_duration_ns);
     r.option("figure_duration_ns", options.figure_duration_ns);
     r.option("seed", options.seed);
-    r.option("overrides", &options.overrides);
+    r.option("set", &options.overrides);
     let runs = Lookup { settings, measured };
     table1(&mut r, &runs);
     let iops: fn(&Measured) -> f64 = |m| m.iops;
