@@ -1,4 +1,5 @@
-"""ullsim.reproduce against `ullsim reproduce`: the same rows, the same options, the same errors."""
+"""ullsim.reproduce and ullsim.report against `ullsim reproduce` and `ullsim report`: the same rows, options,
+errors and pages."""
 
 import json
 import math
@@ -13,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BINARY = ROOT / "target" / "release" / "ullsim"
 # hotstorage23's subset at 10 ms per figure: ~250 rows in well under a second.
 ARGS = {"duration": "10ms", "seed": 4}
+SMALL = {"device": {"preset": "optane-ull"}, "run": {"duration": "10ms"}, "flow": [{"name": "r", "rw": "randread"}]}
 
 
 def command_json(*args):
@@ -64,3 +66,20 @@ def test_errors_carry_the_commands_messages():
     with pytest.raises(ullsim.UllsimError, match="device.flash.nope"):
         ullsim.reproduce("hotstorage23", **ARGS, set={"device.flash.nope": 1})
     assert ullsim.reproductions() == ["aios19", "fastresponse22", "flashshare18", "flin18", "hotstorage23"]
+
+
+def test_reports_of_a_run_and_of_a_reproduction_are_the_commands(tmp_path):
+    frame = ullsim.reproduce("hotstorage23", **ARGS)
+    page = ullsim.report(frame, tmp_path / "r.html").read_text()
+    raw = tmp_path / "r.json"
+    raw.write_text(json.dumps(frame.attrs["raw"]))
+    done = subprocess.run([str(BINARY), "report", str(raw), "-o", str(tmp_path / "cli.html")], capture_output=True)
+    assert done.returncode == 0, done.stderr
+    assert page == (tmp_path / "cli.html").read_text()
+    assert page.count("<svg") >= 5 and "table1" in page
+    run = ullsim.run(SMALL)
+    assert run.report(tmp_path / "run.html").read_text().count("<svg") >= 2
+    with pytest.raises(ullsim.UllsimError, match="not one ullsim.reproduce returned"):
+        ullsim.report(run.flows, tmp_path / "x.html")
+    with pytest.raises(ullsim.UllsimError, match="report: neither kind of ullsim JSON; expected ullsim results"):
+        ullsim.report({"rows": 3}, tmp_path / "x.html")

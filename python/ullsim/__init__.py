@@ -27,6 +27,7 @@ __all__ = [
     "UllsimError",
     "reproduce",
     "reproductions",
+    "report",
     "presets",
     "stacks",
     "default_scenario",
@@ -71,6 +72,10 @@ class Result:
     @property
     def scenario(self) -> dict[str, Any]:
         return self.raw["scenario"]
+
+    def report(self, path: str | os.PathLike[str]) -> Path:
+        """Write this run's self-contained HTML report (as ``ullsim report``) to ``path``."""
+        return report(self, path)
 
 
 def _latency_columns(summary: Mapping[str, Any]) -> dict[str, float]:
@@ -205,7 +210,8 @@ def reproduce(
     flin18's), and return its rows: one per figure, setting and metric, with columns ``figure``, each
     setting key (e.g. ``stack``; empty where a figure does not vary it), ``setting`` (all of them, as text),
     ``metric``, ``paper`` (NaN where the paper gives no number) and ``simulated``. ``df.attrs`` holds the
-    paper's name, title, the options the runs were made with and the notes. Errors name the command's flags.
+    paper's name, title, the options the runs were made with, the notes, and ``raw``, the JSON as the command
+    writes it (for :func:`report`). Errors name the command's flags.
     """
     if duration is not None and not isinstance(duration, str):
         raise UllsimError(f"--duration: expected a duration such as \"200ms\", got {duration!r}")
@@ -237,10 +243,32 @@ def _reproduction_frame(raw: Mapping[str, Any]) -> pd.DataFrame:
         records.append(record)
     columns = ["figure", *column.values(), "setting", "metric", "paper", "simulated"]
     frame = pd.DataFrame(records, columns=columns)
-    frame.attrs.update(paper=raw["paper"], title=raw["title"], options=raw["options"], notes=raw["notes"])
+    frame.attrs.update(paper=raw["paper"], title=raw["title"], options=raw["options"], notes=raw["notes"], raw=raw)
     return frame
 
 
 def reproductions() -> list[str]:
     """The names :func:`reproduce` takes."""
     return list(_ullsim.reproductions())
+
+
+def report(source: Result | pd.DataFrame | Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
+    """Write the self-contained HTML report (inline SVG, no JavaScript; as ``ullsim report``) of a run's
+    :class:`Result`, a :func:`reproduce` frame or either's JSON as a dict, to ``path``; returns the path."""
+    if isinstance(source, Result):
+        raw = source.raw
+    elif isinstance(source, pd.DataFrame):
+        if "raw" not in source.attrs:
+            raise UllsimError("report: this DataFrame is not one ullsim.reproduce returned (no attrs['raw'])")
+        raw = source.attrs["raw"]
+    elif isinstance(source, Mapping):
+        raw = source
+    else:
+        raise UllsimError(f"report: expected a Result, a reproduce() DataFrame or a dict, got {type(source).__name__}")
+    html = _ullsim.report_html(json.dumps(raw))
+    out = Path(path)
+    try:
+        out.write_text(html)
+    except OSError as e:
+        raise UllsimError(f"{out}: cannot write the report: {e.strerror}") from None
+    return out

@@ -83,6 +83,14 @@ fn reproduce_json(
     .map_err(UllsimError::new_err)
 }
 
+/// The self-contained HTML report (as `ullsim report`) of a results or reproduction JSON text.
+#[pyfunction]
+fn report_html(json: &str) -> PyResult<String> {
+    let value: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| UllsimError::new_err(format!("report: not JSON: {e}")))?;
+    ullsim_report::results_report(&value).map_err(|e| UllsimError::new_err(format!("report: {e}")))
+}
+
 /// The reproductions' names.
 #[pyfunction]
 fn reproductions() -> Vec<&'static str> {
@@ -125,6 +133,7 @@ fn _ullsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(reproduce_json, m)?)?;
     m.add_function(wrap_pyfunction!(reproductions, m)?)?;
+    m.add_function(wrap_pyfunction!(report_html, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(default_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
