@@ -1,0 +1,140 @@
+"""`ullsim run --fio-json` read by a fio JSON consumer (fio_reader.py, written to fio's documented layout),
+checked against the native `--json` results of the same run: names, counts, units and latency statistics."""
+
+import json
+import math
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from fio_reader import read_fio_json, fio_version
+
+ROOT = Path(__file__).resolve().parents[2]
+BINARY = ROOT / "target" / "release" / "ullsim"
+
+# A mixed read/write flow run by two jobs, beside a sequential writer (no reads).
+SCENARIO = """
+name = "fio-json consumer"
+seed = 11
+[run]
+duration = "20ms"
+warmup = "2ms"
+[device]
+preset = "znand-ull"
+[[flow]]
+name = "mixed"
+rw = "randrw"
+rwmixread = 70
+bs = "4k"
+iodepth = 4
+numjobs = 2
+[[flow]]
+name = "writer"
+rw = "write"
+bs = "128k"
+iodepth = 8
+"""
+NUMJOBS = {"mixed": 2, "writer": 1}
+BS = {"mixed": 4096, "writer": 131072}
+
+
+def ullsim(*args):
+    if not BINARY.exists():
+        pytest.fail(f"{BINARY} is missing: build the command first (cargo build --release)")
+    done = subprocess.run([str(BINARY), *map(str, args)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, f"ullsim {' '.join(map(str, args))} failed:\n{done.stderr}"
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """(fio JSON path, native results) of one run with both outputs, seed 7."""
+    work = tmp_path_factory.mktemp("fio-json")
+    scenario = work / "mixed.toml"
+    scenario.write_text(SCENARIO)
+    fio, native = work / "fio.json", work / "native.json"
+    ullsim("run", scenario, "--seed", "7", "--fio-json", fio, "--json", native, "-q")
+    return scenario, fio, json.loads(native.read_text())
+
+
+def test_the_fio_json_names_ullsim_and_has_one_job_per_flow(run):
+    scenario, fio, native = run
+    document = json.loads(fio.read_text())
+    assert "ullsim" in fio_version(document)
+    jobs = read_fio_json(fio)
+    names = [f["name"] for f in native["flows"]]
+    # One job per flow, in order (a flow's numjobs tasks are one job with its numjobs, as fio's
+    # group_reporting), each with read, write and trim.
+    assert list(dict.fromkeys(jobs["jobname"])) == names
+    assert len(document["jobs"]) == len(native["flows"])
+    assert len(jobs) == 3 * len(names)
+    for name, job in jobs.groupby("jobname"):
+        assert set(job["numjobs"]) == {NUMJOBS[name]}
+        assert set(job["direction"]) == {"read", "write", "trim"}
+        assert set(job["groupid"]) == {0}
+    # The same seed through standard output gives the same document.
+    again = ullsim("run", scenario, "--seed", "7", "--output-format", "fio-json")
+    assert json.loads(again) == document
+
+
+def test_each_direction_matches_the_native_results_in_fios_units(run):
+    _, fio, native = run
+    jobs = read_fio_json(fio).set_index(["jobname", "direction"])
+    run_window = native["window"]["end_ns"] - native["window"]["start_ns"]
+    checked = 0
+    for flow in native["flows"]:
+        name = flow["name"]
+        window_ms = (flow["window"]["end_ns"] - flow["window"]["start_ns"]) / 1e6
+        for direction in ("read", "write"):
+            job = jobs.loc[(name, direction)]
+            op = flow[direction]
+            if op is None:
+                # An idle direction: zeros and no percentiles, as fio writes it.
+                assert job["total_ios"] == 0 and job["iops"] == 0 and job["bw_bytes"] == 0 and job["io_bytes"] == 0
+                assert math.isnan(job["lat_p99_ns"])
+                continue
+            checked += 1
+            assert job["total_ios"] == op["completed"] == job["lat_n"] == job["clat_n"]
+            assert job["io_bytes"] == op["completed"] * BS[name]
+            assert job["iops"] == pytest.approx(op["iops"], rel=1e-9)
+            # Bandwidth: bw_bytes in bytes/s, bw in KiB/s (1024, not 1000).
+            assert job["bw_bytes"] == pytest.approx(op["bandwidth_bytes_per_s"], abs=1)
+            assert job["bw_kib"] == pytest.approx(op["bandwidth_bytes_per_s"] / 1024, abs=1)
+            assert job["bw_kib"] * 1024 == pytest.approx(job["iops"] * BS[name], rel=1e-3)
+            # Runtime in ms: the rates times the runtime give the I/O count (runtime is whole ms).
+            assert abs(job["runtime_ms"] - window_ms) <= 0.5
+            assert job["iops"] * (job["runtime_ms"] - 0.5) / 1e3 <= job["total_ios"] <= job["iops"] * (
+                job["runtime_ms"] + 0.5
+            ) / 1e3
+            # Latency in ns: lat_ns is the native latency; clat_ns (submission to completion) is within it.
+            latency = op["latency_ns"]
+            assert job["lat_mean_ns"] == pytest.approx(latency["mean"], rel=1e-9)
+            assert job["lat_min_ns"] == latency["min"] and job["lat_max_ns"] == latency["max"]
+            for column, key in [("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p99_9", "p99_9"), ("p99_99", "p99_99")]:
+                assert job[f"lat_{column}_ns"] == latency[key], f"{name} {direction} {column}"
+            assert job["lat_min_ns"] <= job["lat_p50_ns"] <= job["lat_p99_ns"] <= job["lat_max_ns"]
+            assert 0 < job["clat_mean_ns"] <= job["lat_mean_ns"]
+            assert 0 < job["lat_stddev_ns"] < job["lat_max_ns"]
+        # The job's CPU: percentages of its runtime, user and system adding up to the flow's cores.
+        job = jobs.loc[(name, "read")]
+        cores = flow["cpu_cores"] * run_window / (flow["window"]["end_ns"] - flow["window"]["start_ns"])
+        assert job["usr_cpu"] + job["sys_cpu"] == pytest.approx(100 * cores, rel=1e-6)
+        assert job["usr_cpu"] == pytest.approx(100 * flow["cpu_user_cores"] * cores / flow["cpu_cores"], rel=1e-6)
+        assert job["ctx"] == flow["context_switches"]
+        trim = jobs.loc[(name, "trim")]
+        assert trim["total_ios"] == 0 and trim["iops"] == 0
+    assert checked == 3, "the mixed flow's reads and writes and the writer's writes"
+
+
+def test_the_mixed_flow_splits_like_rwmixread(run):
+    _, fio, native = run
+    jobs = read_fio_json(fio)
+    mixed = jobs[jobs["jobname"] == "mixed"].set_index("direction")
+    reads, writes = mixed.loc["read", "total_ios"], mixed.loc["write", "total_ios"]
+    assert reads + writes == native["flows"][0]["completed"]
+    assert reads / (reads + writes) == pytest.approx(0.70, abs=0.05)
+    # The whole flow's IOPS are its two directions' (fio reports them apart).
+    assert mixed["iops"].sum() == pytest.approx(native["flows"][0]["iops"], rel=1e-9)
+    assert isinstance(jobs, pd.DataFrame)
