@@ -323,6 +323,12 @@ fn reproduce_fastresponse22_writes_every_figure_and_ld_bounds_the_device_queue()
     ullsim(["reproduce", "fastresponse22", "--mixes", "2"])
         .fails_with(&["--mixes: not used by fastresponse22", "--all, --duration, --seed and --set"]);
     ullsim(["reproduce", "fastresponse22", "--duration", "0s"]).fails_with(&["--duration"]);
+    // Too short for Bayes to finish a request: a clear error, never a NaN row passed off as a result.
+    ullsim(["reproduce", "fastresponse22", "--duration", "20ms"]).fails_with(&[
+        "fig14a",
+        "not a finite number",
+        "a longer --duration",
+    ]);
     ullsim(["reproduce", "fastresponse22", "--set", "host.nope=1"]).fails_with(&["fastresponse22", "host.nope"]);
 }
 

@@ -29,8 +29,14 @@ pub struct Request {
     pub set: Vec<String>,
 }
 
-/// Run the reproduction `name` with `request`.
+/// Run the reproduction `name` with `request`. Every row it returns is a finite number.
 pub fn run(name: &str, request: &Request) -> Result<Reproduction, String> {
+    let reproduction = dispatch(name, request)?;
+    reproduction.check_finite().map_err(|e| format!("{name}: {e}"))?;
+    Ok(reproduction)
+}
+
+fn dispatch(name: &str, request: &Request) -> Result<Reproduction, String> {
     match name {
         "flin18" => run_flin18(request),
         "fastresponse22" => {

@@ -86,6 +86,19 @@ impl Reproduction {
         self.rows.iter().filter(|r| !r.simulated.is_finite() || r.paper.is_some_and(|p| !p.is_finite())).collect()
     }
 
+    /// An error naming the first row whose value is not a finite number, which a reproduction must not pass
+    /// off as a result. The usual cause is a run too short for a flow to complete anything (a ratio to zero).
+    pub fn check_finite(&self) -> Result<(), String> {
+        match self.non_finite().first() {
+            Some(bad) => Err(format!(
+                "{} {:?} {}: not a finite number (a flow completed nothing in its runs? a longer --duration \
+                 gives it time)",
+                bad.figure, bad.setting, bad.metric
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// The rows as a text table: the title, the options, then one block per run of rows of the same figure,
     /// each with its own column widths, then the notes.
     pub fn table(&self) -> String {

@@ -369,9 +369,7 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
     }
     write::rows(options, &mut out)?;
     cpu::rows(options, &mut out)?;
-    if let Some(bad) = out.non_finite().first() {
-        return Err(format!("{} {:?} {}: not a finite number", bad.figure, bad.setting, bad.metric));
-    }
+    out.check_finite()?;
     Ok(out)
 }
 

@@ -307,9 +307,7 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
     offline_rows(&mut out, options, &runs);
     io_rows(&mut out, options, &runs);
     cache::rows(&mut out, options, &runs);
-    if let Some(bad) = out.non_finite().first() {
-        return Err(format!("{} {:?} {}: not a finite number", bad.figure, bad.setting, bad.metric));
-    }
+    out.check_finite()?;
     Ok(out)
 }
 
