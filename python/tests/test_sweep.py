@@ -94,10 +94,15 @@ def test_one_worker_or_two_give_the_same_frame(local):
 
 
 def test_a_dask_cluster_gives_the_same_frame(local, dask_client):
-    on_cluster = ullsim.sweep(SCENARIO, VARY, seeds=SEEDS, set=SET, client=dask_client)
+    from distributed import get_task_stream
+
+    with get_task_stream(dask_client) as stream:
+        on_cluster = ullsim.sweep(SCENARIO, VARY, seeds=SEEDS, set=SET, client=dask_client)
     assert_frame_equal(on_cluster, local[0])
-    # The runs went to the cluster's worker processes.
-    assert dask_client.run(lambda: os.getpid()) and len(dask_client.scheduler_info()["workers"]) == 2
+    # The runs were the cluster's tasks, one per variant and seed, on its worker processes.
+    runs = [t for t in stream.data if t["key"].startswith("_sweep_task")]
+    assert len(runs) == 8, [t["key"] for t in stream.data]
+    assert {t["worker"] for t in runs} <= set(dask_client.scheduler_info()["workers"])
 
 
 def test_a_dict_scenario_and_an_executor_as_client():
@@ -146,7 +151,8 @@ def test_what_is_shipped_is_self_contained(monkeypatch, tmp_path):
     assert Path(base).is_absolute() and Path(base) == ROOT / "scenarios" / "examples"
     assert overrides == ['run.duration="5ms"'] and seed == 1
     single = ullsim.run(scenario, seed=1, set={"run.duration": "10ms"})
-    assert_frame_equal(frame[frame["run.duration"] == "10ms"].drop(columns=["run.duration", "seed"]).reset_index(drop=True), single.flows)
+    rows = frame[frame["run.duration"] == "10ms"].drop(columns=["run.duration", "seed"])
+    assert_frame_equal(rows.reset_index(drop=True), single.flows)
     assert single.raw["flows"][0]["completed"] > 0
 
 
@@ -186,6 +192,7 @@ def test_a_bad_key_or_value_fails_before_any_run(monkeypatch):
         ({"vary": {"flow.reader.iodepth": [1]}, "seeds": [1, -2]}, r"seeds: expected non-negative integers"),
         ({"vary": {"flow.reader.iodepth": [1]}, "seeds": [True]}, r"seeds: expected non-negative integers"),
         ({"vary": {"flow.reader.iodepth": [1]}, "seeds": 3}, r"seeds: expected a list"),
+        ({"vary": {"flow.reader.iodepth": [1, None]}}, r"vary flow\.reader\.iodepth: cannot write None"),
         ({"vary": {"flow.reader.iodepth": [1]}, "max_workers": 0}, r"max_workers"),
         ({"vary": {"flow.reader.iodepth": [1]}, "client": object()}, r"client: expected a dask"),
     ],

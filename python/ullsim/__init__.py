@@ -22,7 +22,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
@@ -134,6 +134,8 @@ def _toml_value(value: Any) -> str:
         return json.dumps(value)  # a TOML basic string
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, Mapping):  # an inline table
+        return "{ " + ", ".join(f"{json.dumps(str(k))} = {_toml_value(v)}" for k, v in value.items()) + " }"
     raise UllsimError(f"--set: cannot write {value!r} as a TOML value")
 
 
@@ -222,16 +224,22 @@ def _check_vary(vary: Mapping[str, Any], set_keys: list[str]) -> list[tuple[str,
         if not isinstance(key, str) or not key.strip():
             raise UllsimError(f"sweep: vary: expected keys like \"flow.reader.iodepth\", found {key!r}")
         if key.strip() != key or "=" in key:
-            raise UllsimError(f"sweep: vary {key!r}: expected a key path (e.g. \"flow.reader.iodepth\"), no spaces or `=`")
+            raise UllsimError(f"sweep: vary {key!r}: expected a key path (e.g. \"flow.reader.iodepth\"), no `=`")
         if key in _RESERVED_COLUMNS:
             hint = "; give the seeds with seeds=[...]" if key == "seed" else ""
             raise UllsimError(f"sweep: vary {key}: the results already have a {key!r} column{hint}")
         if not isinstance(values, (list, tuple, range)):
             raise UllsimError(
-                f"sweep: vary {key}: expected a list of values (e.g. [1, 4, 16]), found {type(values).__name__} {values!r}"
+                f"sweep: vary {key}: expected a list of values (e.g. [1, 4, 16]), "
+                f"found {type(values).__name__} {values!r}"
             )
         if len(values) == 0:
             raise UllsimError(f"sweep: vary {key}: the list of values is empty; give at least one")
+        for value in values:
+            try:
+                _toml_value(value)
+            except UllsimError:
+                raise UllsimError(f"sweep: vary {key}: cannot write {value!r} as a TOML value") from None
         if key in set_keys:
             raise UllsimError(f"sweep: {key} is both varied (vary) and fixed (set); give it in one of them")
         checked.append((key, list(values)))
@@ -239,8 +247,9 @@ def _check_vary(vary: Mapping[str, Any], set_keys: list[str]) -> list[tuple[str,
 
 
 def _check_seeds(seeds: Any) -> list[int]:
-    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, (Sequence, range)):
+    if isinstance(seeds, (str, bytes, Mapping)) or not hasattr(seeds, "__iter__"):
         raise UllsimError(f"sweep: seeds: expected a list of non-negative integers, found {seeds!r}")
+    seeds = list(seeds)
     if len(seeds) == 0:
         raise UllsimError("sweep: seeds: the list is empty; give at least one seed (e.g. seeds=[1])")
     out = []
@@ -252,18 +261,18 @@ def _check_seeds(seeds: Any) -> list[int]:
 
 
 def sweep(
-    scenario: str | os.PathLike[str] | Mapping[str, Any],
+    scenario: str | os.PathLike[str] | Mapping[str, Any] | None,
     vary: Mapping[str, Sequence[Any]],
     *,
-    seeds: Sequence[int] = (1,),
+    seeds: Iterable[int] = (1,),
     set: Mapping[str, Any] | list[str] | None = None,
     client: Any = None,
     max_workers: int | None = None,
     return_results: bool = False,
 ) -> pd.DataFrame | tuple[pd.DataFrame, list[tuple[dict[str, Any], Result]]]:
-    """Run ``scenario`` in every combination of ``vary``'s values, each with every seed of ``seeds``, and return
-    one DataFrame: every run's :attr:`Result.flows`, with the varied keys (one column each, named by the key,
-    holding the value as given) and ``seed`` as leading columns.
+    """Run ``scenario`` (as :func:`run` takes it) in every combination of ``vary``'s values, each with every seed
+    of ``seeds``, and return one DataFrame: every run's :attr:`Result.flows`, with the varied keys (one column
+    each, named by the key, holding the value as given) and ``seed`` as leading columns.
 
     ``vary`` maps keys (those of ``set``, e.g. ``"flow.reader.iodepth"``) to lists of values. The runs, and the
     rows, come in a fixed order: the first key varies slowest, each key's values in the order given, then the
@@ -282,14 +291,19 @@ def sweep(
     ``(frame, results)``, ``results`` a list of ``(variant, Result)`` in the frame's order, ``variant`` a dict of
     the varied keys' values and ``seed``.
     """
-    text, source, base, is_json = _source(scenario)
+    if scenario is None:
+        text, source, base, is_json = _ullsim.default_scenario(), "built-in default scenario", ".", False
+    else:
+        text, source, base, is_json = _source(scenario)
     # Workers may run elsewhere (another directory, another machine): relative trace paths resolve from an
     # absolute directory, the same for every worker.
     base = os.path.abspath(base)
     fixed = _overrides(set)
     varied = _check_vary(vary, _set_keys(fixed))
     seed_list = _check_seeds(seeds)
-    if max_workers is not None and (isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1):
+    if max_workers is not None and (
+        isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1
+    ):
         raise UllsimError(f"sweep: max_workers: expected a positive integer, found {max_workers!r}")
 
     # The base scenario first, so a bad file or `set` is reported once, as `run` would; then every variant.
@@ -356,8 +370,8 @@ def _dispatch(tasks: list[tuple], client: Any, max_workers: int | None) -> list[
         raise UllsimError("sweep: max_workers is for local runs; with a client, its cluster sets the workers")
     columns = [list(column) for column in zip(*tasks)]
     if hasattr(client, "map") and hasattr(client, "gather"):
-        # dask.distributed.Client: one task per run; the keys hash the arguments, so a re-run of the same
-        # sweep reuses results still held by the cluster. Results come back in the tasks' order.
+        # dask.distributed.Client: one task per run (keyed by its arguments, which are all it needs);
+        # gather gives the results in the tasks' order.
         futures = client.map(_sweep_task, *columns)
         return list(client.gather(futures))
     if hasattr(client, "submit"):
