@@ -1,0 +1,70 @@
+"""The papers' evaluations by name (:func:`reproduce`), as DataFrames of their rows."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+import pandas as pd
+
+from . import _ullsim
+from ._run import _overrides
+from ._ullsim import UllsimError
+
+def reproduce(
+    name: str,
+    *,
+    all: bool = False,
+    duration: str | None = None,
+    seed: int | None = None,
+    set: Mapping[str, Any] | list[str] | None = None,
+    mixes: int | None = None,
+    classify_duration: str | None = None,
+    load: float | None = None,
+    classes: str | None = None,
+) -> pd.DataFrame:
+    """Run the reproduction ``name`` (see :func:`reproductions`) as ``ullsim reproduce NAME`` does, with the
+    same options (``all=True`` is ``--all``; ``mixes``, ``classify_duration``, ``load`` and ``classes`` are
+    flin18's), and return its rows: one per figure, setting and metric, with columns ``figure``, each
+    setting key (e.g. ``stack``; empty where a figure does not vary it), ``setting`` (all of them, as text),
+    ``metric``, ``paper`` (NaN where the paper gives no number) and ``simulated``. ``df.attrs`` holds the
+    paper's name, title, the options the runs were made with, the notes, and ``raw``, the JSON as the command
+    writes it (for :func:`report`). Errors name the command's flags.
+    """
+    if duration is not None and not isinstance(duration, str):
+        raise UllsimError(f"--duration: expected a duration such as \"200ms\", got {duration!r}")
+    if classify_duration is not None and not isinstance(classify_duration, str):
+        raise UllsimError(f"--classify-duration: expected a duration such as \"50ms\", got {classify_duration!r}")
+    raw = json.loads(
+        _ullsim.reproduce_json(name, all, _overrides(set), duration, seed, mixes, classify_duration, load, classes)
+    )
+    return _reproduction_frame(raw)
+
+
+_REPRODUCTION_COLUMNS = ("figure", "setting", "metric", "paper", "simulated")
+
+
+def _reproduction_frame(raw: Mapping[str, Any]) -> pd.DataFrame:
+    keys: list[str] = []
+    for row in raw["rows"]:
+        keys.extend(k for k in row["setting"] if k not in keys)
+    # A setting key never hides a fixed column: one named like them is prefixed.
+    column = {k: f"setting.{k}" if k in _REPRODUCTION_COLUMNS else k for k in keys}
+    records = []
+    for row in raw["rows"]:
+        record: dict[str, Any] = {"figure": row["figure"]}
+        record.update({column[k]: row["setting"].get(k, "") for k in keys})
+        record["setting"] = ", ".join(f"{k}={v}" for k, v in row["setting"].items())
+        record["metric"] = row["metric"]
+        record["paper"] = float("nan") if row["paper"] is None else row["paper"]
+        record["simulated"] = row["simulated"]
+        records.append(record)
+    columns = ["figure", *column.values(), "setting", "metric", "paper", "simulated"]
+    frame = pd.DataFrame(records, columns=columns)
+    frame.attrs.update(paper=raw["paper"], title=raw["title"], options=raw["options"], notes=raw["notes"], raw=raw)
+    return frame
+
+
+def reproductions() -> list[str]:
+    """The names :func:`reproduce` takes."""
+    return list(_ullsim.reproductions())

@@ -1,0 +1,180 @@
+"""Runs of one scenario: :func:`run`, its :class:`Result` and the DataFrames made of it; checks, presets."""
+
+from __future__ import annotations
+
+import json
+import numbers
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import pandas as pd
+
+from . import _ullsim
+from ._ullsim import UllsimError
+
+#: The breakdown's parts, in the order a request passes them (docs/output.md).
+LAYERS = (
+    "syscall",
+    "page_cache",
+    "file_system",
+    "block",
+    "driver",
+    "device_queued",
+    "device_service",
+    "completion",
+    "cpu_wait",
+)
+
+
+@dataclass
+class Result:
+    """One run's results: the JSON the command writes with ``--json``, and views of it."""
+
+    raw: dict[str, Any]
+    flows: pd.DataFrame = field(init=False)
+    timeseries: pd.DataFrame | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.flows = _flows_frame(self.raw["flows"])
+        self.timeseries = _timeseries_frame(self.raw.get("timeseries"))
+
+    @property
+    def device(self) -> dict[str, Any]:
+        return self.raw["device"]
+
+    @property
+    def host(self) -> dict[str, Any]:
+        return self.raw["host"]
+
+    @property
+    def scenario(self) -> dict[str, Any]:
+        return self.raw["scenario"]
+
+    def report(self, path: str | os.PathLike[str]) -> Path:
+        """Write this run's self-contained HTML report (as ``ullsim report``) to ``path``."""
+        from ._report import report  # _report imports this module
+
+        return report(self, path)
+
+
+def _latency_columns(summary: Mapping[str, Any]) -> dict[str, float]:
+    out = {}
+    for key, value in summary.items():
+        if isinstance(value, (int, float)):
+            out[f"{key}_us"] = value / 1e3
+    return out
+
+
+def _flows_frame(flows: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per flow and direction ("total", then "read", "write", "flush" where the flow has them)."""
+    rows = []
+    for f in flows:
+        parts = {f"{layer}_us": f["breakdown_ns"][layer]["mean"] / 1e3 for layer in LAYERS}
+        base = {"flow": f["name"], "class": f["class"]}
+        directions = [("total", f)] + [(d, f[d]) for d in ("read", "write", "flush") if f.get(d)]
+        for direction, result in directions:
+            row = dict(base, direction=direction)
+            row["completed"] = result["completed"]
+            row["iops"] = result["iops"]
+            row["mb_per_s"] = result["bandwidth_bytes_per_s"] / 1e6
+            row.update(_latency_columns(result["latency_ns"]))
+            if direction == "total":
+                row.update(parts)
+                row["cpu_cores"] = f.get("cpu_cores")
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _timeseries_frame(series: Mapping[str, Any] | None) -> pd.DataFrame | None:
+    """The per-interval series as one long frame, if the run recorded them."""
+    if not series:
+        return None
+    frames = []
+    for key, value in series.items():
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            frame = pd.DataFrame(value)
+            frame.insert(0, "series", key)
+            frames.append(frame)
+    return pd.concat(frames, ignore_index=True) if frames else None
+
+
+def _overrides(set: Mapping[str, Any] | list[str] | None) -> list[str]:
+    """``{"run.duration": "200ms"}`` or ``["run.duration=200ms"]`` as the command's ``--set`` strings."""
+    if set is None:
+        return []
+    if isinstance(set, Mapping):
+        return [f"{key}={_toml_value(value)}" for key, value in set.items()]
+    return [str(s) for s in set]
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, numbers.Integral):  # e.g. numpy's integers
+        return repr(int(value))
+    if isinstance(value, numbers.Real):
+        return repr(float(value))
+    if isinstance(value, str):
+        return json.dumps(value)  # a TOML basic string
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, Mapping):  # an inline table
+        return "{ " + ", ".join(f"{json.dumps(str(k))} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    raise UllsimError(f"--set: cannot write {value!r} as a TOML value")
+
+
+def _source(scenario: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[str, str, str, bool]:
+    """(text, source name, base directory, is_json) of a path, a TOML string or a dict."""
+    if isinstance(scenario, Mapping):
+        return json.dumps(scenario), "<dict>", ".", True
+    # A str is a path when it names a file, or when it cannot be TOML (no "=" and one line).
+    is_path = isinstance(scenario, str) and (os.path.isfile(scenario) or ("=" not in scenario and "\n" not in scenario))
+    if isinstance(scenario, os.PathLike) or is_path:
+        path = Path(scenario)
+        try:
+            text = path.read_text()
+        except OSError as e:
+            raise UllsimError(f"{path}: cannot read the scenario: {e.strerror}") from None
+        return text, str(path), str(path.parent), False
+    return str(scenario), "<string>", ".", False
+
+
+def run(
+    scenario: str | os.PathLike[str] | Mapping[str, Any] | None = None,
+    *,
+    seed: int | None = None,
+    set: Mapping[str, Any] | list[str] | None = None,
+) -> Result:
+    """Run ``scenario`` — a path, a TOML string or a dict in the scenario schema; the built-in default when
+    None — with ``seed`` and ``set`` overrides (``{"key.path": value}``), and return its :class:`Result`."""
+    if scenario is None:
+        text, source, base, is_json = _ullsim.default_scenario(), "built-in default scenario", ".", False
+    else:
+        text, source, base, is_json = _source(scenario)
+    raw = _ullsim.run_json(text, source, base, _overrides(set), seed, is_json)
+    return Result(json.loads(raw))
+
+
+def validate(scenario: str | os.PathLike[str] | Mapping[str, Any], *, set: Mapping[str, Any] | None = None) -> str:
+    """Check a scenario without running it; returns its name or raises :class:`UllsimError`."""
+    text, source, base, is_json = _source(scenario)
+    return _ullsim.validate(text, source, base, _overrides(set), is_json)
+
+
+def presets() -> pd.DataFrame:
+    """The device presets: name and summary."""
+    return pd.DataFrame(_ullsim.presets(), columns=["name", "summary"])
+
+
+def stacks() -> pd.DataFrame:
+    """The named host stacks: name and summary."""
+    return pd.DataFrame(_ullsim.stacks(), columns=["name", "summary"])
+
+
+def default_scenario() -> str:
+    """The built-in default scenario's TOML."""
+    return _ullsim.default_scenario()
