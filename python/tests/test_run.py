@@ -122,11 +122,3 @@ def test_a_run_releases_the_gil():
     during = [x for x in ticks if start < x < end]
     assert end - start > 0.05, "the run is too short to tell"
     assert len(during) > 10, f"{len(during)} ticks in {end - start:.3f} s"
-
-
-def test_the_readmes_example_runs(monkeypatch):
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## From Python") :]
-    code = section[section.index("```python") + len("```python") : section.index("```", section.index("```python") + 9)]
-    monkeypatch.chdir(ROOT)
-    exec(compile(code, "README.md", "exec"), {})
