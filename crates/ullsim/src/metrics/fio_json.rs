@@ -1,7 +1,8 @@
 //! A run's results in fio's JSON output layout (`fio --output-format=json`), so that tools written for fio
-//! read simulated results: one job per flow (or per task of a flow with per-job results), with fio's `read`, `write`, `trim` and `sync` sections, its
-//! latency statistics (`lat_ns`, `clat_ns`, with `percentile` keyed like fio's, "99.990000") and its CPU
-//! figures. What each field is filled from, and what is left out, is in docs/output.md ("fio-json").
+//! read simulated results: one job per flow, or per task of a flow with per-job results (`flows[].jobs`),
+//! with fio's `read`, `write`, `trim` and `sync` sections, its latency statistics (`lat_ns`, `clat_ns`, with
+//! `percentile` keyed like fio's, "99.990000") and its CPU figures. What each field is filled from, and what
+//! is left out, is in docs/output.md ("fio-json").
 
 use serde_json::{json, Map, Value};
 
