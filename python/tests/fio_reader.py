@@ -13,7 +13,9 @@ The layout it reads:
                                           "percentile": {"99.000000": ns, ...}  (absent with no samples)}},
                "usr_cpu": %, "sys_cpu": %, "ctx": int}, ...]}
 
-`read_fio_json` gives a DataFrame with one row per job and direction; times in ns, as fio's `_ns` fields.
+`read_fio_json` gives a DataFrame with one row per job and direction; times in ns, as fio's `_ns` fields. Without
+`group_reporting` fio writes one job per clone of a job section with `numjobs` (same `jobname`): `job_index`,
+the job's position in `jobs`, tells them apart.
 """
 
 import json
@@ -68,11 +70,12 @@ def read_fio_json(source):
     (`clat_ns`), and the job's CPU."""
     document = load(source)
     rows = []
-    for job in document["jobs"]:
+    for index, job in enumerate(document["jobs"]):
         options = job.get("job options", {})
         for direction in DIRECTIONS:
             stats = job[direction]
             row = {
+                "job_index": index,
                 "jobname": job["jobname"],
                 "groupid": int(job["groupid"]),
                 "rw": options.get("rw"),

@@ -286,6 +286,8 @@ fn run(path: Option<&Path>, set: &[String], seed: Option<u64>, flags: &RunFlags,
     // A bad line at the end of a trace is found in a read of it, not seconds into the simulation.
     scenario.check_traces()?;
     scenario.metrics.fairness |= fairness;
+    // fio's layout has one entry per job of a flow unless the flow sets group_reporting, as fio's default.
+    scenario.metrics.per_job |= fio_to_stdout || fio_json.is_some();
     let started = Instant::now();
     let show_progress = std::io::stderr().is_terminal();
     let mut bar: Option<indicatif::ProgressBar> = None;

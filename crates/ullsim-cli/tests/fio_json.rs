@@ -91,16 +91,31 @@ fn check_latency(object: &Value, what: &str) -> Vec<f64> {
     values
 }
 
+/// What each fio job stands for in the native JSON: (flow, its results or one of its jobs' `flows[].jobs`),
+/// in order: a flow with per-job results has one fio job per job.
+fn native_entries(native: &Value) -> Vec<(&Value, &Value)> {
+    let mut entries = Vec::new();
+    for flow in native["flows"].as_array().unwrap() {
+        match flow.get("jobs").and_then(Value::as_array) {
+            Some(jobs) => entries.extend(jobs.iter().map(|job| (flow, job))),
+            None => entries.push((flow, flow)),
+        }
+    }
+    entries
+}
+
 #[test]
 fn fio_json_follows_fios_schema_and_the_native_results() {
     let (native, fio) = run_both("7");
     assert_eq!(fio["fio version"], Value::String(format!("ullsim-{}", env!("CARGO_PKG_VERSION"))));
     assert_eq!(fio["global options"]["seed"], "7");
     let jobs = fio["jobs"].as_array().expect("jobs is an array");
-    let flows = native["flows"].as_array().unwrap();
-    assert_eq!(jobs.len(), flows.len(), "one job per flow");
-    assert_eq!(jobs.len(), 2);
-    for (job, flow) in jobs.iter().zip(flows) {
+    let entries = native_entries(&native);
+    // The reader's one job, the writer's two (fio output turns metrics.per_job on: the native JSON has them).
+    assert_eq!(native["flows"][1]["jobs"].as_array().map(Vec::len), Some(2), "the writer's jobs");
+    assert_eq!(jobs.len(), entries.len(), "one fio job per task");
+    assert_eq!(jobs.len(), 3);
+    for (job, (flow, stats)) in jobs.iter().zip(entries) {
         let name = flow["name"].as_str().unwrap();
         assert_eq!(job["jobname"], flow["name"]);
         for key in ["groupid", "error", "job_runtime", "usr_cpu", "sys_cpu", "ctx"] {
@@ -110,9 +125,9 @@ fn fio_json_follows_fios_schema_and_the_native_results() {
         assert_eq!(number(&job["job_runtime"], "job_runtime"), window_ms.round());
         // CPU: user + system is the flow's cpu_cores, as a percentage of its runtime (the windows agree here).
         let cpu = number(&job["usr_cpu"], "usr_cpu") + number(&job["sys_cpu"], "sys_cpu");
-        assert!(close(cpu, number(&flow["cpu_cores"], "cpu_cores") * 100.0, 1e-9), "{name}: cpu {cpu}");
+        assert!(close(cpu, number(&stats["cpu_cores"], "cpu_cores") * 100.0, 1e-9), "{name}: cpu {cpu}");
         assert!(number(&job["usr_cpu"], "usr_cpu") > 0.0 && number(&job["sys_cpu"], "sys_cpu") > 0.0);
-        assert_eq!(job["ctx"], flow["context_switches"]);
+        assert_eq!(job["ctx"], stats["context_switches"]);
         assert!(job["ctx"].as_u64().unwrap() > 0, "{name}: no context switches at all?");
         for direction in ["read", "write", "trim"] {
             let section = &job[direction];
@@ -127,7 +142,7 @@ fn fio_json_follows_fios_schema_and_the_native_results() {
             assert_eq!(section["bw"].as_u64().unwrap(), bw_bytes / 1024, "{what}: bw is not bw_bytes / 1024");
             assert_eq!(section["io_kbytes"].as_u64().unwrap(), section["io_bytes"].as_u64().unwrap() / 1024);
             let total = number(&section["total_ios"], "total_ios");
-            let native_op = flow.get(direction).filter(|v| !v.is_null());
+            let native_op = stats.get(direction).filter(|v| !v.is_null());
             let Some(op) = native_op else {
                 assert_eq!(total, 0.0, "{what}: I/Os the native JSON does not have");
                 continue;
@@ -161,10 +176,52 @@ fn fio_json_follows_fios_schema_and_the_native_results() {
             assert!(clat.iter().zip(&lat).all(|(c, l)| c <= l), "{what}: a clat percentile above lat's");
         }
     }
-    // The writer runs two jobs: the one fio job stands for both.
+    // The writer runs two jobs: each has the flow's options, as fio's clones of a job.
     assert_eq!(jobs[1]["job options"]["numjobs"], "2");
+    assert_eq!(jobs[1]["job options"], jobs[2]["job options"]);
     assert_eq!(jobs[0]["job options"]["numjobs"], "1");
     assert_eq!(jobs[0]["job options"]["rw"], "randread");
+}
+
+/// The fio JSON of a short run of the scenario with `set` (`--set` values).
+fn fio_json_with(set: &[&str]) -> Value {
+    let mut args: Vec<String> = vec!["run".into(), scenario().display().to_string()];
+    args.extend(["--set", "run.duration=20ms", "--set", "metrics.fairness=false"].map(String::from));
+    for s in set {
+        args.extend(["--set".to_string(), s.to_string()]);
+    }
+    args.extend(["--output-format", "fio-json"].map(String::from));
+    serde_json::from_str(&ullsim(&args).ok().stdout).expect("one JSON document")
+}
+
+fn jobnames(fio: &Value) -> Vec<&str> {
+    fio["jobs"].as_array().unwrap().iter().map(|j| j["jobname"].as_str().unwrap()).collect()
+}
+
+#[test]
+fn a_flow_of_three_jobs_is_three_fio_jobs_unless_group_reporting() {
+    let three = fio_json_with(&["flow.writer.numjobs=3"]);
+    assert_eq!(jobnames(&three), ["reader", "writer", "writer", "writer"], "one entry per task");
+    let writers = &three["jobs"].as_array().unwrap()[1..];
+    assert!(writers.iter().all(|j| j["groupid"] == 0 && j["job options"]["numjobs"] == "3"));
+    // Each task's own numbers: they differ, and add up to the group's.
+    let ios: Vec<u64> = writers.iter().map(|j| j["write"]["total_ios"].as_u64().unwrap()).collect();
+    assert!(ios.iter().all(|&n| n > 0), "{ios:?}");
+    let ctx: Vec<u64> = writers.iter().map(|j| j["ctx"].as_u64().unwrap()).collect();
+    assert!(ctx.iter().all(|&n| n > 0), "{ctx:?}");
+
+    let grouped = fio_json_with(&["flow.writer.numjobs=3", "flow.writer.group_reporting=true"]);
+    assert_eq!(jobnames(&grouped), ["reader", "writer"], "group_reporting: one entry for the group");
+    let group = &grouped["jobs"][1];
+    assert_eq!(group["job options"]["group_reporting"], "1");
+    assert_eq!(group["write"]["total_ios"].as_u64().unwrap(), ios.iter().sum::<u64>(), "the same run, grouped");
+    assert_eq!(group["ctx"].as_u64().unwrap(), ctx.iter().sum::<u64>());
+    let usr = |jobs: &[Value]| jobs.iter().map(|j| j["usr_cpu"].as_f64().unwrap()).sum::<f64>();
+    assert!(close(usr(writers), usr(std::slice::from_ref(group)), 1e-9));
+
+    // One job per flow: one entry each, with or without group_reporting.
+    assert_eq!(jobnames(&fio_json_with(&[])), ["reader", "writer"]);
+    assert_eq!(jobnames(&fio_json_with(&["flow.writer.group_reporting=true"])), ["reader", "writer"]);
 }
 
 #[test]

@@ -96,6 +96,8 @@ pub struct Simulation {
     device: Device,
     power: crate::config::host::PowerConfig,
     metrics: Metrics,
+    /// Flows `[metrics] per_job` reports as a group for want of room.
+    per_job_warnings: Vec<String>,
     /// Only with `[metrics] timeseries_interval`, so runs without a series pay one branch per event.
     timeseries: Option<TimeSeries>,
     end_ns: Time,
@@ -113,8 +115,10 @@ impl Simulation {
         let workload = Workload::new(&scenario.flows, scenario.seed, capacity, end_ns, &scenario.base_dir)
             .map_err(SimError::Setup)?;
         let host = Host::new(scenario, &mut device).map_err(SimError::Setup)?;
+        let (jobs_apart, per_job_warnings) = crate::metrics::per_job::jobs_apart(scenario);
         let metrics = Metrics::new(
             &scenario.flows.iter().map(|f| (f.name.clone(), f.class, f.prio)).collect::<Vec<_>>(),
+            &jobs_apart,
             scenario.run.warmup.0,
         );
         Ok(Simulation {
@@ -131,6 +135,7 @@ impl Simulation {
             device,
             power: scenario.host.power.clone(),
             metrics,
+            per_job_warnings,
             timeseries: match scenario.metrics.timeseries_interval.0 {
                 0 => None,
                 interval => Some(TimeSeries::new(interval, scenario.run.warmup.0, scenario.flows.len())),
@@ -213,10 +218,16 @@ impl Simulation {
         let mut flows = self.metrics.results(&flow_windows, &open_loop);
         let (host, flow_host) = self.host.results(&host_start, &host_end);
         for (flow, measured) in flows.iter_mut().zip(flow_host) {
-            flow.cpu_cores = measured.cpu_cores;
-            flow.cpu_user_cores = measured.cpu_user_cores;
-            flow.context_switches = measured.context_switches;
+            flow.cpu_cores = measured.cpu.cpu_cores;
+            flow.cpu_user_cores = measured.cpu.cpu_user_cores;
+            flow.context_switches = measured.cpu.context_switches;
             flow.fsync_phases_ns = measured.fsync_phases_ns;
+            // Without CPU (device-only) the host measures no jobs: theirs stays 0, as the flow's.
+            for (job, cpu) in flow.jobs.iter_mut().flatten().zip(measured.jobs) {
+                job.cpu_cores = cpu.cpu_cores;
+                job.cpu_user_cores = cpu.cpu_user_cores;
+                job.context_switches = cpu.context_switches;
+            }
         }
         let device = self.device.results(&device_start, &device_end);
         for (flow, gc_ns) in flows.iter_mut().zip(device_end.gc_busy_by_flow_since(&device_start)) {
@@ -233,7 +244,8 @@ impl Simulation {
             series.results(end, &names)
         });
         let issues_io: Vec<bool> = (0..flows.len() as u32).map(|f| self.workload.issues_io(f)).collect();
-        let warnings = crate::metrics::warnings(&flows, &issues_io);
+        let mut warnings = crate::metrics::warnings(&flows, &issues_io);
+        warnings.append(&mut self.per_job_warnings);
         Ok(RunResults {
             schema_version: RESULTS_SCHEMA_VERSION,
             scenario: self.info,
@@ -318,7 +330,7 @@ impl Simulation {
                         self.requests[req].stamps
                     )));
                 }
-                self.metrics.on_complete(&self.requests[req], now);
+                self.metrics.on_complete(&self.requests[req], job, now);
                 if let Some(series) = &mut self.timeseries {
                     series.on_complete(&self.requests[req], now);
                 }

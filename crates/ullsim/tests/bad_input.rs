@@ -42,7 +42,10 @@ fn keys() -> Vec<String> {
         keys.push(format!("flow.b.{key}"));
     }
     keys.extend(ullsim::config::HostConfig::keys());
-    keys.extend(["run.duration", "run.warmup", "metrics.fairness", "device.preset", "seed"].map(String::from));
+    keys.extend(
+        ["run.duration", "run.warmup", "metrics.fairness", "metrics.per_job", "device.preset", "seed"]
+            .map(String::from),
+    );
     keys
 }
 

@@ -19,6 +19,8 @@ const OTHER_KEYS: &[&str] = &[
     "run.warmup",
     "run.check_invariants",
     "metrics.fairness",
+    "metrics.timeseries_interval",
+    "metrics.per_job",
     "device.preset",
 ];
 

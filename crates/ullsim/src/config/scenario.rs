@@ -238,6 +238,9 @@ pub struct FlowSpec {
     /// AIOS's `O_AIOS` (ATC'19) on the flow's files: reads and fsyncs take the asynchronous I/O stack
     /// (LBIO, overlapped reads, the asynchronous fsync). Unset: `host.fs.aios`.
     pub aios: Option<bool>,
+    /// fio's `group_reporting`: report the flow's jobs as one group (fio-json's one entry for the flow) even
+    /// with `metrics.per_job`, which then records none of them apart.
+    pub group_reporting: Option<bool>,
 }
 
 impl FlowSpec {
@@ -346,6 +349,10 @@ pub struct MetricsConfig {
     /// default, records none.
     #[serde(default)]
     pub timeseries_interval: Seconds,
+    /// Also record each job (task) of a flow with `numjobs` > 1 apart, unless the flow sets `group_reporting`:
+    /// the results' `flows[].jobs` and fio-json's one entry per job. Costs a latency histogram or more per job.
+    #[serde(default)]
+    pub per_job: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -439,6 +446,7 @@ pub const FLOW_KEYS: &[&str] = &[
     "fsync",
     "fdatasync",
     "aios",
+    "group_reporting",
 ];
 
 /// The seed used when a scenario names none.
@@ -529,6 +537,7 @@ impl Scenario {
         s.metrics.fairness = false;
         // The alone runs feed slowdowns only; their series would be memory no one reads.
         s.metrics.timeseries_interval = Seconds::default();
+        s.metrics.per_job = false;
         s
     }
 

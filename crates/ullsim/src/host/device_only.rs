@@ -16,7 +16,7 @@
 use std::collections::VecDeque;
 
 use super::block::BlockResults;
-use super::results::{FlowCpu, FlowHost, HostCounters, HostNames, HostResults};
+use super::results::{FlowHost, HostCounters, HostNames, HostResults};
 use crate::config::host::HostModel;
 use crate::config::scenario::FlowSpec;
 use crate::device::Device;
@@ -144,7 +144,7 @@ impl DeviceOnlyHost {
         HostCounters {
             at,
             cores: Vec::new(),
-            flow_cpu: vec![FlowCpu::default(); self.queues.len()],
+            flow_cpu: vec![Vec::new(); self.queues.len()],
             interrupts: 0,
             block: BlockResults::zero("none"),
             fs: None,

@@ -219,8 +219,8 @@ pub struct FullHost {
     resuming: Vec<TaskId>,
     /// First job of each flow.
     first_job: Vec<u32>,
-    /// Tasks of each flow (including sqpoll threads), for CPU accounting.
-    flow_tasks: Vec<Vec<TaskId>>,
+    /// Tasks of each flow's jobs (a job's task and its sqpoll thread, if any), for CPU accounting.
+    flow_tasks: Vec<Vec<Vec<TaskId>>>,
     /// Start time of each task that starts on a timer (burners, sqpoll threads).
     timed_starts: Vec<(TaskId, Time)>,
     reqs: Vec<HostReq>,
@@ -277,7 +277,7 @@ impl FullHost {
                     cores.extend(allowed.iter().copied().filter(|&c| c != first));
                 }
                 let task = cpu.add_task(cores, critical);
-                tasks.push(task);
+                tasks.push(vec![task]);
                 if engine == IoEngine::Cpuio {
                     roles.push(Role::Burner(burners.len() as u32));
                     burners.push(Burner::new(spec, start, run_end));
@@ -295,7 +295,7 @@ impl FullHost {
                     );
                     roles.push(Role::SqPoll(jobs.len() as u32));
                     timed_starts.push((t, start));
-                    tasks.push(t);
+                    tasks.last_mut().expect("the job's task was added").push(t);
                     t
                 });
                 jobs.push(Job {

@@ -27,7 +27,7 @@ use crate::sim::Event;
 use cpu::{CpuEvent, TaskId};
 use device_only::DeviceOnlyHost;
 use full::FullHost;
-pub use results::{FlowHost, HostCounters, HostResults};
+pub use results::{CpuUse, FlowHost, HostCounters, HostResults};
 
 /// Events the host schedules for itself (only the full host has any).
 #[derive(Debug, Clone, Copy)]

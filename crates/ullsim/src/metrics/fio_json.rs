@@ -1,12 +1,14 @@
 //! A run's results in fio's JSON output layout (`fio --output-format=json`), so that tools written for fio
-//! read simulated results: one job per flow, with fio's `read`, `write`, `trim` and `sync` sections, its
-//! latency statistics (`lat_ns`, `clat_ns`, with `percentile` keyed like fio's, "99.990000") and its CPU
-//! figures. What each field is filled from, and what is left out, is in docs/output.md ("fio-json").
+//! read simulated results: one job per flow, or per task of a flow with per-job results (`flows[].jobs`),
+//! with fio's `read`, `write`, `trim` and `sync` sections, its latency statistics (`lat_ns`, `clat_ns`, with
+//! `percentile` keyed like fio's, "99.990000") and its CPU figures. What each field is filled from, and what
+//! is left out, is in docs/output.md ("fio-json").
 
 use serde_json::{json, Map, Value};
 
 use super::{LatencyDistribution, OpResult, FIO_PERCENTILES};
 use crate::config::Scenario;
+use crate::host::CpuUse;
 use crate::sim::RunResults;
 
 /// What the `fio version` field says.
@@ -17,38 +19,35 @@ pub fn fio_version() -> String {
 /// `results` (of a run of `scenario`, whose flows name the jobs' options) in fio's JSON layout.
 pub fn fio_json(scenario: &Scenario, results: &RunResults) -> Value {
     let run_window_ns = results.window.end_ns.saturating_sub(results.window.start_ns);
-    let jobs: Vec<Value> = results
-        .flows
-        .iter()
-        .zip(&scenario.flows)
-        .map(|(flow, spec)| {
-            let flow_window_ns = flow.window.end_ns.saturating_sub(flow.window.start_ns);
-            let runtime_ms = ns_to_ms(flow_window_ns);
-            // The flow's CPU is over the run's window; fio's percentages are over the job's runtime.
-            let cores_to_percent = |cores: f64| cores * run_window_ns as f64 / flow_window_ns.max(1) as f64 * 100.0;
-            let sync = match &flow.flush {
-                Some(flush) => json!({
-                    "total_ios": flush.completed,
-                    "lat_ns": distribution(&flush.detail.latency),
-                }),
-                None => json!({ "total_ios": 0, "lat_ns": distribution(&LatencyDistribution::default()) }),
-            };
-            json!({
-                "jobname": flow.name,
-                "groupid": 0,
-                "error": 0,
-                "job options": job_options(spec),
-                "read": direction(flow.read.as_ref(), runtime_ms),
-                "write": direction(flow.write.as_ref(), runtime_ms),
-                "trim": direction(None, runtime_ms),
-                "sync": sync,
-                "job_runtime": runtime_ms,
-                "usr_cpu": cores_to_percent(flow.cpu_user_cores),
-                "sys_cpu": cores_to_percent((flow.cpu_cores - flow.cpu_user_cores).max(0.0)),
-                "ctx": flow.context_switches,
-            })
-        })
-        .collect();
+    let mut jobs: Vec<Value> = Vec::new();
+    for (flow, spec) in results.flows.iter().zip(&scenario.flows) {
+        let flow_window_ns = flow.window.end_ns.saturating_sub(flow.window.start_ns);
+        let entry = Entry {
+            name: &flow.name,
+            options: job_options(spec),
+            runtime_ms: ns_to_ms(flow_window_ns),
+            windows_ns: (run_window_ns, flow_window_ns),
+        };
+        match &flow.jobs {
+            // One entry per job, as fio writes a job's clones without group_reporting.
+            Some(per_job) => jobs.extend(per_job.iter().map(|j| {
+                let cpu = CpuUse {
+                    cpu_cores: j.cpu_cores,
+                    cpu_user_cores: j.cpu_user_cores,
+                    context_switches: j.context_switches,
+                };
+                entry.write([j.read.as_ref(), j.write.as_ref(), j.flush.as_ref()], cpu)
+            })),
+            None => {
+                let cpu = CpuUse {
+                    cpu_cores: flow.cpu_cores,
+                    cpu_user_cores: flow.cpu_user_cores,
+                    context_switches: flow.context_switches,
+                };
+                jobs.push(entry.write([flow.read.as_ref(), flow.write.as_ref(), flow.flush.as_ref()], cpu));
+            }
+        }
+    }
     json!({
         "fio version": fio_version(),
         "global options": {
@@ -61,13 +60,52 @@ pub fn fio_json(scenario: &Scenario, results: &RunResults) -> Value {
     })
 }
 
+/// What the `jobs[]` entries of one flow share.
+struct Entry<'a> {
+    name: &'a str,
+    options: Value,
+    runtime_ms: u64,
+    /// The run's window and the flow's.
+    windows_ns: (u64, u64),
+}
+
+impl Entry<'_> {
+    /// The `jobs[]` entry of the flow's (or one of its jobs') reads, writes, flushes and CPU.
+    fn write(&self, [read, write, flush]: [Option<&OpResult>; 3], cpu: CpuUse) -> Value {
+        // The CPU is over the run's window; fio's percentages are over the job's runtime.
+        let (run_ns, flow_ns) = self.windows_ns;
+        let cores_to_percent = |cores: f64| cores * run_ns as f64 / flow_ns.max(1) as f64 * 100.0;
+        let sync = match flush {
+            Some(flush) => json!({
+                "total_ios": flush.completed,
+                "lat_ns": distribution(&flush.detail.latency),
+            }),
+            None => json!({ "total_ios": 0, "lat_ns": distribution(&LatencyDistribution::default()) }),
+        };
+        json!({
+            "jobname": self.name,
+            "groupid": 0,
+            "error": 0,
+            "job options": self.options,
+            "read": direction(read, self.runtime_ms),
+            "write": direction(write, self.runtime_ms),
+            "trim": direction(None, self.runtime_ms),
+            "sync": sync,
+            "job_runtime": self.runtime_ms,
+            "usr_cpu": cores_to_percent(cpu.cpu_user_cores),
+            "sys_cpu": cores_to_percent((cpu.cpu_cores - cpu.cpu_user_cores).max(0.0)),
+            "ctx": cpu.context_switches,
+        })
+    }
+}
+
 /// Whole milliseconds, rounded to nearest (fio's `runtime` is whole ms).
 fn ns_to_ms(ns: u64) -> u64 {
     (ns + 500_000) / 1_000_000
 }
 
 /// The flow's keys as set in the scenario, as fio writes a job's options: every value a string. `numjobs`
-/// is always there (1 when unset), as the one job stands for all of the flow's tasks.
+/// is always there (1 when unset).
 fn job_options(spec: &crate::config::scenario::FlowSpec) -> Value {
     let mut options = Map::new();
     if let Ok(Value::Object(keys)) = serde_json::to_value(spec) {

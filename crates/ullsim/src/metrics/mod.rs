@@ -4,6 +4,7 @@
 pub mod energy;
 pub mod fairness;
 pub mod fio_json;
+pub mod per_job;
 pub mod timeseries;
 
 use hdrhistogram::Histogram;
@@ -135,6 +136,15 @@ impl Recorder {
             percentiles: FIO_PERCENTILES
                 .map(|p| if self.count == 0 { 0 } else { self.hist.value_at_quantile(p / 100.0) }),
         }
+    }
+
+    /// Take in `other`'s values as well.
+    fn add(&mut self, other: &Recorder) {
+        self.hist.add(&other.hist).expect("recorders share their bounds");
+        self.count += other.count;
+        self.sum += other.sum;
+        self.sum_of_squares = self.sum_of_squares.saturating_add(other.sum_of_squares);
+        self.bytes += other.bytes;
     }
 
     pub(crate) fn count(&self) -> u64 {
@@ -355,6 +365,10 @@ pub struct FlowResult {
     /// Mean latency shared / alone (only with `[metrics] fairness = true`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slowdown: Option<f64>,
+    /// Each job's results, in job order (only with `[metrics] per_job = true`, for a flow with `numjobs` > 1
+    /// and no `group_reporting`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<Vec<per_job::JobResult>>,
 }
 
 /// What a reader of a run's results must not miss: overloaded flows, flows that completed nothing.
@@ -417,6 +431,8 @@ struct FlowMetrics {
     /// Arrivals and completions since the start, warm-up included (for overload errors).
     arrived_all: u64,
     completed_all: u64,
+    /// Each job's recorders (`[metrics] per_job`).
+    jobs: Option<per_job::JobRecorders>,
 }
 
 /// Collects measurements for all flows between `warmup` and the end of the run.
@@ -428,11 +444,13 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    pub fn new(flows: &[(String, Criticality, NvmePriority)], warmup: Time) -> Self {
+    /// `jobs_apart`: for each flow, how many jobs to record apart (0: none; see [`per_job::jobs_apart`]).
+    pub fn new(flows: &[(String, Criticality, NvmePriority)], jobs_apart: &[u32], warmup: Time) -> Self {
         Metrics {
             flows: flows
                 .iter()
-                .map(|(name, class, priority)| FlowMetrics {
+                .zip(jobs_apart)
+                .map(|((name, class, priority), &jobs)| FlowMetrics {
                     name: name.clone(),
                     class: *class,
                     priority: *priority,
@@ -450,6 +468,7 @@ impl Metrics {
                     arrivals_completed: 0,
                     arrived_all: 0,
                     completed_all: 0,
+                    jobs: (jobs > 0).then(|| per_job::JobRecorders::new(jobs)),
                 })
                 .collect(),
             warmup,
@@ -496,8 +515,8 @@ impl Metrics {
         }
     }
 
-    /// `req` completed at `now` (its stamps are final).
-    pub fn on_complete(&mut self, req: &Request, now: Time) {
+    /// `req`, of its flow's `job`, completed at `now` (its stamps are final).
+    pub fn on_complete(&mut self, req: &Request, job: u32, now: Time) {
         let flow = req.flow as usize;
         self.integrate(flow, now);
         self.flows[flow].in_flight -= 1;
@@ -518,13 +537,20 @@ impl Metrics {
             Op::Write => (&mut f.write, &mut f.write_after_submission),
             Op::Flush => {
                 f.flush.record(latency, 0);
+                if let Some(jobs) = &mut f.jobs {
+                    jobs.record(job, Op::Flush, latency, 0, 0);
+                }
                 return;
             }
         };
         direction.record(latency, bytes);
         f.all.record(latency, bytes);
         let parts = layer_times(s).unwrap_or_default();
-        after_submission.record(parts[LAYERS - 4..].iter().sum(), 0);
+        let since_submission = parts[LAYERS - 4..].iter().sum();
+        after_submission.record(since_submission, 0);
+        if let Some(jobs) = &mut f.jobs {
+            jobs.record(job, req.op, latency, since_submission, bytes);
+        }
         for (recorder, &value) in f.layers.iter_mut().zip(&parts) {
             recorder.record(value, 0);
         }
@@ -584,6 +610,7 @@ impl Metrics {
                     gc_busy_ns: 0,
                     alone: None,
                     slowdown: None,
+                    jobs: f.jobs.as_ref().map(|jobs| jobs.results(seconds)),
                 }
             })
             .collect()

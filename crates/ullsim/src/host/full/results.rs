@@ -20,10 +20,14 @@ impl FullHost {
         let flow_cpu = self
             .flow_tasks
             .iter()
-            .map(|tasks| FlowCpu {
-                cpu_ns: tasks.iter().map(|&t| self.cpu.task_cpu_ns(t)).sum(),
-                user_ns: tasks.iter().map(|&t| self.cpu.task_user_ns(t)).sum(),
-                context_switches: tasks.iter().map(|&t| self.cpu.task_switches(t)).sum(),
+            .map(|jobs| {
+                jobs.iter()
+                    .map(|tasks| FlowCpu {
+                        cpu_ns: tasks.iter().map(|&t| self.cpu.task_cpu_ns(t)).sum(),
+                        user_ns: tasks.iter().map(|&t| self.cpu.task_user_ns(t)).sum(),
+                        context_switches: tasks.iter().map(|&t| self.cpu.task_switches(t)).sum(),
+                    })
+                    .collect()
             })
             .collect();
         HostCounters {

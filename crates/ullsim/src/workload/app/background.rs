@@ -53,6 +53,7 @@ pub fn add_flows(flows: &mut Vec<FlowSpec>) {
             direct: Some(Flag(false)),
             fdatasync: Some(background.fdatasync),
             aios: parent.aios,
+            group_reporting: parent.group_reporting,
             ..FlowSpec::default()
         });
     }
