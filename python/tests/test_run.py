@@ -122,3 +122,22 @@ def test_a_run_releases_the_gil():
     during = [x for x in ticks if start < x < end]
     assert end - start > 0.05, "the run is too short to tell"
     assert len(during) > 10, f"{len(during)} ticks in {end - start:.3f} s"
+
+
+def test_jobs_recorded_apart_have_a_frame_that_adds_up_to_their_flow():
+    three = {
+        "device": {"preset": "optane-ull"},
+        "run": {"duration": "10ms"},
+        "metrics": {"per_job": True},
+        "flow": [{"name": "r", "rw": "randread", "numjobs": 3, "iodepth": 2}, {"name": "one", "rw": "randwrite"}],
+    }
+    r = ullsim.run(three, seed=2)
+    jobs = r.jobs
+    assert sorted(set(zip(jobs["flow"], jobs["job"]))) == [("r", 0), ("r", 1), ("r", 2)]
+    total = jobs[jobs["direction"] == "total"]
+    flow = r.flows[(r.flows["flow"] == "r") & (r.flows["direction"] == "total")].iloc[0]
+    assert total["completed"].sum() == flow["completed"]
+    assert total["iops"].sum() == pytest.approx(flow["iops"])
+    assert total["cpu_cores"].sum() == pytest.approx(flow["cpu_cores"])
+    assert (total["mean_us"] > 0).all() and set(jobs["direction"]) == {"total", "read"}
+    assert ullsim.run(dict(three, metrics={"per_job": False})).jobs is None

@@ -34,10 +34,14 @@ class Result:
 
     raw: dict[str, Any]
     flows: pd.DataFrame = field(init=False)
+    #: One row per job (fio's numjobs task) and direction of the flows recorded per job (``[metrics] per_job``),
+    #: with the flow's columns (no per-layer ones) and ``job``; None when no flow was.
+    jobs: pd.DataFrame | None = field(init=False)
     timeseries: pd.DataFrame | None = field(init=False)
 
     def __post_init__(self) -> None:
         self.flows = _flows_frame(self.raw["flows"])
+        self.jobs = _jobs_frame(self.raw["flows"])
         self.timeseries = _timeseries_frame(self.raw.get("timeseries"))
 
     @property
@@ -67,24 +71,42 @@ def _latency_columns(summary: Mapping[str, Any]) -> dict[str, float]:
     return out
 
 
+def _direction_rows(base: dict[str, Any], result: Mapping[str, Any], total: dict[str, Any]) -> list[dict[str, Any]]:
+    """Rows of one flow's (or job's) ``result``: "total", with ``total``'s extra columns, then "read",
+    "write", "flush" where it has them."""
+    rows = []
+    directions = [("total", result)] + [(d, result[d]) for d in ("read", "write", "flush") if result.get(d)]
+    for direction, part in directions:
+        row = dict(base, direction=direction)
+        row["completed"] = part["completed"]
+        row["iops"] = part["iops"]
+        row["mb_per_s"] = part["bandwidth_bytes_per_s"] / 1e6
+        row.update(_latency_columns(part["latency_ns"]))
+        if direction == "total":
+            row.update(total)
+        rows.append(row)
+    return rows
+
+
 def _flows_frame(flows: list[dict[str, Any]]) -> pd.DataFrame:
     """One row per flow and direction ("total", then "read", "write", "flush" where the flow has them)."""
     rows = []
     for f in flows:
-        parts = {f"{layer}_us": f["breakdown_ns"][layer]["mean"] / 1e3 for layer in LAYERS}
-        base = {"flow": f["name"], "class": f["class"]}
-        directions = [("total", f)] + [(d, f[d]) for d in ("read", "write", "flush") if f.get(d)]
-        for direction, result in directions:
-            row = dict(base, direction=direction)
-            row["completed"] = result["completed"]
-            row["iops"] = result["iops"]
-            row["mb_per_s"] = result["bandwidth_bytes_per_s"] / 1e6
-            row.update(_latency_columns(result["latency_ns"]))
-            if direction == "total":
-                row.update(parts)
-                row["cpu_cores"] = f.get("cpu_cores")
-            rows.append(row)
+        total = {f"{layer}_us": f["breakdown_ns"][layer]["mean"] / 1e3 for layer in LAYERS}
+        total["cpu_cores"] = f.get("cpu_cores")
+        rows += _direction_rows({"flow": f["name"], "class": f["class"]}, f, total)
     return pd.DataFrame(rows)
+
+
+def _jobs_frame(flows: list[dict[str, Any]]) -> pd.DataFrame | None:
+    """One row per job and direction of the flows with ``jobs``; None when there are none."""
+    rows = []
+    for f in flows:
+        for job in f.get("jobs") or []:
+            base = {"flow": f["name"], "class": f["class"], "job": job["job"]}
+            total = {"cpu_cores": job["cpu_cores"], "context_switches": job["context_switches"]}
+            rows += _direction_rows(base, job, total)
+    return pd.DataFrame(rows) if rows else None
 
 
 def _timeseries_frame(series: Mapping[str, Any] | None) -> pd.DataFrame | None:

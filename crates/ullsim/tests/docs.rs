@@ -228,3 +228,12 @@ fn every_scenario_loads_from_files_inside_the_repository() {
         }
     }
 }
+
+#[test]
+fn output_md_names_the_current_results_schema_version() {
+    let output = include_str!("../../../docs/output.md");
+    let version = ullsim::sim::RESULTS_SCHEMA_VERSION;
+    for said in [format!("currently `{version}`"), format!("currently **{version}**")] {
+        assert!(output.contains(&said), "docs/output.md should say \"{said}\" (RESULTS_SCHEMA_VERSION)");
+    }
+}
