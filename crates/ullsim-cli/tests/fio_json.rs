@@ -191,10 +191,14 @@ fn fio_json_follows_fios_schema_and_the_native_results() {
                 assert!(section.get(key).is_some(), "{what}: {key} missing: {section}");
             }
             // Runs shorter than fio's 500 ms sampling interval: no samples, and fio's zeros.
-            for key in ["iops_min", "iops_max", "iops_mean", "iops_stddev", "iops_samples"]
-                .iter()
-                .chain(&["bw_min", "bw_max", "bw_agg", "bw_mean", "bw_dev", "bw_samples"])
-            {
+            for key in ["iops_min", "iops_max", "iops_mean", "iops_stddev", "iops_samples"].iter().chain(&[
+                "bw_min",
+                "bw_max",
+                "bw_agg",
+                "bw_mean",
+                "bw_dev",
+                "bw_samples",
+            ]) {
                 assert_eq!(section.get(*key).and_then(Value::as_f64), Some(0.0), "{what}: {key}: {section}");
             }
             let clat = check_latency(&section["clat_ns"], &format!("{what}.clat_ns"));

@@ -1,8 +1,9 @@
 //! A run's results in fio's JSON output layout (`fio --output-format=json`), so that tools written for fio
 //! read simulated results: one job per flow, or per task of a flow with per-job results (`flows[].jobs`),
 //! with fio's `read`, `write`, `trim` and `sync` sections, its latency statistics (`lat_ns`, `clat_ns`, with
-//! `percentile` keyed like fio's, "99.990000") and its CPU figures. What each field is filled from, and what
-//! is left out, is in docs/output.md ("fio-json").
+//! `percentile` keyed like fio's, "99.990000"), its IOPS and bandwidth sample statistics, its latency
+//! distribution (`latency_ns`, `latency_us`, `latency_ms`) and its CPU figures. What each field is filled
+//! from, and what is left out, is in docs/output.md ("fio-json").
 
 use serde_json::{json, Map, Value};
 
@@ -159,7 +160,7 @@ fn job_options(spec: &crate::config::scenario::FlowSpec) -> Value {
 /// A group's aggregate bandwidth in one direction, bytes/s, as fio computes it (stat.c,
 /// `__show_run_stats`): the bytes of all its jobs x 1000 / the longest of their runtimes in ms (integer); 0
 /// when none ran. `ops`: each job's runtime (ms) and its result in that direction.
-fn group_aggregate<'a>(ops: &mut dyn Iterator<Item = (u64, &'a OpResult)>) -> u64 {
+fn group_aggregate(ops: &mut dyn Iterator<Item = (u64, &OpResult)>) -> u64 {
     let (bytes, max_run) = ops.fold((0u64, 0u64), |(b, r), (run, op)| (b + op.detail.bytes, r.max(run)));
     if max_run == 0 {
         0
