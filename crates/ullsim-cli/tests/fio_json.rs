@@ -91,6 +91,53 @@ fn check_latency(object: &Value, what: &str) -> Vec<f64> {
     values
 }
 
+/// fio's latency distribution keys (`latency_ns`, `latency_us`, `latency_ms`), each a bucket's upper bound
+/// (exclusive) in the map's unit: (map, keys, ns per unit).
+const LATENCY_MAPS: [(&str, &[&str], f64); 3] = [
+    ("latency_ns", &["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"], 1.0),
+    ("latency_us", &["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"], 1e3),
+    ("latency_ms", &["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000"], 1e6),
+];
+
+/// A job's latency distribution maps, checked for fio's keys, summing to 100% (with I/Os) and against the
+/// clat percentiles of its one direction (`clat`: (percent, value in ns)).
+fn check_latency_maps(job: &Value, clat: &[(f64, f64)], what: &str) {
+    // (upper bound in ns, or infinity; percent), in order.
+    let mut buckets: Vec<(f64, f64)> = Vec::new();
+    for (map, keys, unit) in LATENCY_MAPS {
+        let object = job[map].as_object().unwrap_or_else(|| panic!("{what}: no {map}: {job}"));
+        let mut found: Vec<&str> = object.keys().map(String::as_str).collect();
+        let mut expected = keys.to_vec();
+        found.sort();
+        expected.sort();
+        assert_eq!(found, expected, "{what}: {map} keys differ from fio's");
+        for key in keys {
+            let bound = key.parse::<f64>().map_or(f64::INFINITY, |k| k * unit);
+            buckets.push((bound, number(&object[*key], &format!("{what}.{map}.{key}"))));
+        }
+    }
+    let sum: f64 = buckets.iter().map(|b| b.1).sum();
+    if clat.is_empty() {
+        assert_eq!(sum, 0.0, "{what}: a latency distribution without I/Os");
+        return;
+    }
+    // fio writes a non-empty bucket under 0.01% as 0.01: at most 32 x 0.01 above 100.
+    assert!((99.999..=100.33).contains(&sum), "{what}: latency maps sum to {sum}%");
+    // The share of latencies under each bound brackets the percentiles (HDR values within 0.1%).
+    let mut below = 0.0;
+    for (bound, percent) in buckets {
+        below += percent;
+        for &(p, value) in clat {
+            if bound <= value * 0.998 {
+                assert!(below <= p + 0.35, "{what}: {below}% under {bound} ns, but p{p} is {value} ns");
+            }
+            if bound > value * 1.001 {
+                assert!(below >= p - 0.35, "{what}: {below}% under {bound} ns, but p{p} is {value} ns");
+            }
+        }
+    }
+}
+
 /// What each fio job stands for in the native JSON: (flow, its results or one of its jobs' `flows[].jobs`),
 /// in order: a flow with per-job results has one fio job per job.
 fn native_entries(native: &Value) -> Vec<(&Value, &Value)> {
@@ -124,6 +171,13 @@ fn fio_json_follows_fios_schema_and_the_native_results() {
         let window_ms = (number(&flow["window"]["end_ns"], "end") - number(&flow["window"]["start_ns"], "start")) / 1e6;
         assert_eq!(number(&job["job_runtime"], "job_runtime"), window_ms.round());
         // CPU: user + system is the flow's cpu_cores, as a percentage of its runtime (the windows agree here).
+        let mut clat_percentiles = Vec::new();
+        for direction in ["read", "write"] {
+            if let Some(p) = job[direction]["clat_ns"]["percentile"].as_object() {
+                clat_percentiles.extend(FIO_PERCENTILE_KEYS.map(|k| (k.parse::<f64>().unwrap(), number(&p[k], k))));
+            }
+        }
+        check_latency_maps(job, &clat_percentiles, name);
         let cpu = number(&job["usr_cpu"], "usr_cpu") + number(&job["sys_cpu"], "sys_cpu");
         assert!(close(cpu, number(&stats["cpu_cores"], "cpu_cores") * 100.0, 1e-9), "{name}: cpu {cpu}");
         assert!(number(&job["usr_cpu"], "usr_cpu") > 0.0 && number(&job["sys_cpu"], "sys_cpu") > 0.0);
@@ -135,6 +189,17 @@ fn fio_json_follows_fios_schema_and_the_native_results() {
             for key in ["io_bytes", "io_kbytes", "bw_bytes", "bw", "iops", "runtime", "total_ios", "clat_ns", "lat_ns"]
             {
                 assert!(section.get(key).is_some(), "{what}: {key} missing: {section}");
+            }
+            // Runs shorter than fio's 500 ms sampling interval: no samples, and fio's zeros.
+            for key in ["iops_min", "iops_max", "iops_mean", "iops_stddev", "iops_samples"].iter().chain(&[
+                "bw_min",
+                "bw_max",
+                "bw_agg",
+                "bw_mean",
+                "bw_dev",
+                "bw_samples",
+            ]) {
+                assert_eq!(section.get(*key).and_then(Value::as_f64), Some(0.0), "{what}: {key}: {section}");
             }
             let clat = check_latency(&section["clat_ns"], &format!("{what}.clat_ns"));
             let lat = check_latency(&section["lat_ns"], &format!("{what}.lat_ns"));
@@ -242,4 +307,76 @@ fn conflicting_output_flags_are_one_clear_error() {
     ullsim(["run", &path, "--json", "-", "--fio-json", "-"]).fails_with(&["standard output"]);
     ullsim(["run", &path, "--output-format", "fio-json", "--fio-json", "x.json"]).fails_with(&["--fio-json"]);
     ullsim(["run", &path, "--output-format", "csv"]).rejects_arguments_with(&["csv", "fio-json"]);
+}
+
+/// The fio JSON of a 1.2 s run of randread-optane (QD1 4 KB reads, a 1.195 s window) with `set`.
+fn sampled_run(set: &[&str]) -> Value {
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/examples/randread-optane.toml");
+    let mut args: Vec<String> = vec!["run".into(), scenario.display().to_string()];
+    args.extend(["--set", "run.duration=1200ms"].map(String::from));
+    for s in set {
+        args.extend(["--set".to_string(), s.to_string()]);
+    }
+    args.extend(["--output-format", "fio-json"].map(String::from));
+    serde_json::from_str(&ullsim(&args).ok().stdout).expect("one JSON document")
+}
+
+/// A job's read section: its IOPS and bandwidth samples checked against fio's definitions; its bw_agg.
+fn check_samples(job: &Value) -> f64 {
+    let read = &job["read"];
+    let n = |key: &str| number(&read[key], key);
+    let runtime_ms = number(&job["job_runtime"], "job_runtime");
+    // One sample per whole 500 ms of the runtime (every interval completed reads).
+    let samples = (runtime_ms / 500.0).floor();
+    assert_eq!(samples, 2.0);
+    assert_eq!(n("iops_samples"), samples, "{read}");
+    assert_eq!(n("bw_samples"), samples, "{read}");
+    assert!(n("iops_min") <= n("iops_mean") && n("iops_mean") <= n("iops_max"), "{read}");
+    assert!(n("bw_min") <= n("bw_mean") && n("bw_mean") <= n("bw_max"), "{read}");
+    // The samples cover all but the last 195 ms of the window, at a steady rate: their mean is the iops.
+    assert!(close(n("iops_mean"), n("iops"), 0.02), "iops_mean {} vs iops {}", n("iops_mean"), n("iops"));
+    assert!(close(n("bw_mean"), n("bw"), 0.02), "bw_mean {} vs bw {}", n("bw_mean"), n("bw"));
+    // Two samples: the sample standard deviation (n - 1) is their difference / sqrt(2).
+    let two = (n("iops_max") - n("iops_min")) / 2f64.sqrt();
+    assert!((n("iops_stddev") - two).abs() <= 1e-9 * two.max(1.0), "iops_stddev {} vs {two}", n("iops_stddev"));
+    let two = (n("bw_max") - n("bw_min")) / 2f64.sqrt();
+    assert!((n("bw_dev") - two).abs() <= 1e-9 * two.max(1.0), "bw_dev {} vs {two}", n("bw_dev"));
+    // 4 KB reads: KiB/s = 4 x IOPS, sample by sample.
+    assert_eq!(n("bw_min"), 4.0 * n("iops_min"));
+    assert_eq!(n("bw_max"), 4.0 * n("iops_max"));
+    n("bw_agg")
+}
+
+#[test]
+fn iops_and_bandwidth_samples_follow_fio() {
+    let fio = sampled_run(&[]);
+    let jobs = fio["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 1);
+    // Alone in its group: its share of the group's bandwidth is ~100%.
+    let agg = check_samples(&jobs[0]);
+    assert!(agg <= 100.0 && agg > 98.0, "bw_agg {agg}");
+    let clat: Vec<(f64, f64)> = FIO_PERCENTILE_KEYS
+        .map(|k| (k.parse::<f64>().unwrap(), number(&jobs[0]["read"]["clat_ns"]["percentile"][k], k)))
+        .to_vec();
+    check_latency_maps(&jobs[0], &clat, "reader");
+    // No writes: the write section's samples are fio's zeros.
+    assert_eq!(jobs[0]["write"]["iops_samples"], 0);
+    assert_eq!(jobs[0]["write"]["bw_agg"], 0.0);
+}
+
+#[test]
+fn each_job_has_its_own_samples_and_share_of_the_group() {
+    let fio = sampled_run(&["flow.reader.numjobs=2"]);
+    let jobs = fio["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2, "one entry per job");
+    let shares: Vec<f64> = jobs.iter().map(check_samples).collect();
+    // Two like jobs: about half of the group's bandwidth each.
+    assert!(shares.iter().all(|s| (45.0..=55.0).contains(s)), "bw_agg {shares:?}");
+    assert!(close(shares.iter().sum(), 100.0, 0.02), "bw_agg {shares:?}");
+    for (i, job) in jobs.iter().enumerate() {
+        let clat: Vec<(f64, f64)> = FIO_PERCENTILE_KEYS
+            .map(|k| (k.parse::<f64>().unwrap(), number(&job["read"]["clat_ns"]["percentile"][k], k)))
+            .to_vec();
+        check_latency_maps(job, &clat, &format!("job {i}"));
+    }
 }

@@ -119,6 +119,7 @@ impl Simulation {
         let metrics = Metrics::new(
             &scenario.flows.iter().map(|f| (f.name.clone(), f.class, f.prio)).collect::<Vec<_>>(),
             &jobs_apart,
+            &(0..scenario.flows.len() as u32).map(|f| workload.starts_at(f)).collect::<Vec<_>>(),
             scenario.run.warmup.0,
         );
         Ok(Simulation {

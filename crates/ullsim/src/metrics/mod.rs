@@ -4,6 +4,7 @@
 pub mod energy;
 pub mod fairness;
 pub mod fio_json;
+pub mod fio_stats;
 pub mod per_job;
 pub mod timeseries;
 
@@ -167,6 +168,7 @@ impl Recorder {
                 bytes: self.bytes,
                 latency: self.distribution(),
                 after_submission: after_submission.map(Recorder::distribution),
+                intervals: fio_stats::IntervalCounts::default(),
             },
         }
     }
@@ -195,6 +197,17 @@ pub struct OpDetail {
     /// the application sees it: the last four parts of [`Breakdown`] (fio's `clat_ns`). `None` where it is
     /// not measured (flushes, the flow's totals).
     pub after_submission: Option<LatencyDistribution>,
+    /// Completions and bytes in each whole 500 ms interval of the flow's window (fio's IOPS and bandwidth
+    /// samples); empty for flushes and the flow's totals.
+    pub intervals: fio_stats::IntervalCounts,
+}
+
+impl OpResult {
+    /// With `intervals`' whole intervals of a window of `window_ns`.
+    fn with_intervals(mut self, intervals: &fio_stats::IntervalCounts, window_ns: Time) -> OpResult {
+        self.detail.intervals = intervals.whole(window_ns);
+        self
+    }
 }
 
 /// Where fsync calls spent their time, as FastResponse's Figs. 5(b) and 15(b) split it (ext4 `data=ordered`):
@@ -369,6 +382,10 @@ pub struct FlowResult {
     /// and no `group_reporting`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jobs: Option<Vec<per_job::JobResult>>,
+    /// Submission-to-completion latencies of the flow's reads and writes in fio's latency distribution
+    /// buckets (fio-json's `latency_ns`, `latency_us`, `latency_ms`; not serialized).
+    #[serde(skip)]
+    pub latency_buckets: fio_stats::LatencyBuckets,
 }
 
 /// What a reader of a run's results must not miss: overloaded flows, flows that completed nothing.
@@ -419,6 +436,14 @@ struct FlowMetrics {
     /// Submission to completion of the reads and of the writes (the last four parts of [`Breakdown`]).
     read_after_submission: Recorder,
     write_after_submission: Recorder,
+    /// When the flow's window starts (its `startdelay`, not before the warm-up's end): fio's samples are
+    /// 500 ms intervals from there.
+    start: Time,
+    /// Completions and bytes of the reads and of the writes per 500 ms interval.
+    read_intervals: fio_stats::IntervalCounts,
+    write_intervals: fio_stats::IntervalCounts,
+    /// The reads' and writes' submission-to-completion latencies in fio's latency distribution buckets.
+    latency_buckets: fio_stats::LatencyBuckets,
     /// One recorder per layer, in the order of [`Breakdown`].
     layers: [Recorder; LAYERS],
     in_flight: u64,
@@ -444,13 +469,20 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    /// `jobs_apart`: for each flow, how many jobs to record apart (0: none; see [`per_job::jobs_apart`]).
-    pub fn new(flows: &[(String, Criticality, NvmePriority)], jobs_apart: &[u32], warmup: Time) -> Self {
+    /// `jobs_apart`: for each flow, how many jobs to record apart (0: none; see [`per_job::jobs_apart`]);
+    /// `starts`: when each flow starts issuing (its `startdelay`).
+    pub fn new(
+        flows: &[(String, Criticality, NvmePriority)],
+        jobs_apart: &[u32],
+        starts: &[Time],
+        warmup: Time,
+    ) -> Self {
         Metrics {
             flows: flows
                 .iter()
                 .zip(jobs_apart)
-                .map(|((name, class, priority), &jobs)| FlowMetrics {
+                .zip(starts)
+                .map(|(((name, class, priority), &jobs), &start)| FlowMetrics {
                     name: name.clone(),
                     class: *class,
                     priority: *priority,
@@ -460,6 +492,10 @@ impl Metrics {
                     flush: Recorder::new(),
                     read_after_submission: Recorder::new(),
                     write_after_submission: Recorder::new(),
+                    start: start.max(warmup),
+                    read_intervals: fio_stats::IntervalCounts::default(),
+                    write_intervals: fio_stats::IntervalCounts::default(),
+                    latency_buckets: fio_stats::LatencyBuckets::default(),
                     layers: std::array::from_fn(|_| Recorder::new()),
                     in_flight: 0,
                     in_flight_area: 0,
@@ -532,24 +568,27 @@ impl Metrics {
         let bytes = req.len as u64;
         // Flushes have a summary of their own and stay out of the flow's figures (and its breakdown), as fio
         // reports fsync latencies apart from its reads' and writes'.
-        let (direction, after_submission) = match req.op {
-            Op::Read => (&mut f.read, &mut f.read_after_submission),
-            Op::Write => (&mut f.write, &mut f.write_after_submission),
+        let interval = (now.saturating_sub(f.start) / fio_stats::FIO_SAMPLE_INTERVAL_NS) as usize;
+        let (direction, after_submission, intervals) = match req.op {
+            Op::Read => (&mut f.read, &mut f.read_after_submission, &mut f.read_intervals),
+            Op::Write => (&mut f.write, &mut f.write_after_submission, &mut f.write_intervals),
             Op::Flush => {
                 f.flush.record(latency, 0);
                 if let Some(jobs) = &mut f.jobs {
-                    jobs.record(job, Op::Flush, latency, 0, 0);
+                    jobs.record(job, Op::Flush, latency, 0, 0, interval);
                 }
                 return;
             }
         };
+        intervals.record(interval, bytes);
         direction.record(latency, bytes);
         f.all.record(latency, bytes);
         let parts = layer_times(s).unwrap_or_default();
         let since_submission = parts[LAYERS - 4..].iter().sum();
         after_submission.record(since_submission, 0);
+        f.latency_buckets.record(since_submission);
         if let Some(jobs) = &mut f.jobs {
-            jobs.record(job, req.op, latency, since_submission, bytes);
+            jobs.record(job, req.op, latency, since_submission, bytes, interval);
         }
         for (recorder, &value) in f.layers.iter_mut().zip(&parts) {
             recorder.record(value, 0);
@@ -568,6 +607,7 @@ impl Metrics {
             .zip(open_loop)
             .map(|((f, &window), &open_loop)| {
                 let seconds = window.seconds();
+                let window_ns = window.end_ns.saturating_sub(window.start_ns);
                 let all = f.all.op_result(seconds, None);
                 // Saturating: arrivals dropped in the window may have arrived during the warm-up.
                 let backlog = f.arrivals.saturating_sub(f.arrivals_completed);
@@ -586,8 +626,16 @@ impl Metrics {
                     backlog_at_end: open_loop.then_some(backlog),
                     overloaded,
                     latency_ns: all.latency_ns,
-                    read: (f.read.count > 0).then(|| f.read.op_result(seconds, Some(&f.read_after_submission))),
-                    write: (f.write.count > 0).then(|| f.write.op_result(seconds, Some(&f.write_after_submission))),
+                    read: (f.read.count > 0).then(|| {
+                        f.read
+                            .op_result(seconds, Some(&f.read_after_submission))
+                            .with_intervals(&f.read_intervals, window_ns)
+                    }),
+                    write: (f.write.count > 0).then(|| {
+                        f.write
+                            .op_result(seconds, Some(&f.write_after_submission))
+                            .with_intervals(&f.write_intervals, window_ns)
+                    }),
                     flush: (f.flush.count > 0).then(|| f.flush.op_result(seconds, None)),
                     fsync_phases_ns: None,
                     breakdown_ns: Breakdown {
@@ -610,7 +658,8 @@ impl Metrics {
                     gc_busy_ns: 0,
                     alone: None,
                     slowdown: None,
-                    jobs: f.jobs.as_ref().map(|jobs| jobs.results(seconds)),
+                    jobs: f.jobs.as_ref().map(|jobs| jobs.results(seconds, window_ns)),
+                    latency_buckets: f.latency_buckets.clone(),
                 }
             })
             .collect()

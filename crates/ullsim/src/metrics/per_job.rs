@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 
+use super::fio_stats::{IntervalCounts, LatencyBuckets};
 use super::{LatencySummary, OpResult, Recorder};
 use crate::config::Scenario;
 use crate::engine::Time;
@@ -37,6 +38,10 @@ pub struct JobResult {
     pub cpu_user_cores: f64,
     /// Times the job's task (and its sqpoll thread) were switched onto a core over the run's window.
     pub context_switches: u64,
+    /// Its reads' and writes' submission-to-completion latencies in fio's latency distribution buckets
+    /// (fio-json; not serialized).
+    #[serde(skip)]
+    pub latency_buckets: LatencyBuckets,
 }
 
 /// How many jobs of each flow `scenario` records apart (0: the flow as a group), and a warning for each flow
@@ -83,13 +88,16 @@ struct Job {
     read: Option<Box<Direction>>,
     write: Option<Box<Direction>>,
     flush: Option<Box<Recorder>>,
+    latency_buckets: LatencyBuckets,
 }
 
-/// One direction's latencies: issue to completion, and submission to completion.
+/// One direction's latencies (issue to completion, and submission to completion) and its completions per
+/// 500 ms interval.
 #[derive(Debug, Clone)]
 struct Direction {
     latency: Recorder,
     after_submission: Recorder,
+    intervals: IntervalCounts,
 }
 
 impl JobRecorders {
@@ -98,8 +106,16 @@ impl JobRecorders {
     }
 
     /// A request of `job` completed after `latency` (`after_submission` of it after its submission; not
-    /// read for flushes).
-    pub(super) fn record(&mut self, job: u32, op: Op, latency: Time, after_submission: Time, bytes: u64) {
+    /// read for flushes), in the flow window's 500 ms `interval`.
+    pub(super) fn record(
+        &mut self,
+        job: u32,
+        op: Op,
+        latency: Time,
+        after_submission: Time,
+        bytes: u64,
+        interval: usize,
+    ) {
         let j = &mut self.jobs[job as usize];
         let direction = match op {
             Op::Read => &mut j.read,
@@ -109,20 +125,29 @@ impl JobRecorders {
                 return;
             }
         };
-        let d = direction
-            .get_or_insert_with(|| Box::new(Direction { latency: Recorder::new(), after_submission: Recorder::new() }));
+        let d = direction.get_or_insert_with(|| {
+            Box::new(Direction {
+                latency: Recorder::new(),
+                after_submission: Recorder::new(),
+                intervals: IntervalCounts::default(),
+            })
+        });
         d.latency.record(latency, bytes);
         d.after_submission.record(after_submission, 0);
+        d.intervals.record(interval, bytes);
+        j.latency_buckets.record(after_submission);
     }
 
-    /// Each job's results over `seconds`, CPU zero (the host's, filled in by the simulation).
-    pub(super) fn results(&self, seconds: f64) -> Vec<JobResult> {
+    /// Each job's results over `seconds` (`window_ns`), CPU zero (the host's, filled in by the simulation).
+    pub(super) fn results(&self, seconds: f64, window_ns: Time) -> Vec<JobResult> {
         self.jobs
             .iter()
             .enumerate()
             .map(|(i, j)| {
                 let op = |d: &Option<Box<Direction>>| {
-                    d.as_ref().map(|d| d.latency.op_result(seconds, Some(&d.after_submission)))
+                    d.as_ref().map(|d| {
+                        d.latency.op_result(seconds, Some(&d.after_submission)).with_intervals(&d.intervals, window_ns)
+                    })
                 };
                 let mut all = Recorder::new();
                 for d in [&j.read, &j.write].into_iter().flatten() {
@@ -141,6 +166,7 @@ impl JobRecorders {
                     cpu_cores: 0.0,
                     cpu_user_cores: 0.0,
                     context_switches: 0,
+                    latency_buckets: j.latency_buckets.clone(),
                 }
             })
             .collect()
