@@ -2,8 +2,9 @@
 frame either way; every variant checked before any runs."""
 
 import itertools
+import multiprocessing
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
 import pandas as pd
@@ -118,6 +119,15 @@ def test_a_dict_scenario_and_an_executor_as_client():
     assert_frame_equal(local, via_executor)
     total = local[local["direction"] == "total"]
     assert total["flow.r.bs"].tolist() == ["4k", "16k"] and total["seed"].tolist() == [5, 5]
+
+
+def test_a_process_pool_as_client_gives_the_same_frame(local):
+    # Processes, for those who want each run isolated in its own: 'spawn' children import ullsim afresh
+    # (no fork of this process's threads); the task is a module-level function, so it pickles.
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(2, mp_context=context) as pool:
+        in_processes = ullsim.sweep(SCENARIO, VARY, seeds=SEEDS, set=SET, client=pool)
+    assert_frame_equal(in_processes, local[0])
 
 
 class ElsewhereClient:
