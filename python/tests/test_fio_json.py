@@ -5,16 +5,13 @@ group_reporting."""
 
 import json
 import math
-import subprocess
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from command import ullsim_command as ullsim
 from fio_reader import read_fio_json, fio_version
 
-ROOT = Path(__file__).resolve().parents[2]
-BINARY = ROOT / "target" / "release" / "ullsim"
 
 # A mixed read/write flow run by two jobs, beside a sequential writer (no reads).
 SCENARIO = """
@@ -40,14 +37,6 @@ iodepth = 8
 """
 NUMJOBS = {"mixed": 2, "writer": 1}
 BS = {"mixed": 4096, "writer": 131072}
-
-
-def ullsim(*args):
-    if not BINARY.exists():
-        pytest.fail(f"{BINARY} is missing: build the command first (cargo build --release)")
-    done = subprocess.run([str(BINARY), *map(str, args)], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, f"ullsim {' '.join(map(str, args))} failed:\n{done.stderr}"
-    return done.stdout
 
 
 @pytest.fixture(scope="module")

@@ -5,14 +5,12 @@ distribution) is checked against the fio JSON and the native results of the same
 
 import json
 import math
-import subprocess
-from pathlib import Path
 
 import pytest
 from fio_plot.fiolib import defaultsettings, getdata
 
-ROOT = Path(__file__).resolve().parents[2]
-BINARY = ROOT / "target" / "release" / "ullsim"
+from command import ullsim_command as ullsim
+
 
 # Two jobs of a mixed random flow at QD2 on optane-ull, 1.2 s (a 1.195 s window: two of fio's 500 ms
 # IOPS and bandwidth samples per job and direction).
@@ -32,14 +30,6 @@ bs = "4k"
 iodepth = 2
 numjobs = 2
 """
-
-
-def ullsim(*args):
-    if not BINARY.exists():
-        pytest.fail(f"{BINARY} is missing: build the command first (cargo build --release)")
-    done = subprocess.run([str(BINARY), *map(str, args)], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, f"ullsim {' '.join(map(str, args))} failed:\n{done.stderr}"
-    return done.stdout
 
 
 @pytest.fixture(scope="module")

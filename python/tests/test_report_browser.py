@@ -14,12 +14,11 @@ import subprocess
 import zlib
 from collections import Counter
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-BINARY = ROOT / "target" / "release" / "ullsim"
+from command import ROOT, ullsim_command as ullsim
+
 EXAMPLE = ROOT / "scenarios" / "examples" / "mixed-znand.toml"
 
 # crates/ullsim-report/src/svg.rs: the series colours (PALETTE) and the reproduction's paper bars.
@@ -59,13 +58,6 @@ def chromium():
             pytest.fail(f"ULLSIM_REQUIRE_CHROMIUM=1 but {message}", pytrace=False)
         pytest.skip(message)
     return path
-
-
-def ullsim(*args):
-    if not BINARY.exists():
-        pytest.fail(f"{BINARY} is missing: build the command first (cargo build --release)")
-    done = subprocess.run([str(BINARY), *map(str, args)], capture_output=True, text=True, timeout=TIMEOUT_S)
-    assert done.returncode == 0, f"ullsim {' '.join(map(str, args))} failed:\n{done.stderr}"
 
 
 def run_chromium(chromium, work, html, *mode):

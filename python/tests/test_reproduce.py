@@ -3,26 +3,19 @@ errors and pages."""
 
 import json
 import math
-import subprocess
-from pathlib import Path
 
 import pytest
 
 import ullsim
+from command import ullsim_command
 
-ROOT = Path(__file__).resolve().parents[2]
-BINARY = ROOT / "target" / "release" / "ullsim"
 # hotstorage23's subset at 10 ms per figure: ~250 rows in well under a second.
 ARGS = {"duration": "10ms", "seed": 4}
 SMALL = {"device": {"preset": "optane-ull"}, "run": {"duration": "10ms"}, "flow": [{"name": "r", "rw": "randread"}]}
 
 
 def command_json(*args):
-    if not BINARY.exists():
-        pytest.fail(f"{BINARY} is missing: build the command first (cargo build --release)")
-    done = subprocess.run([str(BINARY), *args, "--json", "-", "--quiet"], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    return json.loads(ullsim_command(*args, "--json", "-", "--quiet"))
 
 
 def test_the_rows_are_the_commands_rows():
@@ -73,8 +66,7 @@ def test_reports_of_a_run_and_of_a_reproduction_are_the_commands(tmp_path):
     page = ullsim.report(frame, tmp_path / "r.html").read_text()
     raw = tmp_path / "r.json"
     raw.write_text(json.dumps(frame.attrs["raw"]))
-    done = subprocess.run([str(BINARY), "report", str(raw), "-o", str(tmp_path / "cli.html")], capture_output=True)
-    assert done.returncode == 0, done.stderr
+    ullsim_command("report", raw, "-o", tmp_path / "cli.html")
     assert page == (tmp_path / "cli.html").read_text()
     assert page.count("<svg") >= 5 and "table1" in page
     run = ullsim.run(SMALL)

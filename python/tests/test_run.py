@@ -1,16 +1,14 @@
 """The Python package against the same runs the command makes: results, errors, determinism."""
 
 import json
-import subprocess
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
 import ullsim
+from command import ROOT, ullsim_command
 
-ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "scenarios" / "examples" / "mixed-znand.toml"
 SHORT = {"run.duration": "20ms", "run.warmup": "2ms"}
 
@@ -47,15 +45,8 @@ def test_a_path_runs_and_gives_one_row_per_flow_and_direction():
 
 
 def test_the_same_run_as_the_command_gives_the_same_numbers(tmp_path):
-    binary = ROOT / "target" / "release" / "ullsim"
-    if not binary.exists():
-        pytest.fail(f"{binary} is missing: build the command first (cargo build --release)")
     out = tmp_path / "r.json"
-    subprocess.run(
-        [str(binary), "run", str(EXAMPLE), "--seed", "5", "--set", "run.duration=20ms", "--set", "run.warmup=2ms", "--json", str(out)],
-        check=True,
-        capture_output=True,
-    )
+    ullsim_command("run", EXAMPLE, "--seed", "5", "--set", "run.duration=20ms", "--set", "run.warmup=2ms", "--json", out)
     cli = json.loads(out.read_text())
     py = ullsim.run(EXAMPLE, seed=5, set=SHORT).raw
     assert py == cli
