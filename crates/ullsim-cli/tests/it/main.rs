@@ -1,0 +1,9 @@
+//! All of this crate's integration tests in one binary: one link instead of one per file (the
+//! README's test command builds in minutes, not half an hour). Each file is a module.
+
+mod cli;
+mod common;
+mod compare;
+mod fio_json;
+mod report;
+mod reproduce;

@@ -1,0 +1,147 @@
+//! FLIN's workloads: the `flin.*` app models run end to end at their Table 2 rates, read ratios and sizes, and
+//! the alone runs of `fairness` classify flows as FLIN does (high-interference: run alone, the flow keeps the
+//! dies busy more than 8% of the time). Both on scenarios/examples/flin-mix.toml (1 s of flin-eval).
+
+use crate::common;
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use common::run;
+use ullsim::metrics::fairness::HIGH_INTERFERENCE_DIE_BUSY;
+use ullsim::workload::app::flin::{TraceCharacteristics, TABLE2};
+use ullsim::{RunResults, Scenario};
+
+fn flin_mix() -> Scenario {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/examples/flin-mix.toml");
+    Scenario::load(&path, &[]).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The Table 2 row of the flow named after it.
+fn table_row(flow: &str) -> &'static TraceCharacteristics {
+    TABLE2.iter().find(|t| t.name == flow).unwrap_or_else(|| panic!("no Table 2 row for flow {flow}"))
+}
+
+/// The mix and its results (shared run and alone runs), run once for both tests.
+fn shared_and_alone() -> &'static (Scenario, RunResults) {
+    static RESULTS: OnceLock<(Scenario, RunResults)> = OnceLock::new();
+    RESULTS.get_or_init(|| {
+        let scenario = flin_mix();
+        let results = run(&scenario);
+        (scenario, results)
+    })
+}
+
+#[test]
+fn alone_runs_report_die_busy_and_classify_flows_as_flins_table() {
+    let (scenario, results) = shared_and_alone();
+    for flow in &results.flows {
+        let alone = flow.alone.as_ref().expect("fairness is on");
+        let row = table_row(&flow.name);
+        println!(
+            "{:<6} alone: die busy {:.4}, all chips busy {:.4} -> {}; FLIN's Table 2: {}",
+            flow.name,
+            alone.die_busy,
+            alone.all_chips_busy,
+            if alone.high_interference { "high" } else { "low" },
+            if row.high_interference { "high" } else { "low" }
+        );
+        assert!((0.0..=1.0).contains(&alone.die_busy));
+        assert_eq!(alone.high_interference, alone.die_busy > HIGH_INTERFERENCE_DIE_BUSY);
+        assert!((0.0..=alone.die_busy).contains(&alone.all_chips_busy), "all chips busy at once <= die busy");
+        assert_eq!(alone.high_interference, row.high_interference, "{}: die busy {}", flow.name, alone.die_busy);
+    }
+    // die_busy is the alone run's own die utilization, and that run is the flow by itself.
+    let tpcc = scenario.flows.iter().position(|f| f.name == "tpcc").unwrap();
+    let by_itself = run(&scenario.alone(tpcc));
+    let alone = results.flows[tpcc].alone.as_ref().unwrap();
+    assert_eq!(alone.die_busy, by_itself.device.die_utilization.mean);
+    assert_eq!(alone.iops, by_itself.flows[0].iops);
+    // The flows together keep the dies busier than the busiest alone.
+    assert!(results.device.die_utilization.mean > alone.die_busy);
+}
+
+#[test]
+fn app_models_run_at_their_table_rates_read_ratios_and_sizes() {
+    let (scenario, results) = shared_and_alone();
+    let window_s = (results.window.end_ns - results.window.start_ns) as f64 / 1e9;
+    assert_eq!(scenario.run.warmup.0, 100_000_000);
+    for flow in &results.flows {
+        let row = table_row(&flow.name);
+        // Open loop, far from saturation: completions in the window are the Poisson arrivals in it, less
+        // the few still in flight at the end. Four standard deviations.
+        let expected = row.rate_iops() * window_s;
+        let n = flow.completed as f64;
+        assert!(
+            (n - expected).abs() < 4.0 * expected.sqrt() + 50.0,
+            "{}: {n} completed, {expected} expected",
+            flow.name
+        );
+        let read = flow.read.as_ref().expect("every flin app reads");
+        let write = flow.write.as_ref().expect("every flin app writes");
+        let read_share = read.completed as f64 / n;
+        let sd = (row.read_ratio * (1.0 - row.read_ratio) / n).sqrt();
+        assert!((read_share - row.read_ratio).abs() < 4.0 * sd + 0.005, "{}: read share {read_share}", flow.name);
+        // Sizes are two neighbouring sector multiples: one size's deviation from the mean is at most 512 B,
+        // and its standard deviation at most 256 B.
+        for (what, op, kib) in [("read", read, row.read_kib), ("write", write, row.write_kib)] {
+            let mean_bytes = op.bandwidth_bytes_per_s / op.iops;
+            let tolerance = (4.0 * 256.0 / (op.completed as f64).sqrt()).min(512.0);
+            println!(
+                "{:<6} {what}: {:.1} B per request, table {:.1} B (+- {tolerance:.0})",
+                flow.name,
+                mean_bytes,
+                kib * 1024.0
+            );
+            assert!(
+                (mean_bytes - kib * 1024.0).abs() <= tolerance,
+                "{} {what}: {mean_bytes} B vs {kib} KiB",
+                flow.name
+            );
+        }
+    }
+}
+
+/// FLIN's stage 3 balances the waits of reads and writes that hosts wait for. A destage from the write
+/// buffer has no host waiting (its write already completed), so under GC load — `flin.tpcc` alone on a
+/// `flin-eval` 92% full, garbage collection from the start at write amplification ~4.3, the write buffer
+/// never full — FLIN must not make reads wait for destages: its reads' mean stays with Sprinkler's (0.68 ms;
+/// it was 16.8 ms when the destages' whole wait counted).
+#[test]
+fn stage3_does_not_make_reads_wait_for_destages_no_host_waits_for() {
+    let read_mean_ns = |scheduler: &str| {
+        let text = format!(
+            "[run]\nduration = \"10s\"\n[device]\npreset = \"flin-eval\"\n[device.ftl]\nideal_map = true\nprecondition_fill = 0.92\n\
+             [device.tsu]\nscheduler = \"{scheduler}\"\n[[flow]]\nname = \"tpcc\"\napp = \"flin.tpcc\"\n"
+        );
+        let scenario = Scenario::from_toml_str(&text, "gc-load", Path::new("."), &[]).unwrap();
+        let results = run(&scenario);
+        assert!(results.device.gc_count > 0, "{scheduler}: GC never ran, the test needs it");
+        results.flows[0].read.as_ref().expect("reads completed").latency_ns.mean
+    };
+    let (sprinkler, flin) = (read_mean_ns("sprinkler"), read_mean_ns("flin"));
+    println!("tpcc read mean under GC load: sprinkler {sprinkler:.0} ns, flin {flin:.0} ns");
+    assert!(flin < sprinkler * 1.05, "flin {flin:.0} ns against sprinkler {sprinkler:.0} ns");
+}
+
+/// exch's mean read latency and slowdown in scenarios/examples/flin-write-overload.toml (2 s) under `scheduler`
+/// with stage 3's wait counted from `wait`.
+fn overload_exch(scheduler: &str, wait: &str) -> (f64, f64) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/examples/flin-write-overload.toml");
+    let set = [format!("device.tsu.scheduler={scheduler}"), format!("device.tsu.flin_stage3_wait={wait}")];
+    let scenario = Scenario::load(&path, &set).unwrap_or_else(|e| panic!("{e}"));
+    let results = run(&scenario);
+    let exch = results.flows.iter().find(|f| f.name == "exch").unwrap();
+    (exch.read.as_ref().unwrap().latency_ns.mean, exch.slowdown.unwrap())
+}
+
+#[test]
+fn stage3_from_the_queue_makes_reads_wait_behind_an_overloaded_writers_backlog_and_from_the_slot_less() {
+    let (sprinkler, _) = overload_exch("sprinkler", "queue");
+    let (queue, queue_slowdown) = overload_exch("flin", "queue");
+    let (slot, slot_slowdown) = overload_exch("flin", "slot");
+    println!("exch reads: sprinkler {sprinkler:.0} ns, flin from the queue {queue:.0} ns, from the slot {slot:.0} ns");
+    // Reads first (Sprinkler) vs balancing proportional waits against a backlog hundreds of ms old.
+    assert!(queue > 4.0 * sprinkler, "flin (queue) {queue} vs sprinkler {sprinkler}");
+    assert!(slot < queue / 2.0 && slot_slowdown < queue_slowdown, "slot {slot} vs queue {queue}");
+}

@@ -1,0 +1,30 @@
+//! All of this crate's integration tests in one binary: one link instead of one per file (the
+//! README's test command builds in minutes, not half an hour). Each file is a module.
+
+mod aios;
+mod bad_input;
+mod common;
+mod device_physics;
+mod docs;
+mod durability;
+mod fastresponse;
+mod flashshare;
+mod flashshare_apps;
+mod flashshare_cache;
+mod flashshare_hazard;
+mod flashshare_xler;
+mod flin;
+mod flin18;
+mod fs;
+mod ftl;
+mod fuzz_scenarios;
+mod gc;
+mod host;
+mod model;
+mod mqsim_compat;
+mod per_job;
+mod suspend;
+mod timeseries;
+mod tsu;
+mod window;
+mod write_buffer;
