@@ -464,8 +464,32 @@ pub const MAX_RUN_DURATION_NS: u64 = 365 * 24 * 3600 * crate::engine::SEC;
 /// path (a trace, /dev/zero, a FIFO that never ends) can make the loader hold.
 pub const MAX_SCENARIO_BYTES: u64 = 16 << 20;
 
+/// Most flows a scenario may have. Each costs a few KiB before it issues an I/O (its configuration, its
+/// task, its recorders, which allocate nothing until they record: metrics/recorder.rs); a busy flow's
+/// latency histograms grow to ~50-250 KiB each with the spread of its latencies, so ten thousand busy
+/// flows can take gigabytes. [inferred: multi-tenant studies run hundreds to a few thousand tenants; fio's
+/// numjobs, up to 4096 per flow, covers more tasks without more flows.]
+pub const MAX_FLOWS: usize = 10_000;
+
+/// Most tasks (the flows' `numjobs`, summed) a scenario may have: each task costs ~0.5 KiB in the host
+/// (its state, its run queue entries) whether or not it issues. [inferred: fio's numjobs is at most 4096 per
+/// flow here; sixteen such flows, or thousands of tenants with a few tasks each, fit.]
+pub const MAX_TASKS: u64 = 1 << 16;
+
 /// How much of a line an invalid-TOML message quotes.
 const TOML_EXCERPT_CHARS: usize = 80;
+
+/// More than [`MAX_FLOWS`] flows is an error (application models add background flows of their own).
+fn check_flow_count(source: &str, flows: usize) -> Result<(), ConfigError> {
+    if flows <= MAX_FLOWS {
+        return Ok(());
+    }
+    let what = format!(
+        "{flows} flows is above the most a scenario may have, {MAX_FLOWS} (memory); for many tasks doing the \
+         same I/O use one flow with numjobs"
+    );
+    Err(ConfigError::at_key(source, "flow", what))
+}
 
 impl Scenario {
     /// Load a scenario file, apply `overrides` (`key.path=value`) and check it.
@@ -485,6 +509,10 @@ impl Scenario {
     ) -> Result<Scenario, ConfigError> {
         let mut table: toml::Table =
             text.parse().map_err(|e| ConfigError::new(source_name, invalid_toml_message(text, &e)))?;
+        // Before anything is built for the flows (presets merged into each, defaults filled in).
+        if let Some(toml::Value::Array(flows)) = table.get("flow") {
+            check_flow_count(source_name, flows.len())?;
+        }
         let mut set_keys = Vec::new();
         for o in overrides {
             let key =
@@ -550,6 +578,15 @@ impl Scenario {
         }
         if self.flows.is_empty() {
             return Err(ConfigError::new(source, "no flows: add at least one [[flow]] table"));
+        }
+        check_flow_count(source, self.flows.len())?;
+        let tasks: u64 = self.flows.iter().map(|f| u64::from(f.numjobs.unwrap_or(1).max(1))).sum();
+        if tasks > MAX_TASKS {
+            let what = format!(
+                "the flows' numjobs add up to {tasks} tasks, above the most a scenario may have, {MAX_TASKS} \
+                 (memory)"
+            );
+            return Err(ConfigError::at_key(source, "flow", what));
         }
         if self.run.duration.0 == 0 {
             return Err(ConfigError::at_key(source, "run.duration", "expected a duration > 0"));

@@ -6,16 +6,14 @@ pub mod fairness;
 pub mod fio_json;
 pub mod fio_stats;
 pub mod per_job;
+mod recorder;
 pub mod timeseries;
 
-use hdrhistogram::Histogram;
+pub(crate) use recorder::Recorder;
 use serde::Serialize;
 
 use crate::engine::Time;
 use crate::request::{Criticality, NvmePriority, Op, Request, Stamps};
-
-/// Highest latency the histograms resolve (an hour); larger values are clamped.
-const MAX_TRACKED_NS: u64 = 3_600 * 1_000_000_000;
 
 /// Latency statistics in ns. The mean is exact; percentiles come from an HDR histogram with 3 significant
 /// digits (relative error below 0.1%).
@@ -59,119 +57,6 @@ pub struct LatencyDistribution {
     pub stddev: f64,
     /// The value at each of [`FIO_PERCENTILES`], in that order (nearest-rank from the HDR histogram).
     pub percentiles: [u64; FIO_PERCENTILES.len()],
-}
-
-/// A latency recorder: count, exact mean and standard deviation, HDR percentiles.
-#[derive(Debug, Clone)]
-pub(crate) struct Recorder {
-    hist: Histogram<u64>,
-    count: u64,
-    sum: u128,
-    /// Sum of the squared values (for the standard deviation); saturates rather than wraps.
-    sum_of_squares: u128,
-    bytes: u64,
-}
-
-impl Recorder {
-    pub(crate) fn new() -> Self {
-        Recorder {
-            hist: Histogram::new_with_max(MAX_TRACKED_NS, 3).expect("valid histogram bounds"),
-            count: 0,
-            sum: 0,
-            sum_of_squares: 0,
-            bytes: 0,
-        }
-    }
-
-    #[inline]
-    pub(crate) fn record(&mut self, value: Time, bytes: u64) {
-        self.hist.saturating_record(value.min(MAX_TRACKED_NS));
-        self.count += 1;
-        self.sum += value as u128;
-        self.sum_of_squares = self.sum_of_squares.saturating_add(value as u128 * value as u128);
-        self.bytes += bytes;
-    }
-
-    fn mean(&self) -> f64 {
-        if self.count == 0 {
-            0.0
-        } else {
-            self.sum as f64 / self.count as f64
-        }
-    }
-
-    fn summary(&self) -> LatencySummary {
-        let q = |x: f64| if self.count == 0 { 0 } else { self.hist.value_at_quantile(x) };
-        LatencySummary {
-            mean: self.mean(),
-            p50: q(0.50),
-            p90: q(0.90),
-            p99: q(0.99),
-            p99_9: q(0.999),
-            p99_99: q(0.9999),
-            p99_999: q(0.99999),
-            min: if self.count == 0 { 0 } else { self.hist.min() },
-            max: if self.count == 0 { 0 } else { self.hist.max() },
-        }
-    }
-
-    /// Population standard deviation of the recorded values (0 with fewer than two).
-    fn stddev(&self) -> f64 {
-        if self.count < 2 {
-            return 0.0;
-        }
-        let n = self.count as f64;
-        let mean = self.mean();
-        // E[x^2] - mean^2, never below 0 (rounding).
-        (self.sum_of_squares as f64 / n - mean * mean).max(0.0).sqrt()
-    }
-
-    fn distribution(&self) -> LatencyDistribution {
-        let summary = self.summary();
-        LatencyDistribution {
-            count: self.count,
-            min: summary.min,
-            max: summary.max,
-            mean: summary.mean,
-            stddev: self.stddev(),
-            percentiles: FIO_PERCENTILES
-                .map(|p| if self.count == 0 { 0 } else { self.hist.value_at_quantile(p / 100.0) }),
-        }
-    }
-
-    /// Take in `other`'s values as well.
-    fn add(&mut self, other: &Recorder) {
-        self.hist.add(&other.hist).expect("recorders share their bounds");
-        self.count += other.count;
-        self.sum += other.sum;
-        self.sum_of_squares = self.sum_of_squares.saturating_add(other.sum_of_squares);
-        self.bytes += other.bytes;
-    }
-
-    pub(crate) fn count(&self) -> u64 {
-        self.count
-    }
-
-    pub(crate) fn layer(&self) -> LayerTime {
-        LayerTime { mean: self.mean(), p99: if self.count == 0 { 0 } else { self.hist.value_at_quantile(0.99) } }
-    }
-
-    /// The result over `seconds`; `after_submission` recorded the same requests' submission-to-completion
-    /// times, if they were measured.
-    fn op_result(&self, seconds: f64, after_submission: Option<&Recorder>) -> OpResult {
-        OpResult {
-            completed: self.count,
-            iops: self.count as f64 / seconds,
-            bandwidth_bytes_per_s: self.bytes as f64 / seconds,
-            latency_ns: self.summary(),
-            detail: OpDetail {
-                bytes: self.bytes,
-                latency: self.distribution(),
-                after_submission: after_submission.map(Recorder::distribution),
-                intervals: fio_stats::IntervalCounts::default(),
-            },
-        }
-    }
 }
 
 /// Throughput and latency of one direction (or both).
@@ -626,17 +511,17 @@ impl Metrics {
                     backlog_at_end: open_loop.then_some(backlog),
                     overloaded,
                     latency_ns: all.latency_ns,
-                    read: (f.read.count > 0).then(|| {
+                    read: (f.read.count() > 0).then(|| {
                         f.read
                             .op_result(seconds, Some(&f.read_after_submission))
                             .with_intervals(&f.read_intervals, window_ns)
                     }),
-                    write: (f.write.count > 0).then(|| {
+                    write: (f.write.count() > 0).then(|| {
                         f.write
                             .op_result(seconds, Some(&f.write_after_submission))
                             .with_intervals(&f.write_intervals, window_ns)
                     }),
-                    flush: (f.flush.count > 0).then(|| f.flush.op_result(seconds, None)),
+                    flush: (f.flush.count() > 0).then(|| f.flush.op_result(seconds, None)),
                     fsync_phases_ns: None,
                     breakdown_ns: Breakdown {
                         syscall: f.layers[0].layer(),
