@@ -222,8 +222,13 @@ pub struct FlowResult {
     /// closed-loop flows, which issue only as fast as they are served.
     pub offered_iops: Option<f64>,
     /// Open-loop flows: arrivals of the window not completed at its end (waiting for the `iodepth` cap, in
-    /// the host or in the device); null for closed-loop flows.
+    /// the host or in the device, or dropped unserved when the flow's `runtime` ended); null for closed-loop
+    /// flows.
     pub backlog_at_end: Option<u64>,
+    /// Open-loop flows whose `runtime` ended while arrivals waited: how many they dropped unserved (as fio
+    /// does), whenever they arrived. Absent when none were.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dropped_at_stop: Option<u64>,
     /// The flow offered more than the system served: its backlog grew by more than
     /// [`OVERLOAD_BACKLOG_SHARE`] of its arrivals (and at least [`OVERLOAD_MIN_BACKLOG`] requests), so its
     /// latencies are those of a queue that grows for as long as the run lasts.
@@ -279,10 +284,17 @@ pub fn warnings(flows: &[FlowResult], issues_io: &[bool]) -> Vec<String> {
     let mut out = Vec::new();
     for (f, _) in flows.iter().zip(issues_io).filter(|(_, &io)| io) {
         if let (true, Some(offered), Some(backlog)) = (f.overloaded, f.offered_iops, f.backlog_at_end) {
+            let waiting = match f.dropped_at_stop {
+                Some(dropped) => format!(
+                    "{backlog} of the window's arrivals were never served (its runtime ended with {dropped} requests \
+                     waiting, which it dropped)"
+                ),
+                None => format!("{backlog} of its requests were still waiting at the end"),
+            };
             out.push(format!(
-                "flow \"{}\" is overloaded: it offered {offered:.0} IOPS but was served {:.0}, and {backlog} of its \
-                 requests were still waiting at the end; its latencies grow with the run's length and describe the \
-                 run, not the flow (lower rate_iops to what the system serves)",
+                "flow \"{}\" is overloaded: it offered {offered:.0} IOPS but was served {:.0}, and {waiting}; its \
+                 latencies grow with the run's length and describe the run, not the flow (lower rate_iops to what \
+                 the system serves)",
                 f.name, f.iops
             ));
         }
@@ -338,6 +350,8 @@ struct FlowMetrics {
     arrivals: u64,
     /// Arrivals in the window that completed.
     arrivals_completed: u64,
+    /// Arrivals dropped unserved because the flow stopped (its `runtime` ended) while they waited.
+    dropped: u64,
     /// Arrivals and completions since the start, warm-up included (for overload errors).
     arrived_all: u64,
     completed_all: u64,
@@ -387,6 +401,7 @@ impl Metrics {
                     in_flight_since: 0,
                     arrivals: 0,
                     arrivals_completed: 0,
+                    dropped: 0,
                     arrived_all: 0,
                     completed_all: 0,
                     jobs: (jobs > 0).then(|| per_job::JobRecorders::new(jobs)),
@@ -430,9 +445,13 @@ impl Metrics {
         self.in_flight = (self.in_flight as i64 + delta) as u64;
         if delta > 0 {
             f.arrived_all += delta as u64;
-        }
-        if now >= self.warmup {
-            f.arrivals = f.arrivals.saturating_add_signed(delta);
+            if now >= self.warmup {
+                f.arrivals += delta as u64;
+            }
+        } else {
+            // Dropped unserved when the flow stopped: still arrivals of the window, not completed (they count
+            // in its backlog, so an overloaded flow is flagged whatever ended it), and counted apart.
+            f.dropped += delta.unsigned_abs();
         }
     }
 
@@ -495,6 +514,7 @@ impl Metrics {
                 let window_ns = window.end_ns.saturating_sub(window.start_ns);
                 let all = f.all.op_result(seconds, None);
                 // Saturating: arrivals dropped in the window may have arrived during the warm-up.
+                // (Dropped arrivals count: they arrived and were never served.)
                 let backlog = f.arrivals.saturating_sub(f.arrivals_completed);
                 let overloaded = open_loop
                     && backlog > OVERLOAD_MIN_BACKLOG
@@ -509,6 +529,7 @@ impl Metrics {
                     bandwidth_bytes_per_s: all.bandwidth_bytes_per_s,
                     offered_iops: open_loop.then(|| f.arrivals as f64 / seconds),
                     backlog_at_end: open_loop.then_some(backlog),
+                    dropped_at_stop: (open_loop && f.dropped > 0).then_some(f.dropped),
                     overloaded,
                     latency_ns: all.latency_ns,
                     read: (f.read.count() > 0).then(|| {

@@ -93,6 +93,37 @@ fn an_overloaded_open_loop_flow_is_reported_with_offered_and_served_rates() {
     assert_eq!((closed.flows[0].offered_iops, closed.flows[0].backlog_at_end), (None, None));
 }
 
+/// An overloaded open-loop flow whose `runtime` ends drops the arrivals still waiting (as fio does); they
+/// still arrived, so the flow is flagged and its offered rate is what arrived, not what was served.
+#[test]
+fn an_overloaded_flow_is_flagged_whatever_ends_it() {
+    let keys = "rw = \"randread\"\niodepth = 1\nrate_iops = 400000";
+    for (runtime, ended_by) in [("", "the run"), ("runtime = \"40ms\"\n", "its runtime")] {
+        let text = format!(
+            "[run]\nduration = \"60ms\"\nwarmup = \"10ms\"\n{OPTANE}{}",
+            flow("hot", &format!("{runtime}{keys}"))
+        );
+        let r = run(&scenario(&text));
+        let f = &r.flows[0];
+        let offered = f.offered_iops.expect("open loop");
+        assert!((offered / 4e5 - 1.0).abs() < 0.01, "ended by {ended_by}: offered {offered}");
+        assert!(f.overloaded, "ended by {ended_by}: not flagged: {f:?}");
+        let backlog = f.backlog_at_end.unwrap();
+        let window_arrivals = (offered * f.window.seconds()).round() as u64;
+        assert_eq!(backlog, window_arrivals - f.completed, "ended by {ended_by}");
+        assert!(r.warnings.iter().any(|w| w.contains("\"hot\" is overloaded")), "{:?}", r.warnings);
+        match runtime {
+            "" => assert_eq!(f.dropped_at_stop, None),
+            _ => {
+                // Every arrival of the window was dropped or completed; none is still in flight.
+                assert_eq!(f.in_flight_at_end, 0);
+                assert!(f.dropped_at_stop.unwrap() >= backlog, "{:?} dropped, {backlog} unserved", f.dropped_at_stop);
+                assert!(r.warnings.iter().any(|w| w.contains("dropped")), "{:?}", r.warnings);
+            }
+        }
+    }
+}
+
 /// Rates above one arrival per ns are rejected when the scenario loads, naming the key and why.
 #[test]
 fn an_absurd_rate_is_rejected_with_the_reason() {
