@@ -332,6 +332,8 @@ fn more_variants_than_the_maximum_is_one_error_naming_the_count() {
     // The maximum itself is documented where --help and docs/output.md say it.
     let help = std::process::Command::new(env!("CARGO_BIN_EXE_ullsim")).args(["compare", "--help"]).output().unwrap();
     assert!(String::from_utf8_lossy(&help.stdout).contains("at most 10000 variants"), "{}", show(&help));
+    let docs = include_str!("../../../../docs/output.md");
+    assert!(docs.contains("**At most 10,000 variants** (`MAX_VARIANTS`"), "docs/output.md lost the maximum");
 }
 
 #[test]

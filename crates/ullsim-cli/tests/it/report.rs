@@ -229,4 +229,5 @@ fn compare_html_puts_the_variants_side_by_side_and_report_makes_the_same_page() 
         ullsim(&command).ok();
         assert!(read(&out) == html, "ullsim report {args:?} on the comparison JSON differs from compare --html");
     }
+    ullsim(["report", &utf8(&json_path)]).rejects_arguments_with(&["<HTML>"]);
 }
