@@ -1,5 +1,5 @@
-"""The HTML report as a browser draws it: headless Chromium renders `ullsim run --html` and
-`ullsim reproduce --html` pages, the screenshot must not be blank (ink, and the charts' colours), and the DOM
+"""The HTML report as a browser draws it: headless Chromium renders `ullsim run --html`, `ullsim compare --html`
+and `ullsim reproduce --html` pages, the screenshot must not be blank (ink, and the charts' colours), and the DOM
 Chromium parsed must hold one drawn <svg> per chart the results call for.
 
 Chromium is looked up as $CHROMIUM, else `chromium` or `chromium-browser` on PATH. Without it the tests are
@@ -247,6 +247,18 @@ def reproduction_report(tmp_path_factory):
     return work, html, json.loads(results.read_text())
 
 
+@pytest.fixture(scope="module")
+def comparison_report(tmp_path_factory):
+    """`ullsim compare --html` of the example's two flows at three depths of the reader."""
+    work = tmp_path_factory.mktemp("comparison-report")
+    html, results = work / "compare.html", work / "compare.json"
+    ullsim(
+        "compare", EXAMPLE, "--vary", "flow.reader.iodepth=1,4,16",
+        "--set", "run.duration=20ms", "--set", "run.warmup=2ms", "--html", html, "--json", results, "-q",
+    )  # fmt: skip
+    return work, html, json.loads(results.read_text())
+
+
 def expected_results_charts(results):
     """crates/ullsim-report/src/results.rs: the latency CDF and the breakdown always, the slowdown chart with
     `fairness`, three time-series charts (IOPS, latency, queue depth) with a non-empty `timeseries`."""
@@ -287,3 +299,18 @@ def test_a_reproduction_report_draws_in_chromium(chromium, reproduction_report):
     marks = charts_in(dump_dom(chromium, work, html))
     assert len(marks) == len(figures), f"{len(marks)} charts for {len(figures)} figures"
     assert all(m > 0 for m in marks), f"an <svg> without a mark; marks per chart: {marks}"
+
+
+def test_a_comparison_report_draws_in_chromium(chromium, comparison_report):
+    work, html, comparison = comparison_report
+    flows = {flow["name"] for variant in comparison["variants"] for flow in variant["results"]["flows"]}
+    assert len(comparison["variants"]) == 3 and len(flows) == 2
+    # The breakdowns' legends hold the palette's first nine colours; bars and CDF lines use the first three.
+    assert_drawn(*screenshot(chromium, work, html), PALETTE)
+    marks = charts_in(dump_dom(chromium, work, html))
+    # crates/ullsim-report/src/comparison.rs: IOPS and latency bars, then per flow a CDF chart (three variants
+    # fit one) and a breakdown.
+    assert len(marks) == 2 + 2 * len(flows), f"charts in the DOM: {len(marks)}"
+    assert all(m > 0 for m in marks), f"an <svg> without a mark; marks per chart: {marks}"
+    # Each CDF chart: a step line and 8 markers per variant, besides its axes.
+    assert all(m >= 9 * 3 for m in marks[2:4])

@@ -75,3 +75,12 @@ def test_reports_of_a_run_and_of_a_reproduction_are_the_commands(tmp_path):
         ullsim.report(run.flows, tmp_path / "x.html")
     with pytest.raises(ullsim.UllsimError, match="report: neither kind of ullsim JSON; expected ullsim results"):
         ullsim.report({"rows": 3}, tmp_path / "x.html")
+
+
+def test_the_report_of_a_comparison_dict_is_the_commands(tmp_path):
+    args = ["compare", "--vary", "flow.0.iodepth=1,2", "--set", "run.duration=5ms", "--set", "run.warmup=1ms"]
+    comparison = command_json(*args)
+    page = ullsim.report(comparison, tmp_path / "c.html").read_text()
+    ullsim_command(*args, "--html", tmp_path / "cli.html", "--quiet")
+    assert page == (tmp_path / "cli.html").read_text()
+    assert "<h2>Latency CDF</h2>" in page and "iodepth=2" in page

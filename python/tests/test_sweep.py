@@ -198,6 +198,11 @@ def test_a_bad_key_or_value_fails_before_any_run(monkeypatch):
         ({"vary": {"seed": [1, 2]}}, r"seeds=\[\.\.\.\]"),
         ({"vary": {"flow.reader.iodepth": [1, 4]}, "set": {"flow.reader.iodepth": 2}}, r"both varied .* and fixed"),
         ({"vary": {"flow.reader.iodepth": [1, 4]}, "set": ["flow.reader.iodepth=2"]}, r"both varied"),
+        # A varied table would replace a key fixed inside it: the same rule as `ullsim compare`.
+        (
+            {"vary": {"run": [{"warmup": "1ms"}, {"warmup": "2ms"}]}, "set": {"run.duration": "5ms"}},
+            r"sweep: run is both varied \(vary\) and fixed \(set run\.duration=\"5ms\", a key inside it\)",
+        ),
         ({"vary": {"flow.reader.iodepth": [1]}, "seeds": []}, r"seeds: the list is empty"),
         ({"vary": {"flow.reader.iodepth": [1]}, "seeds": [1, -2]}, r"seeds: expected non-negative integers"),
         ({"vary": {"flow.reader.iodepth": [1]}, "seeds": [True]}, r"seeds: expected non-negative integers"),

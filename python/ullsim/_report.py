@@ -1,4 +1,5 @@
-"""The self-contained HTML report of a run or a reproduction (:func:`report`), as ``ullsim report`` writes it."""
+"""The self-contained HTML report of a run, a comparison or a reproduction (:func:`report`), as ``ullsim report``
+writes it."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from ._ullsim import UllsimError
 
 def report(source: Result | pd.DataFrame | Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
     """Write the self-contained HTML report (inline SVG, no JavaScript; as ``ullsim report``) of a run's
-    :class:`Result`, a :func:`reproduce` frame or either's JSON as a dict, to ``path``; returns the path."""
+    :class:`Result`, a :func:`reproduce` frame, either's JSON as a dict, or the JSON of ``ullsim compare --json``
+    as a dict, to ``path``; returns the path."""
     if isinstance(source, Result):
         raw = source.raw
     elif isinstance(source, pd.DataFrame):

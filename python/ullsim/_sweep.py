@@ -33,11 +33,7 @@ def _sweep_task(text: str, source: str, base: str, overrides: list[str], seed: i
         return False, str(e)
 
 
-def _set_keys(overrides: list[str]) -> list[str]:
-    return [o.split("=", 1)[0].strip() for o in overrides]
-
-
-def _check_vary(vary: Mapping[str, Any], set_keys: list[str]) -> list[tuple[str, list[Any]]]:
+def _check_vary(vary: Mapping[str, Any], fixed: list[str]) -> list[tuple[str, list[Any]]]:
     if not isinstance(vary, Mapping):
         raise UllsimError(f"sweep: vary: expected a dict of key -> list of values, found {type(vary).__name__}")
     checked = []
@@ -61,9 +57,9 @@ def _check_vary(vary: Mapping[str, Any], set_keys: list[str]) -> list[tuple[str,
                 _toml_value(value)
             except UllsimError:
                 raise UllsimError(f"sweep: vary {key}: cannot write {value!r} as a TOML value") from None
-        if key in set_keys:
-            raise UllsimError(f"sweep: {key} is both varied (vary) and fixed (set); give it in one of them")
         checked.append((key, list(values)))
+    # The command's rule (`compare --vary` with `--set`): a fixed value a variant's would replace is an error.
+    _ullsim.check_varied_not_fixed([key for key, _ in checked], fixed)
     return checked
 
 
@@ -98,7 +94,7 @@ def sweep(
     ``vary`` maps keys (those of ``set``, e.g. ``"flow.reader.iodepth"``) to lists of values. The runs, and the
     rows, come in a fixed order: the first key varies slowest, each key's values in the order given, then the
     seeds. ``seeds`` override the scenario's own seed; ``set`` overrides apply to every run (a key may not be
-    both varied and set). Every variant is checked before any runs: a bad key or value raises
+    both varied and set, nor set inside a varied table, as ``ullsim compare``). Every variant is checked before any runs: a bad key or value raises
     :class:`UllsimError` naming the variant, with the command's message.
 
     With ``client=None`` the runs go to ``max_workers`` threads (default: ``os.cpu_count()``) of this process.
@@ -120,7 +116,7 @@ def sweep(
     # absolute directory, the same for every worker.
     base = os.path.abspath(base)
     fixed = _overrides(set)
-    varied = _check_vary(vary, _set_keys(fixed))
+    varied = _check_vary(vary, fixed)
     seed_list = _check_seeds(seeds)
     if max_workers is not None and (
         isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1

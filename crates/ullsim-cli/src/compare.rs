@@ -8,10 +8,12 @@ use std::time::Instant;
 use anyhow::{anyhow, bail, Result};
 use rayon::prelude::*;
 use serde::{Serialize, Serializer};
+use ullsim::config::scenario::check_varied_not_fixed;
 use ullsim::{RunResults, Scenario};
 
 use ullsim::metrics::timeseries::{csv_field, CSV_HEADER};
 
+use crate::progress::Progress;
 use crate::table::latency_cells;
 
 /// One `--vary KEY=V1,V2,...`: a key and the values it takes, in the order given.
@@ -75,9 +77,48 @@ fn parse_vary(arg: &str) -> Result<Vary> {
     }
     let values = split_values(list).map_err(|m| anyhow!("--vary {arg}: {m}; {expected}"))?;
     if let Some(i) = values.iter().position(String::is_empty) {
-        bail!("--vary {arg}: value {} is empty; {expected}", i + 1);
+        bail!("--vary {arg}: {}; {expected}", empty_value(&values, i));
     }
     Ok(Vary { key: key.to_string(), values })
+}
+
+/// Which of `values` is empty, the `i`th, said so that it cannot be mistaken: its place counted from 1 among
+/// all of them, and the values around it.
+fn empty_value(values: &[String], i: usize) -> String {
+    let n = values.len();
+    if values.iter().all(String::is_empty) {
+        return format!("all {n} values are empty");
+    }
+    let neighbour = |j: usize| format!("\"{}\"", values[j]);
+    let place = match (i.checked_sub(1), (i + 1 < n).then_some(i + 1)) {
+        (Some(before), Some(after)) => format!(" (between {} and {})", neighbour(before), neighbour(after)),
+        (Some(before), None) => format!(" (the last, after {})", neighbour(before)),
+        (None, Some(after)) => format!(" (the first, before {})", neighbour(after)),
+        (None, None) => String::new(),
+    };
+    format!("value {} of {n}{place} is empty", i + 1)
+}
+
+/// Variants one `ullsim compare` runs at most (docs/output.md, "Comparisons"). Every variant's scenario and
+/// results stay in memory until the JSON and the table are written (about 10 KB of JSON per variant of two
+/// flows), and 10,000 variants of a 100 ms scenario take hours of CPU: past that, a comparison is a sweep for
+/// Python's `ullsim.sweep` (a DataFrame, and a Dask cluster to run it on).
+pub const MAX_VARIANTS: u128 = 10_000;
+
+/// How many variants `varies` make, or an error naming the count and the maximum.
+fn count_variants(varies: &[Vary]) -> Result<usize> {
+    let sizes: Vec<String> = varies.iter().map(|v| v.values.len().to_string()).collect();
+    let count = varies.iter().try_fold(1u128, |n, v| n.checked_mul(v.values.len() as u128));
+    match count {
+        Some(n) if n <= MAX_VARIANTS => Ok(n as usize),
+        _ => bail!(
+            "--vary: {} value{} make {} variants; the maximum is {MAX_VARIANTS}: vary fewer values, split the \
+             comparison, or run it as a sweep (Python's ullsim.sweep)",
+            sizes.join(" x "),
+            if sizes.len() == 1 && sizes[0] == "1" { "" } else { "s" },
+            count.map_or(format!("more than {}", u128::MAX), |n| n.to_string()),
+        ),
+    }
 }
 
 /// Split a value list on its top-level commas: commas inside `[...]`, `{...}` or a quoted string (`"..."`, with
@@ -149,48 +190,70 @@ fn variants(varies: &[Vary]) -> Vec<Variant> {
     all
 }
 
+/// What `ullsim compare` takes.
+pub struct Args<'a> {
+    pub path: Option<&'a Path>,
+    pub set: &'a [String],
+    pub vary: &'a [String],
+    pub seed: Option<u64>,
+    pub timeseries: Option<&'a Path>,
+    pub html: Option<&'a Path>,
+    pub output: &'a crate::Output,
+}
+
 /// Run `ullsim compare`.
-pub fn main(
-    path: Option<&Path>,
-    set: &[String],
-    vary: &[String],
-    seed: Option<u64>,
-    timeseries: Option<&Path>,
-    output: &crate::Output,
-) -> Result<()> {
+pub fn main(args: Args) -> Result<()> {
+    let Args { path, set, vary, seed, timeseries, html, output } = args;
     let varies = vary.iter().map(|a| parse_vary(a)).collect::<Result<Vec<_>>>()?;
     if varies.is_empty() {
         bail!("--vary: expected at least one KEY=V1,V2,...");
     }
-    for (i, v) in varies.iter().enumerate() {
+    for (i, (v, arg)) in varies.iter().zip(vary).enumerate() {
         if varies[..i].iter().any(|w| w.key == v.key) {
             bail!("--vary {}: this key is already varied by an earlier --vary; give all its values in one", v.key);
         }
+        check_varied_not_fixed(&[&v.key], set, ("--vary", "--set")).map_err(|m| anyhow!("--vary {arg}: {m}"))?;
     }
+    let count = count_variants(&varies)?;
     // The base scenario first, so a bad file or --set is reported once, as `ullsim run` would.
     let base = crate::load(path, set, seed)?;
     if timeseries.is_some() {
         crate::check_timeseries_flag(&base)?;
     }
     let variants = variants(&varies);
-    // Check every variant before running any.
+    debug_assert_eq!(variants.len(), count);
+    // Check every variant before running any (10,000 take a few seconds: they get a bar too).
+    let progress = Progress::new("{bar:40} {pos}/{len} variants checked, {elapsed} elapsed, ~{eta} left")?;
     let scenarios = variants
         .iter()
         .map(|variant| {
             let overrides = variant.overrides();
             let all: Vec<String> = set.iter().chain(&overrides).cloned().collect();
-            crate::load(path, &all, seed).map_err(|e| {
+            let loaded = crate::load(path, &all, seed).map_err(|e| {
                 // The library names every override `--set`; these came from --vary.
                 let mut message = format!("{e:#}");
                 for o in &overrides {
                     message = message.replace(&format!("--set {o}:"), &format!("{o}:"));
                 }
                 anyhow!("--vary {}: {message}", variant.label())
-            })
+            });
+            progress.advance(count as u64);
+            loaded
         })
-        .collect::<Result<Vec<Scenario>>>()?;
+        .collect::<Result<Vec<Scenario>>>();
+    progress.finish();
+    let scenarios = scenarios?;
     let started = Instant::now();
-    let outcomes: Vec<_> = scenarios.par_iter().map(ullsim::run_scenario).collect();
+    let progress = Progress::new("{bar:40} {pos}/{len} variants run, {elapsed} elapsed, ~{eta} left")?;
+    let outcomes: Vec<_> = scenarios
+        .par_iter()
+        .map(|scenario| {
+            let outcome = ullsim::run_scenario(scenario);
+            progress.advance(count as u64);
+            outcome
+        })
+        .collect();
+    progress.finish();
     let wall = started.elapsed().as_secs_f64();
     let mut results = Vec::with_capacity(outcomes.len());
     for ((outcome, variant), scenario) in outcomes.into_iter().zip(&variants).zip(&scenarios) {
@@ -210,18 +273,19 @@ pub fn main(
             Ok(())
         })?;
     }
-    output.emit(
-        || Report {
-            scenario: &base.name,
-            vary: &varies,
-            variants: variants
-                .iter()
-                .zip(&results)
-                .map(|(v, r)| VariantReport { overrides: Overrides(&v.assignments), results: r })
-                .collect(),
-        },
-        || render(&base.name, &varies, &variants, &results, wall),
-    )
+    let report = Report {
+        scenario: &base.name,
+        vary: &varies,
+        variants: variants
+            .iter()
+            .zip(&results)
+            .map(|(v, r)| VariantReport { overrides: Overrides(&v.assignments), results: r })
+            .collect(),
+    };
+    if let Some(path) = html {
+        crate::write_html_report(path, &report)?;
+    }
+    output.emit(|| &report, || render(&base.name, &varies, &variants, &results, wall))
 }
 
 /// The comparison table: one row per variant and flow (latencies in microseconds).
@@ -310,8 +374,11 @@ mod tests {
             ("iodepth", "no `=`"),
             ("=1,2", "empty key"),
             ("a.b=", "no values"),
-            ("a.b=1,,2", "value 2 is empty"),
-            ("a.b=1,", "value 2 is empty"),
+            ("a.b=1,,2", r#"value 2 of 3 (between "1" and "2") is empty"#),
+            ("a.b=1,", r#"value 2 of 2 (the last, after "1") is empty"#),
+            ("a.b=,1,,", r#"value 1 of 4 (the first, before "1") is empty"#),
+            ("a.b=1,,,2", r#"value 2 of 4 (between "1" and "") is empty"#),
+            ("a.b= , ", "all 2 values are empty"),
             ("a.b=[1", "missing `]`"),
         ] {
             let e = parse_vary(bad).unwrap_err().to_string();

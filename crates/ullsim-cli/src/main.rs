@@ -2,10 +2,10 @@
 
 mod bench;
 mod compare;
+mod progress;
 mod reproduce;
 mod table;
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -106,10 +106,11 @@ enum Command {
     Compare {
         /// Scenario file (TOML). Omit to use the built-in default.
         scenario: Option<PathBuf>,
-        /// A key and the values to try, e.g. --vary flow.reader.iodepth=1,4,16 (repeat for the product).
+        /// A key and the values to try, e.g. --vary flow.reader.iodepth=1,4,16 (repeat for the product, at most
+        /// 10000 variants).
         #[arg(long, value_name = "KEY=V1,V2,...", required = true)]
         vary: Vec<String>,
-        /// Override any key in every variant (applied before --vary).
+        /// Override any key in every variant (applied before --vary; a key may not be both set and varied).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
         /// Seed (overrides the scenario's).
@@ -119,6 +120,9 @@ enum Command {
         /// `[metrics] timeseries_interval`).
         #[arg(long, value_name = "PATH")]
         timeseries: Option<PathBuf>,
+        /// Also write the comparison as one self-contained HTML report to this file (as `ullsim report`).
+        #[arg(long, value_name = "PATH")]
+        html: Option<PathBuf>,
         #[command(flatten)]
         output: Output,
     },
@@ -139,13 +143,17 @@ enum Command {
         output: Output,
     },
     /// Write one self-contained HTML report (inline SVG charts, no JavaScript, opens offline) of a results
-    /// JSON (`ullsim run --json`) or a reproduction JSON (`ullsim reproduce --json`).
+    /// JSON (`ullsim run --json`), a comparison JSON (`ullsim compare --json`) or a reproduction JSON
+    /// (`ullsim reproduce --json`): `ullsim report RESULTS.json report.html`.
     Report {
         /// The JSON file to report on.
         json: PathBuf,
+        /// Where to write the HTML (or give it with -o).
+        #[arg(value_name = "HTML", required_unless_present = "output", conflicts_with = "output")]
+        html: Option<PathBuf>,
         /// Where to write the HTML.
         #[arg(long, short, value_name = "PATH")]
-        output: PathBuf,
+        output: Option<PathBuf>,
     },
     /// Check a scenario without running it (also reads every trace it names to the end).
     Validate {
@@ -184,16 +192,25 @@ fn main() -> ExitCode {
             };
             run(scenario.as_deref(), &set, seed, &flags, &output)
         }
-        Command::Compare { scenario, vary, set, seed, timeseries, output } => {
-            compare::main(scenario.as_deref(), &set, &vary, seed, timeseries.as_deref(), &output)
-        }
+        Command::Compare { scenario, vary, set, seed, timeseries, html, output } => compare::main(compare::Args {
+            path: scenario.as_deref(),
+            set: &set,
+            vary: &vary,
+            seed,
+            timeseries: timeseries.as_deref(),
+            html: html.as_deref(),
+            output: &output,
+        }),
         Command::Reproduce { name, flags, html, output } => reproduce::main(reproduce::Args {
             name: &name,
             request: flags.into(),
             html: html.as_deref(),
             output: &output,
         }),
-        Command::Report { json, output } => report(&json, &output),
+        Command::Report { json, html, output } => match html.or(output) {
+            Some(html) => report(&json, &html),
+            None => Err(anyhow::anyhow!("report: expected where to write the HTML (ullsim report JSON HTML)")),
+        },
         Command::Validate { scenario, set } => validate(&scenario, &set),
         Command::Presets { name } => show_presets(name.as_deref()),
         Command::Stacks { name } => show_stacks(name.as_deref()),
@@ -289,31 +306,10 @@ fn run(path: Option<&Path>, set: &[String], seed: Option<u64>, flags: &RunFlags,
     // fio's layout has one entry per job of a flow unless the flow sets group_reporting, as fio's default.
     scenario.metrics.per_job |= fio_to_stdout || fio_json.is_some();
     let started = Instant::now();
-    let show_progress = std::io::stderr().is_terminal();
-    let mut bar: Option<indicatif::ProgressBar> = None;
-    let mut progress = |now: u64, end: u64| {
-        if !show_progress {
-            return;
-        }
-        if bar.is_none() && started.elapsed().as_secs_f64() > 1.0 {
-            let b = indicatif::ProgressBar::new(end);
-            b.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{bar:40} {percent:>3}% simulated, {elapsed} elapsed, ~{eta} left",
-                )
-                .expect("valid template"),
-            );
-            bar = Some(b);
-        }
-        if let Some(b) = &bar {
-            b.set_position(now.min(end));
-        }
-    };
-    let results = ullsim::run_scenario_with_progress(&scenario, &mut progress)
-        .with_context(|| format!("{}: run failed", scenario.source_name))?;
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
+    let progress = progress::Progress::new("{bar:40} {percent:>3}% simulated, {elapsed} elapsed, ~{eta} left")?;
+    let outcome = ullsim::run_scenario_with_progress(&scenario, &mut |now, end| progress.set(now, end));
+    progress.finish();
+    let results = outcome.with_context(|| format!("{}: run failed", scenario.source_name))?;
     let wall = started.elapsed().as_secs_f64();
     if let (Some(path), Some(series)) = (timeseries, &results.timeseries) {
         write_file(path, |out| series.write_csv(out))?;
@@ -336,14 +332,14 @@ fn run(path: Option<&Path>, set: &[String], seed: Option<u64>, flags: &RunFlags,
     output.emit(|| &results, || table::render(&scenario, &results, wall))
 }
 
-/// Write the HTML report of `value` (results or a reproduction) to `path`.
+/// Write the HTML report of `value` (results, a comparison or a reproduction) to `path`.
 pub fn write_html_report(path: &Path, value: &impl serde::Serialize) -> Result<()> {
     let json = serde_json::to_value(value)?;
     let html = ullsim_report::results_report(&json).map_err(|e| anyhow::anyhow!("--html: {e}"))?;
     std::fs::write(path, html).with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// `ullsim report JSON -o HTML`: the HTML report of a results or reproduction JSON file.
+/// `ullsim report JSON HTML`: the HTML report of a results, comparison or reproduction JSON file.
 fn report(json_path: &Path, html_path: &Path) -> Result<()> {
     let text = std::fs::read_to_string(json_path).with_context(|| format!("cannot read {}", json_path.display()))?;
     let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {

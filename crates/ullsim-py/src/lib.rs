@@ -83,12 +83,20 @@ fn reproduce_json(
     .map_err(UllsimError::new_err)
 }
 
-/// The self-contained HTML report (as `ullsim report`) of a results or reproduction JSON text.
+/// The self-contained HTML report (as `ullsim report`) of a results, comparison or reproduction JSON text.
 #[pyfunction]
 fn report_html(json: &str) -> PyResult<String> {
     let value: serde_json::Value =
         serde_json::from_str(json).map_err(|e| UllsimError::new_err(format!("report: not JSON: {e}")))?;
     ullsim_report::results_report(&value).map_err(|e| UllsimError::new_err(format!("report: {e}")))
+}
+
+/// `ullsim compare`'s rule of a key both varied and fixed, for `sweep`: raises naming the key.
+#[pyfunction]
+fn check_varied_not_fixed(varied: Vec<String>, fixed: Vec<String>) -> PyResult<()> {
+    let keys: Vec<&str> = varied.iter().map(String::as_str).collect();
+    ullsim::config::scenario::check_varied_not_fixed(&keys, &fixed, ("vary", "set"))
+        .map_err(|m| UllsimError::new_err(format!("sweep: {m}")))
 }
 
 /// The reproductions' names.
@@ -134,6 +142,7 @@ fn _ullsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reproduce_json, m)?)?;
     m.add_function(wrap_pyfunction!(reproductions, m)?)?;
     m.add_function(wrap_pyfunction!(report_html, m)?)?;
+    m.add_function(wrap_pyfunction!(check_varied_not_fixed, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(default_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;

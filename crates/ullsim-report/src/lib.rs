@@ -2,9 +2,12 @@
 //! charts written here in Rust, no JavaScript, no fonts, images or styles fetched from anywhere, so it opens
 //! offline in any browser and diffs as text. The same JSON gives the same bytes (no time stamps).
 //!
-//! [`results_report`] takes the JSON of `ullsim run --json` (docs/output.md) or of `ullsim reproduce
-//! --json` ("Reproductions") and tells the two apart by their fields.
+//! [`results_report`] takes the JSON of `ullsim run --json` (docs/output.md), of `ullsim compare --json`
+//! ("Comparisons") or of `ullsim reproduce --json` ("Reproductions") and tells them apart by their fields.
 
+mod bars;
+mod cdf;
+mod comparison;
 mod reproduction;
 mod results;
 mod svg;
@@ -20,14 +23,17 @@ pub enum Kind {
     Results,
     /// `ullsim reproduce --json`: `paper`, `title` and a `rows` array.
     Reproduction,
+    /// `ullsim compare --json`: a `vary` and a `variants` array.
+    Comparison,
 }
 
 /// What the report reads, for error messages.
 pub const EXPECTED: &str = "ullsim results (`ullsim run --json`: an object with `schema_version` and a `flows` \
-                            array) or a reproduction (`ullsim reproduce --json`: an object with `paper`, `title` \
+                            array), a comparison (`ullsim compare --json`: an object with `vary` and `variants` \
+                            arrays) or a reproduction (`ullsim reproduce --json`: an object with `paper`, `title` \
                             and a `rows` array)";
 
-/// Which of the two layouts `json` has, or an error saying what was expected.
+/// Which of the three layouts `json` has, or an error saying what was expected.
 pub fn kind(json: &Value) -> Result<Kind, String> {
     let Some(object) = json.as_object() else {
         return Err(format!("not a JSON object; expected {EXPECTED}"));
@@ -39,16 +45,19 @@ pub fn kind(json: &Value) -> Result<Kind, String> {
         && object.get("title").is_some_and(Value::is_string)
     {
         Ok(Kind::Reproduction)
+    } else if object.get("variants").is_some_and(Value::is_array) && object.get("vary").is_some_and(Value::is_array) {
+        Ok(Kind::Comparison)
     } else {
         Err(format!("neither kind of ullsim JSON; expected {EXPECTED}"))
     }
 }
 
-/// The HTML report of a results or reproduction JSON: a whole document, or an error saying what the JSON
-/// lacks.
+/// The HTML report of a results, comparison or reproduction JSON: a whole document, or an error saying what
+/// the JSON lacks.
 pub fn results_report(json: &Value) -> Result<String, String> {
     match kind(json)? {
         Kind::Results => results::report(json),
+        Kind::Comparison => comparison::report(json),
         Kind::Reproduction => reproduction::report(json),
     }
 }
@@ -68,11 +77,16 @@ h1 { font-size: 1.5em; } h2 { font-size: 1.25em; margin-top: 2em; border-bottom:
 h3 { font-size: 1.05em; }
 table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: right; }
-th { background: #f3f3f3; } td.text, th.text { text-align: left; }
+th { background: #f3f3f3; } td.text, th.text { text-align: left; } td:not(.text) { white-space: nowrap; }
 figure { margin: 1em 0; } figcaption { font-size: 0.9em; color: #555; max-width: 900px; }
 svg { display: block; max-width: 100%; height: auto; }
 .warning { color: #a40000; }
 ";
+
+/// A finite number, or `None` (absent, null, not a number).
+pub(crate) fn number(value: &Value) -> Option<f64> {
+    value.as_f64().filter(|v| v.is_finite())
+}
 
 /// `text` with the characters HTML and XML give a meaning replaced by entities.
 pub(crate) fn escape(text: &str) -> String {
@@ -172,6 +186,15 @@ pub(crate) fn flatten(prefix: &str, value: &Value, out: &mut Vec<Vec<String>>) {
     }
 }
 
+/// `text` cut to fit `width` pixels, with an ellipsis where it was cut (the table has it whole).
+pub(crate) fn shortened(text: &str, width: f64) -> String {
+    if svg::text_width(text) <= width {
+        return text.to_string();
+    }
+    let keep = ((width / svg::text_width("m")) as usize).saturating_sub(1);
+    text.chars().take(keep).chain(['…']).collect()
+}
+
 /// A figure: the chart and its caption.
 pub(crate) fn figure(svg: &str, caption: &str) -> String {
     format!("<figure>\n{svg}<figcaption>{}</figcaption>\n</figure>\n", escape(caption))
@@ -203,6 +226,7 @@ mod tests {
         let reproduction = serde_json::json!({"paper": "x", "title": "t", "rows": []});
         assert_eq!(kind(&results), Ok(Kind::Results));
         assert_eq!(kind(&reproduction), Ok(Kind::Reproduction));
+        assert_eq!(kind(&serde_json::json!({"vary": [], "variants": []})), Ok(Kind::Comparison));
         assert!(kind(&serde_json::json!({"flows": 1})).unwrap_err().contains("expected ullsim results"));
         assert!(kind(&serde_json::json!([1])).is_err());
     }

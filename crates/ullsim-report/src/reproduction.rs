@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
-use crate::svg::{number_label, text_width, Chart, Scale};
+use crate::bars::{self, Bar, Panel};
 use crate::{escape, figure, flatten, format_number, format_value, page, table};
 
 const PAPER_COLOUR: &str = "#9c9c9c";
@@ -106,48 +106,33 @@ fn chart(name: &str, rows: &[Row]) -> String {
         }
         None => Vec::new(),
     };
-    let labels: Vec<String> = rows.iter().map(|r| setting_text(&r.setting, &shared)).collect();
-    let label_width = labels.iter().map(|l| text_width(l)).fold(60.0, f64::max).min(420.0);
-    let (bar, gap, panel_gap) = (9.0, 8.0, 58.0);
-    let mut chart = Chart::new(900.0, 0.0, label_width + 16.0, 60.0, 0.0, 0.0);
-    chart.top = chart.legend(&[("paper".to_string(), PAPER_COLOUR), ("simulated".to_string(), SIMULATED_COLOUR)]);
-    let mut y = chart.top + 8.0;
-    let mut panels = Vec::new();
-    for metric in &metrics {
-        let panel_rows: Vec<(&Row, &String)> = rows.iter().zip(&labels).filter(|(r, _)| r.metric == *metric).collect();
-        let height = panel_rows.len() as f64 * (2.0 * bar + gap);
-        panels.push((metric, panel_rows, y + 18.0, height));
-        y += 18.0 + height + panel_gap;
-    }
-    chart.height = y;
-    for (metric, panel_rows, top, height) in panels {
-        let scale =
-            Scale::linear_from_zero(panel_rows.iter().flat_map(|(r, _)| [Some(r.simulated), r.paper]).flatten());
-        chart.text(chart.left, top - 5.0, "start", metric);
-        // The axis of this panel: ticks below its bars, a line at zero.
-        let bottom = top + height;
-        for tick in scale.ticks() {
-            let x = chart.x(&scale, tick);
-            chart.line(x, top, x, bottom, "#ddd", "");
-            chart.text(x, bottom + 15.0, "middle", &number_label(tick));
-        }
-        let zero = chart.x(&scale, 0.0);
-        chart.line(zero, top, zero, bottom, "#333", "");
-        for (i, (row, label)) in panel_rows.iter().enumerate() {
-            let row_top = top + i as f64 * (2.0 * bar + gap);
-            chart.text(chart.left - 6.0, row_top + bar + 4.0, "end", &shortened(label, label_width));
-            for (offset, value, fill, who) in
-                [(0.0, row.paper, PAPER_COLOUR, "paper"), (bar, Some(row.simulated), SIMULATED_COLOUR, "simulated")]
-            {
-                let Some(value) = value else { continue };
-                let x = chart.x(&scale, value);
-                let tooltip = format!("{label} {}: {who} value {}", row.metric, format_number(value));
-                chart.rect(zero.min(x), row_top + offset, (x - zero).abs().max(1.0), bar, fill, Some(&tooltip));
-                let label_x = zero.max(x) + 4.0;
-                chart.small_text(label_x, row_top + offset + bar - 1.0, &format_number(value));
-            }
-        }
-    }
+    let panels: Vec<Panel> = metrics
+        .iter()
+        .map(|metric| Panel {
+            title: metric.to_string(),
+            rows: rows
+                .iter()
+                .filter(|r| r.metric == *metric)
+                .map(|row| {
+                    let label = setting_text(&row.setting, &shared);
+                    let bar = |value: Option<f64>, fill, who| {
+                        value.map(|value| Bar {
+                            value,
+                            fill,
+                            tooltip: format!("{label} {}: {who} value {}", row.metric, format_number(value)),
+                        })
+                    };
+                    let bars = vec![
+                        bar(row.paper, PAPER_COLOUR, "paper"),
+                        bar(Some(row.simulated), SIMULATED_COLOUR, "simulated"),
+                    ];
+                    bars::Row { label, bars }
+                })
+                .collect(),
+        })
+        .collect();
+    let legend = [("paper".to_string(), PAPER_COLOUR), ("simulated".to_string(), SIMULATED_COLOUR)];
+    let svg = bars::chart(&panels, 2, &legend, format_number, &format!("{name}: paper and simulated values"));
     let mut caption = format!(
         "{name}: for each setting, the paper's value (grey; none where the paper gives no number) and the \
          simulated one (blue); one panel per metric, each on its own axis."
@@ -155,16 +140,7 @@ fn chart(name: &str, rows: &[Row]) -> String {
     if !shared.is_empty() {
         caption += &format!(" Every row has {}.", setting_text(&shared, &[]));
     }
-    figure(&chart.finish(&format!("{name}: paper and simulated values")), &caption)
-}
-
-/// `text` cut to fit `width` pixels, with an ellipsis where it was cut (the table has it whole).
-fn shortened(text: &str, width: f64) -> String {
-    if text_width(text) <= width {
-        return text.to_string();
-    }
-    let keep = ((width / text_width("m")) as usize).saturating_sub(1);
-    text.chars().take(keep).chain(['…']).collect()
+    figure(&svg, &caption)
 }
 
 /// A setting as `key=value` pairs separated by spaces, leaving out those in `shared`; `-` when nothing is

@@ -5,8 +5,9 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
+use crate::cdf::{self, Curve};
 use crate::svg::{colour, number_label, text_width, Chart, Scale};
-use crate::{escape, figure, flatten, format_ns, format_number, format_value, page, table};
+use crate::{escape, figure, flatten, format_ns, format_number, format_value, number, page, shortened, table};
 
 /// The nine parts of `breakdown_ns`, in the order of a request's path, with their labels.
 const BREAKDOWN_PARTS: [(&str, &str); 9] = [
@@ -21,36 +22,29 @@ const BREAKDOWN_PARTS: [(&str, &str); 9] = [
     ("cpu_wait", "CPU wait"),
 ];
 
-/// The percentiles of a latency summary, with their quantiles; `max` is drawn above the last.
-const PERCENTILES: [(&str, &str, f64); 6] = [
-    ("p50", "p50", 0.5),
-    ("p90", "p90", 0.9),
-    ("p99", "p99", 0.99),
-    ("p99_9", "p99.9", 0.999),
-    ("p99_99", "p99.99", 0.9999),
-    ("p99_999", "p99.999", 0.99999),
-];
-
 /// One flow as the report needs it.
-struct Flow<'a> {
-    name: String,
-    json: &'a Value,
+pub(crate) struct Flow<'a> {
+    pub name: String,
+    pub json: &'a Value,
 }
 
-fn number(value: &Value) -> Option<f64> {
-    value.as_f64().filter(|v| v.is_finite())
-}
-
-pub fn report(json: &Value) -> Result<String, String> {
-    let flows_json = json["flows"].as_array().ok_or("results: `flows` is not an array")?;
+/// The flows of one run's results, or an error naming `what` (e.g. `results`) and the flow that lacks a
+/// field.
+pub(crate) fn flows<'a>(json: &'a Value, what: &str) -> Result<Vec<Flow<'a>>, String> {
+    let flows_json = json["flows"].as_array().ok_or_else(|| format!("{what}: `flows` is not an array"))?;
     let mut flows = Vec::new();
     for (i, flow) in flows_json.iter().enumerate() {
-        let name = flow["name"].as_str().ok_or_else(|| format!("results: flows[{i}] has no `name` string"))?;
+        let name = flow["name"].as_str().ok_or_else(|| format!("{what}: flows[{i}] has no `name` string"))?;
         if !flow["latency_ns"].is_object() {
-            return Err(format!("results: flow {name} has no `latency_ns` object"));
+            return Err(format!("{what}: flow {name} has no `latency_ns` object"));
         }
         flows.push(Flow { name: name.to_string(), json: flow });
     }
+    Ok(flows)
+}
+
+pub fn report(json: &Value) -> Result<String, String> {
+    let flows = flows(json, "results")?;
     let scenario = &json["scenario"];
     let name = scenario["name"].as_str().unwrap_or("ullsim results");
     let mut body = String::new();
@@ -76,7 +70,7 @@ pub fn report(json: &Value) -> Result<String, String> {
     body.push_str("<h2>Latency CDF</h2>\n");
     body.push_str(&latency_cdf(&flows));
     body.push_str("<h2>Where the time goes</h2>\n");
-    body.push_str(&breakdown(&flows));
+    body.push_str(&breakdown(&flows, "flow", "Per-layer latency breakdown per flow"));
     if json["fairness"].is_object() {
         body.push_str("<h2>Slowdown and fairness</h2>\n");
         body.push_str(&fairness(&flows, &json["fairness"]));
@@ -93,109 +87,65 @@ pub fn report(json: &Value) -> Result<String, String> {
 }
 
 fn flow_table(flows: &[Flow]) -> String {
-    let header =
-        ["flow", "class", "priority", "completed", "IOPS", "MB/s", "mean", "p50", "p99", "p99.9", "max", "slowdown"];
-    let latency = |flow: &Flow, key: &str| format_ns(number(&flow.json["latency_ns"][key]).unwrap_or(0.0));
+    let mut header = vec!["flow", "class", "priority"];
+    header.extend(FLOW_FIGURES);
     let rows: Vec<Vec<String>> = flows
         .iter()
         .map(|flow| {
-            vec![
-                flow.name.clone(),
-                format_value(&flow.json["class"]),
-                format_value(&flow.json["priority"]),
-                format_value(&flow.json["completed"]),
-                format_value(&flow.json["iops"]),
-                number(&flow.json["bandwidth_bytes_per_s"]).map_or("-".into(), |b| format_number(b / 1e6)),
-                latency(flow, "mean"),
-                latency(flow, "p50"),
-                latency(flow, "p99"),
-                latency(flow, "p99_9"),
-                latency(flow, "max"),
-                number(&flow.json["slowdown"]).map_or("-".into(), |s| format!("{}x", format_number(s))),
-            ]
+            let mut row =
+                vec![flow.name.clone(), format_value(&flow.json["class"]), format_value(&flow.json["priority"])];
+            row.extend(flow.figures());
+            row
         })
         .collect();
     table(&header, &rows, &[true, true, true])
 }
 
-/// The height on the CDF's y axis of quantile `q`: its number of nines, -log10(1 - q), so that p90, p99,
-/// p99.9 ... are evenly spaced.
-fn nines(q: f64) -> f64 {
-    -(1.0 - q).log10()
+/// The headers of [`Flow::figures`]; `slowdown` last (a comparison without fairness leaves it out).
+pub(crate) const FLOW_FIGURES: [&str; 9] =
+    ["completed", "IOPS", "MB/s", "mean", "p50", "p99", "p99.9", "max", "slowdown"];
+
+impl Flow<'_> {
+    /// The flow's figures as table cells, in [`FLOW_FIGURES`] order.
+    pub(crate) fn figures(&self) -> Vec<String> {
+        let latency = |key: &str| format_ns(number(&self.json["latency_ns"][key]).unwrap_or(0.0));
+        vec![
+            format_value(&self.json["completed"]),
+            format_value(&self.json["iops"]),
+            number(&self.json["bandwidth_bytes_per_s"]).map_or("-".into(), |b| format_number(b / 1e6)),
+            latency("mean"),
+            latency("p50"),
+            latency("p99"),
+            latency("p99_9"),
+            latency("max"),
+            number(&self.json["slowdown"]).map_or("-".into(), |s| format!("{}x", format_number(s))),
+        ]
+    }
 }
-
-/// A point of a CDF: latency (ns), height on the y axis (nines), and the percentile's label.
-type CdfPoint = (f64, f64, &'static str);
-
-/// Where `max` is drawn: one step above p99.999.
-const MAX_LEVEL: f64 = 6.0;
 
 /// One chart with every flow's latency CDF as a step line through its reported percentiles.
 fn latency_cdf(flows: &[Flow]) -> String {
-    // Per flow: its index (for its colour), itself, and its points (latency, level, label): min at level 0,
-    // the percentiles, max at the top.
-    let mut curves: Vec<(usize, &Flow, Vec<CdfPoint>)> = Vec::new();
+    let mut curves = Vec::new();
     let mut skipped = Vec::new();
     for (i, flow) in flows.iter().enumerate() {
-        let summary = &flow.json["latency_ns"];
-        let min = number(&summary["min"]).unwrap_or(0.0);
-        let max = number(&summary["max"]).unwrap_or(0.0);
-        if max <= 0.0 {
-            skipped.push(flow.name.as_str());
-            continue;
+        match Curve::of(flow.name.clone(), colour(i), &flow.json["latency_ns"]) {
+            Some(curve) => curves.push(curve),
+            None => skipped.push(flow.name.as_str()),
         }
-        let mut points = vec![(min.max(1.0), 0.0, "min")];
-        for (key, label, q) in PERCENTILES {
-            if let Some(v) = number(&summary[key]) {
-                points.push((v.max(1.0), nines(q), label));
-            }
-        }
-        points.push((max, MAX_LEVEL, "max"));
-        curves.push((i, flow, points));
     }
-    let Some(x_scale) = Scale::log_of(curves.iter().flat_map(|(_, _, p)| p.iter().map(|(x, _, _)| *x))) else {
+    let Some(x_scale) = cdf::x_scale(&curves) else {
         return "<p>No flow completed a request: there is no latency to draw.</p>\n".to_string();
     };
-    let y_scale = Scale::Linear { min: 0.0, max: MAX_LEVEL };
-    let mut chart = Chart::new(900.0, 380.0, 70.0, 20.0, 0.0, 45.0);
-    let legend: Vec<(String, &str)> = curves.iter().map(|(i, f, _)| (f.name.clone(), colour(*i))).collect();
-    chart.top = chart.legend(&legend) + 8.0;
-    let y_ticks: Vec<(f64, String)> = [(0.0, "min")]
-        .into_iter()
-        .chain(PERCENTILES.iter().map(|(_, label, q)| (nines(*q), *label)))
-        .chain([(MAX_LEVEL, "max")])
-        .map(|(level, label)| (level, label.to_string()))
-        .collect();
-    chart.y_axis(&y_scale, &y_ticks, "percentile (nines)");
-    chart.x_axis(&x_scale, format_ns, "latency (log scale)");
-    for (i, flow, points) in &curves {
-        let mut path = Vec::new();
-        let mut previous_level = 0.0;
-        for (latency, level, _) in points {
-            let x = chart.x(&x_scale, *latency);
-            path.push((x, chart.y(&y_scale, previous_level)));
-            path.push((x, chart.y(&y_scale, *level)));
-            previous_level = *level;
-        }
-        chart.polyline(&path, colour(*i), "");
-        for (latency, level, label) in points {
-            let tooltip = format!("{} {label}: {}", flow.name, format_ns(*latency));
-            chart.circle(chart.x(&x_scale, *latency), chart.y(&y_scale, *level), 3.5, colour(*i), Some(&tooltip));
-        }
-    }
-    let mut caption = "Latency CDF of each flow, drawn from the reported percentiles (min, p50, p90, p99, p99.9, \
-                       p99.99, p99.999, max) as a step: the fraction of requests at or below a latency is at least \
-                       the percentile last passed. The y axis counts nines (p90, p99, p99.9, ... evenly spaced); \
-                       latency is on a log scale."
-        .to_string();
+    let mut caption = format!("Latency CDF of each flow, {}", cdf::METHOD);
     if !skipped.is_empty() {
         caption += &format!(" Not drawn (no completed request): {}.", skipped.join(", "));
     }
-    figure(&chart.finish("Latency CDF per flow"), &caption)
+    figure(&cdf::chart(&curves, &x_scale, "Latency CDF per flow"), &caption)
 }
 
-/// Stacked horizontal bars of each flow's mean time in each of the nine parts, and the numbers in a table.
-fn breakdown(flows: &[Flow]) -> String {
+/// Stacked horizontal bars of each flow's mean time in each of the nine parts, and the numbers in a table;
+/// `row_kind` says what a row is (`flow`, or a comparison's `variant`), `title` names the chart.
+pub(crate) fn breakdown(flows: &[Flow], row_kind: &str, title: &str) -> String {
     let means: Vec<Vec<f64>> = flows
         .iter()
         .map(|f| {
@@ -203,7 +153,8 @@ fn breakdown(flows: &[Flow]) -> String {
         })
         .collect();
     let scale = Scale::linear_from_zero(means.iter().map(|m| m.iter().map(|v| v.max(0.0)).sum::<f64>()));
-    let left = 20.0 + flows.iter().map(|f| text_width(&f.name)).fold(60.0, f64::max).min(260.0);
+    let label_width = flows.iter().map(|f| text_width(&f.name)).fold(60.0, f64::max).min(260.0);
+    let left = 20.0 + label_width;
     let bar = 26.0;
     let mut chart = Chart::new(900.0, 0.0, left, 20.0, 0.0, 45.0);
     let legend: Vec<(String, &str)> =
@@ -214,7 +165,7 @@ fn breakdown(flows: &[Flow]) -> String {
     chart.line(chart.left, chart.top, chart.left, chart.height - chart.bottom, "#333", "");
     for (row, (flow, parts)) in flows.iter().zip(&means).enumerate() {
         let y = chart.top + row as f64 * (bar + 10.0) + 5.0;
-        chart.text(chart.left - 6.0, y + bar / 2.0 + 4.0, "end", &flow.name);
+        chart.text(chart.left - 6.0, y + bar / 2.0 + 4.0, "end", &shortened(&flow.name, label_width));
         let mut start = 0.0;
         for (i, (mean, (_, label))) in parts.iter().zip(BREAKDOWN_PARTS).enumerate() {
             let mean = mean.max(0.0);
@@ -226,8 +177,8 @@ fn breakdown(flows: &[Flow]) -> String {
             start += mean;
         }
     }
-    let svg = chart.finish("Per-layer latency breakdown per flow");
-    let mut header = vec!["flow"];
+    let svg = chart.finish(title);
+    let mut header = vec![row_kind];
     header.extend(BREAKDOWN_PARTS.iter().map(|(_, label)| *label));
     header.push("total");
     let rows: Vec<Vec<String>> = flows

@@ -1,5 +1,6 @@
 //! End-to-end tests of `ullsim compare`: the product of several `--vary`, its order, determinism, the table,
-//! and bad `--vary` inputs. Every variant is a 5 ms run on optane-ull, so each test takes well under a second.
+//! bad `--vary` inputs, the cap on variants, a key both varied and set, and the progress bar on a terminal.
+//! Every variant is a 5 ms run on optane-ull, so each test takes well under a second.
 
 use std::path::PathBuf;
 use std::process::Output;
@@ -243,7 +244,10 @@ fn bad_vary_inputs_fail_with_one_line_and_no_output() {
         (&["--vary", "flow.reader.iodepth"], &["--vary flow.reader.iodepth:", "no `=`", "KEY=V1,V2"]),
         (&["--vary", "=1,2"], &["--vary =1,2:", "empty key"]),
         (&["--vary", "flow.reader.iodepth="], &["--vary flow.reader.iodepth=:", "no values"]),
-        (&["--vary", "flow.reader.iodepth=1,,4"], &["--vary flow.reader.iodepth=1,,4:", "value 2 is empty"]),
+        (
+            &["--vary", "flow.reader.iodepth=1,,4"],
+            &["--vary flow.reader.iodepth=1,,4:", r#"value 2 of 3 (between "1" and "4") is empty"#],
+        ),
         (&["--vary", "flow.reader.iodepth=[1,2"], &["--vary flow.reader.iodepth=[1,2:", "missing `]`"]),
         // A value that fails to load names the variant; the valid variant before it never runs.
         (
@@ -309,4 +313,85 @@ fn a_flow_with_flushes_gets_its_flush_row_in_every_variant() {
     let flush_rows: Vec<&str> = text.lines().filter(|l| l.contains("(flushes)")).collect();
     assert_eq!(flush_rows.len(), 2, "{text}");
     assert!(flush_rows[0].starts_with("device.cache.power_loss_protection=true"), "{text}");
+}
+
+#[test]
+fn more_variants_than_the_maximum_is_one_error_naming_the_count() {
+    let fx = Fixture::new();
+    let json = fx.file("never.json");
+    let values = |n: u32| (1..=n).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+    let (reader, writer) =
+        (format!("flow.reader.iodepth={}", values(101)), format!("flow.writer.iodepth={}", values(100)));
+    let out = fx.compare(&["--vary", &reader, "--vary", &writer, "--json", json.to_str().unwrap()]);
+    assert_fails_with(&out, &["--vary: 101 x 100 values make 10100 variants", "the maximum is 10000"]);
+    assert!(!json.exists(), "a refused comparison wrote {}", json.display());
+    // A product past any integer is refused as fast, without building it.
+    let huge: Vec<String> = (0..12).map(|i| format!("--vary=run.k{i}={}", values(1000))).collect();
+    let huge: Vec<&str> = huge.iter().map(String::as_str).collect();
+    assert_fails_with(&fx.compare(&huge), &["1000 x 1000", "make 1000000000000000000000000000000000000 variants"]);
+    // The maximum itself is documented where --help and docs/output.md say it.
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_ullsim")).args(["compare", "--help"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&help.stdout).contains("at most 10000 variants"), "{}", show(&help));
+    let docs = include_str!("../../../../docs/output.md");
+    assert!(docs.contains("**At most 10,000 variants** (`MAX_VARIANTS`"), "docs/output.md lost the maximum");
+}
+
+#[test]
+fn a_key_both_varied_and_set_is_one_error_naming_it() {
+    let fx = Fixture::new();
+    let out = fx.compare(&["--vary", "flow.reader.iodepth=1,2", "--set", "flow.reader.iodepth=4"]);
+    assert_fails_with(
+        &out,
+        &[
+            "--vary flow.reader.iodepth=1,2:",
+            "flow.reader.iodepth is both varied (--vary) and fixed (--set flow.reader.iodepth=4)",
+        ],
+    );
+    // A varied table would replace a key set inside it just as silently.
+    let out = fx.compare(&["--vary", r#"run={ duration = "5ms" },{ duration = "4ms" }"#, "--set", "run.warmup=1ms"]);
+    assert_fails_with(&out, &["run is both varied (--vary) and fixed (--set run.warmup=1ms, a key inside it)"]);
+    // A varied key inside a set table overrides that one key of it: fine.
+    let report = fx.json(&["--set", r#"run={ duration = "4ms" }"#, "--vary", "run.warmup=0ms,1ms"]);
+    let starts: Vec<&Value> = variants(&report).iter().map(|v| &v["results"]["window"]["start_ns"]).collect();
+    assert_eq!(starts, [0, 1_000_000]);
+}
+
+/// `compare ARGS... -q` in a terminal (util-linux's `script` gives it one) with the bar due at once; what the
+/// terminal showed.
+fn compare_in_a_terminal(fx: &Fixture, args: &[&str]) -> String {
+    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let mut command = vec![quote(env!("CARGO_BIN_EXE_ullsim")), "compare".into(), quote(&fx.scenario())];
+    command.extend(args.iter().map(|a| quote(a)));
+    command.push("-q".into());
+    let out = std::process::Command::new("script")
+        .args(["-qec", &command.join(" "), "/dev/null"])
+        .env("ULLSIM_PROGRESS_DELAY_MS", "0")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("cannot start `script` (util-linux) to give ullsim a terminal");
+    assert!(out.status.success(), "compare in a terminal failed: {}", show(&out));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn progress_is_shown_on_a_terminal_only() {
+    let fx = Fixture::new();
+    let terminal = compare_in_a_terminal(&fx, &["--vary", "flow.reader.iodepth=1,2,3"]);
+    for needle in ["/3 variants checked", "3/3 variants run"] {
+        assert!(terminal.contains(needle), "no {needle:?} on the terminal: {terminal:?}");
+    }
+    // Standard error a pipe: no bar, however soon it is due.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ullsim"))
+        .args(["compare", &fx.scenario(), "--vary", "flow.reader.iodepth=1,2,3", "-q"])
+        .env("ULLSIM_PROGRESS_DELAY_MS", "0")
+        .output()
+        .unwrap();
+    assert!(out.status.success() && out.stderr.is_empty() && out.stdout.is_empty(), "{}", show(&out));
+    // A delay that is not a number is an error naming the variable.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ullsim"))
+        .args(["compare", &fx.scenario(), "--vary", "flow.reader.iodepth=1"])
+        .env("ULLSIM_PROGRESS_DELAY_MS", "soon")
+        .output()
+        .unwrap();
+    assert_fails_with(&out, &["ULLSIM_PROGRESS_DELAY_MS=soon", "milliseconds"]);
 }

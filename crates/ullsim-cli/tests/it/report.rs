@@ -1,6 +1,7 @@
-//! End-to-end tests of the HTML report (`ullsim report`, `ullsim run --html`, `ullsim reproduce --html`):
-//! one self-contained document that fetches nothing, the charts the results call for, every flow named,
-//! the same bytes for the same input, and a clear error for a JSON that is neither layout.
+//! End-to-end tests of the HTML report (`ullsim report`, `ullsim run --html`, `ullsim compare --html`,
+//! `ullsim reproduce --html`): one self-contained document that fetches nothing, the charts the results call
+//! for, every flow and variant named, the same bytes for the same input, and a clear error for a JSON that is
+//! none of the layouts.
 
 use crate::common;
 
@@ -158,6 +159,7 @@ fn a_json_that_is_neither_layout_is_one_clear_error() {
         "other.json",
         "neither kind of ullsim JSON",
         "expected ullsim results",
+        "a comparison (`ullsim compare --json`",
         "a reproduction",
     ]);
     let not_json = dir.path().join("broken.json");
@@ -169,5 +171,63 @@ fn a_json_that_is_neither_layout_is_one_clear_error() {
     let bad_flow = dir.path().join("bad-flow.json");
     std::fs::write(&bad_flow, "{\"schema_version\": 3, \"flows\": [{\"name\": \"a\"}]}").unwrap();
     report(&bad_flow, &html_path).fails_with(&["bad-flow.json", "flow a has no `latency_ns`"]);
+    // So does a comparison with a malformed variant.
+    let bad_variant = dir.path().join("bad-variant.json");
+    std::fs::write(
+        &bad_variant,
+        "{\"vary\": [{\"key\": \"k\", \"values\": [\"1\"]}], \"variants\": [{\"overrides\": {}}]}",
+    )
+    .unwrap();
+    report(&bad_variant, &html_path).fails_with(&["bad-variant.json", "comparison: variants[0].overrides has no `k`"]);
     assert!(!html_path.exists(), "a failed report wrote a file");
+}
+
+#[test]
+fn compare_html_puts_the_variants_side_by_side_and_report_makes_the_same_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = scenario(dir.path(), "reader", "");
+    let json_path = dir.path().join("compare.json");
+    let html_path = dir.path().join("compare.html");
+    let utf8 = |p: &Path| p.to_str().expect("temporary paths are UTF-8").to_string();
+    let vary = ["--vary", "flow.reader.iodepth=1,4,16", "--vary", "host.io_scheduler=none,bfq"];
+    let files = ["--json".to_string(), utf8(&json_path), "--html".to_string(), utf8(&html_path)];
+    ullsim(
+        ["compare".to_string(), utf8(&path), "-q".to_string()].into_iter().chain(vary.map(String::from)).chain(files),
+    )
+    .ok();
+    let html = read(&html_path);
+    assert_self_contained(&html);
+    let headings = ["Variants", "IOPS", "Latency", "Latency CDF", "Where the time goes"];
+    assert!(headings.iter().all(|h| html.contains(&format!("<h2>{h}</h2>"))), "a section is missing");
+    // IOPS, mean and p99 latency, one CDF per flow (six variants fit one chart), one breakdown per flow.
+    assert_eq!(chart_count(&html), 6, "expected 6 charts");
+    // Every variant is named in every chart of every flow (by the keys' last parts), in --vary order.
+    for depth in ["1", "4", "16"] {
+        for scheduler in ["none", "bfq"] {
+            let variant = format!("iodepth={depth} io_scheduler={scheduler}");
+            for flow in ["reader", "writer"] {
+                for tooltip in [format!("{variant}, {flow}: "), format!("{variant}, {flow}: p99 latency ")] {
+                    assert!(html.contains(&tooltip), "no bar {tooltip:?}");
+                }
+                assert!(html.contains(&format!("{variant}: syscall ")), "no breakdown of {variant}");
+            }
+            assert_eq!(html.matches(&format!("{variant} p99: ")).count(), 2, "{variant}'s CDF in each flow's chart");
+        }
+    }
+    // A CDF per variant and flow, a marker per percentile, min and max.
+    assert_eq!(html.matches("<circle").count(), 6 * 2 * 8);
+    // The table has a row per variant and flow, with the varied keys whole.
+    assert!(html.contains("<th class=\"text\">flow.reader.iodepth</th><th class=\"text\">host.io_scheduler</th>"));
+    assert_eq!(html.matches("<td class=\"text\">writer</td>").count(), 6);
+
+    // `ullsim report` on the comparison's JSON gives the same page, the output named either way.
+    for args in [vec!["out.html"], vec!["-o", "out.html"]] {
+        let out = dir.path().join("out.html");
+        let _ = std::fs::remove_file(&out);
+        let mut command: Vec<std::ffi::OsString> = vec!["report".into(), json_path.clone().into()];
+        command.extend(args.iter().map(|a| if *a == "out.html" { out.clone().into() } else { a.into() }));
+        ullsim(&command).ok();
+        assert!(read(&out) == html, "ullsim report {args:?} on the comparison JSON differs from compare --html");
+    }
+    ullsim(["report", &utf8(&json_path)]).rejects_arguments_with(&["<HTML>"]);
 }

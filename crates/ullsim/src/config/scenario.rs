@@ -816,6 +816,30 @@ pub fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<Strin
     Ok(key.join("."))
 }
 
+/// The one rule of a key both varied (`ullsim compare --vary`, Python's `sweep(vary=...)`) and fixed (`--set`,
+/// `set=`): each variant's value is applied after the fixed ones, so the fixed value would be lost without a
+/// word. An error naming the first varied key that is also fixed, or that holds a fixed key (a varied table
+/// replaces it whole), and the fixed assignment; `flags` names the two as the caller's user writes them
+/// (`("--vary", "--set")`). A varied key inside a fixed table is fine: it overrides that one key of it. Keys
+/// compare as written, trimmed (`flow.0.iodepth` and `flow.reader.iodepth` are not seen to be the same).
+pub fn check_varied_not_fixed(varied: &[&str], fixed: &[String], flags: (&str, &str)) -> Result<(), String> {
+    for key in varied.iter().map(|k| k.trim()) {
+        for assignment in fixed {
+            let fixed_key = assignment.split_once('=').map_or(assignment.as_str(), |(k, _)| k).trim();
+            let inside = fixed_key.strip_prefix(key).is_some_and(|rest| rest.starts_with('.'));
+            if fixed_key == key || inside {
+                let (vary, set) = flags;
+                let within = if inside { ", a key inside it" } else { "" };
+                return Err(format!(
+                    "{key} is both varied ({vary}) and fixed ({set} {assignment}{within}): each variant's value \
+                     would replace the fixed one; give it in one of them"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The text of the scenario file at `path`, read only up to [`MAX_SCENARIO_BYTES`]; errors say why not.
 fn read_scenario_file(path: &Path) -> Result<String, String> {
     let cannot_read = |e: std::io::Error| format!("cannot read scenario file: {e}");
