@@ -20,6 +20,7 @@ mod ftl;
 mod fuzz_scenarios;
 mod gc;
 mod host;
+mod messages;
 mod model;
 mod mqsim_compat;
 mod per_job;
