@@ -7,55 +7,24 @@ use ullsim::config::presets::PRESETS;
 use ullsim::config::scenario::FLOW_KEYS;
 use ullsim::Scenario;
 
-/// One I/O flow on a small drive (short loads): the base most keys are tried on.
-const IO_FLOW: &str = r#"
-[run]
-duration = "100ms"
-[device]
-preset = "mqsim-mlc"
-[device.flash]
-blocks_per_plane = 64
-pages_per_block = 64
-[device.ftl]
-overprovisioning = 0.15
-[[flow]]
-name = "r"
-rw = "randrw"
-"#;
+/// A small drive (short loads) and 100 ms of run.
+const SMALL_DRIVE: &str = "[run]\nduration = \"100ms\"\n[device]\npreset = \"mqsim-mlc\"\n[device.flash]\n\
+                           blocks_per_plane = 64\npages_per_block = 64\n[device.ftl]\noverprovisioning = 0.15\n";
 
-/// One flow that only burns CPU: the base of the keys that apply only to such a flow (`cpuload`).
-const CPU_FLOW: &str = r#"
-[run]
-duration = "100ms"
-[device]
-preset = "mqsim-mlc"
-[device.flash]
-blocks_per_plane = 64
-pages_per_block = 64
-[device.ftl]
-overprovisioning = 0.15
-[[flow]]
-name = "r"
-ioengine = "cpuio"
-"#;
+/// The small drive with one flow, "r", of `keys`.
+fn one_flow(keys: &str) -> String {
+    format!("{SMALL_DRIVE}[[flow]]\nname = \"r\"\n{keys}\n")
+}
 
-/// One flow through the page cache: the base of the keys of files (`nrfiles`, `fsync`).
-const FILES_FLOW: &str = r#"
-[run]
-duration = "100ms"
-[device]
-preset = "mqsim-mlc"
-[device.flash]
-blocks_per_plane = 64
-pages_per_block = 64
-[device.ftl]
-overprovisioning = 0.15
-[[flow]]
-name = "r"
-rw = "randwrite"
-ioengine = "psync"
-direct = 0
-"#;
+/// The bases keys are tried on: one I/O flow (most keys), one that only burns CPU (`cpuload`), one through the
+/// page cache (`nrfiles`, `fsync`).
+fn bases() -> [String; 3] {
+    [
+        one_flow("rw = \"randrw\""),
+        one_flow("ioengine = \"cpuio\""),
+        one_flow("rw = \"randwrite\"\nioengine = \"psync\"\ndirect = 0"),
+    ]
+}
 
 /// Every key a scenario can set, as `--set` names it (`flow.r.iodepth`) and as errors name it
 /// (`flow[0].iodepth`).
@@ -98,7 +67,7 @@ fn a_type_error_at_a_whole_number_key_quotes_the_range_the_key_accepts() {
     let mut wrong = Vec::new();
     let mut checked = 0;
     for (set, key) in keys() {
-        for base in [IO_FLOW, CPU_FLOW, FILES_FLOW] {
+        for base in &bases() {
             let Err((_, message)) = load(base, &set, "\"x\"") else { continue };
             let Some((low, high)) = quoted_range(&message) else { continue };
             // A key that takes no value in this base (cpuload beside I/O) is tried in the other.
@@ -132,7 +101,7 @@ fn a_type_error_at_a_whole_number_key_quotes_the_range_the_key_accepts() {
     assert!(checked > 40, "only {checked} whole-number keys checked");
     assert!(wrong.is_empty(), "{} keys:\n{}", wrong.len(), wrong.join("\n"));
     for value in ["\"x\"", "-1", "4294967296", "1.5"] {
-        let Err((key, message)) = load(IO_FLOW, "flow.r.iodepth", value) else { panic!("iodepth = {value} loads") };
+        let Err((key, message)) = load(&bases()[0], "flow.r.iodepth", value) else { panic!("iodepth = {value} loads") };
         assert_eq!(key.as_deref(), Some("flow[0].iodepth"));
         assert!(message.ends_with("expected a whole number from 1 to 65536"), "{message}");
     }
@@ -142,18 +111,19 @@ fn a_type_error_at_a_whole_number_key_quotes_the_range_the_key_accepts() {
 /// with a control character in it is an error at load naming the key, with the name shown escaped.
 #[test]
 fn control_characters_in_names_are_errors_naming_the_key() {
-    let bursts = IO_FLOW.replace("rw = ", "rate_iops = 1000\nrate_process = \"onoff\"\nburst_factor = 2\nrw = ");
+    let io_flow = one_flow("rw = \"randread\"");
+    let bursts = io_flow.replace("rw = ", "rate_iops = 1000\nrate_process = \"onoff\"\nburst_factor = 2\nrw = ");
     for bad in ["a\u{1b}[31mb", "a\nb", "a\tb", "nul\0", "del\u{7f}", "c1\u{9b}", "a\rb"] {
         // TOML's basic strings write every control character as an escape.
         let toml_string = toml::Value::String(bad.to_owned()).to_string();
         let escaped = format!("{bad:?}");
         for (text, set, key) in [
-            (IO_FLOW, "name", "name"),
-            (IO_FLOW, "flow.r.name", "flow[0].name"),
+            (&io_flow, "name", "name"),
+            (&io_flow, "flow.r.name", "flow[0].name"),
             (&bursts, "flow.r.burst_group", "flow[0].burst_group"),
         ] {
             let set = format!("{set}={toml_string}");
-            let error = Scenario::from_toml_str(text, "s.toml", Path::new("."), &[set.clone()])
+            let error = Scenario::from_toml_str(text, "s.toml", Path::new("."), std::slice::from_ref(&set))
                 .expect_err(&format!("{set} loads"));
             let message = error.to_string();
             assert_eq!(error.key.as_deref(), Some(key), "{message}");
@@ -163,7 +133,7 @@ fn control_characters_in_names_are_errors_naming_the_key() {
     }
     Scenario::from_toml_str(&bursts, "s.toml", Path::new("."), &["flow.r.burst_group=\"g\"".into()]).unwrap();
     // Other characters are names: accents, spaces, symbols.
-    Scenario::from_toml_str(IO_FLOW, "s.toml", Path::new("."), &["flow.r.name=\"lecteur é #1 ✓\"".into()]).unwrap();
+    Scenario::from_toml_str(&io_flow, "s.toml", Path::new("."), &["flow.r.name=\"lecteur é #1 ✓\"".into()]).unwrap();
 }
 
 /// A scenario without a `name` is named after its file, whose name no one checked: control characters in it
@@ -174,7 +144,7 @@ fn a_file_name_with_control_characters_is_printed_escaped() {
     let dir = std::env::temp_dir().join(format!("ullsim-messages-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("odd\u{1b}[2Jname\n.toml");
-    std::fs::write(&path, IO_FLOW).unwrap();
+    std::fs::write(&path, bases()[0].as_str()).unwrap();
     let scenario = Scenario::load(&path, &[]);
     let bad = Scenario::load(&path, &["flow.r.iodepth=0".into()]);
     std::fs::remove_dir_all(&dir).unwrap();
@@ -186,7 +156,7 @@ fn a_file_name_with_control_characters_is_printed_escaped() {
 
 #[test]
 fn the_bases_load() {
-    for base in [IO_FLOW, CPU_FLOW, FILES_FLOW] {
+    for base in &bases() {
         Scenario::from_toml_str(base, "s.toml", Path::new("."), &[]).unwrap();
     }
 }
