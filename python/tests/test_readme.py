@@ -1,6 +1,8 @@
 """The README's notebook example, run as written (from a scratch directory): run, sweep, plot, reproduce,
 report."""
 
+import re
+import tomllib
 from pathlib import Path
 
 import matplotlib
@@ -41,3 +43,16 @@ def test_the_readmes_example_runs_and_makes_what_it_says(monkeypatch, tmp_path):
     for page in ("run.html", "hotstorage23.html"):
         assert (tmp_path / page).read_text().count("<svg") >= 2
     assert (names["hs"]["figure"] == "table1").sum() > 0
+
+
+def test_the_readme_names_the_extra_that_installs_what_its_example_needs():
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## From Python") :]
+    install = section[: section.index("```python")]
+    extras = tomllib.loads((ROOT / "python/pyproject.toml").read_text())["project"]["optional-dependencies"]
+    named = {e for group in re.findall(r"\./python\[([a-z,]+)\]", install) for e in group.split(",")}
+    assert named <= set(extras), f"the README names extras pyproject.toml lacks: {named - set(extras)}"
+    installed = {re.split(r"[<>=\[ ]", dep)[0] for extra in named for dep in extras[extra]}
+    # pandas' DataFrame.plot needs matplotlib, which `pip install ./python` alone does not bring.
+    assert ".plot(" in readme_example()
+    assert "matplotlib" in installed, f"no extra the README names installs matplotlib: {named}"

@@ -11,7 +11,7 @@ from typing import Any, Mapping
 import pandas as pd
 
 from . import _ullsim
-from ._run import Result
+from ._run import Result, _json_value
 from ._ullsim import UllsimError
 
 def report(source: Result | pd.DataFrame | Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
@@ -25,10 +25,11 @@ def report(source: Result | pd.DataFrame | Mapping[str, Any], path: str | os.Pat
             raise UllsimError("report: this DataFrame is not one ullsim.reproduce returned (no attrs['raw'])")
         raw = source.attrs["raw"]
     elif isinstance(source, Mapping):
-        raw = source
+        # A dict from elsewhere: a value JSON cannot hold (nan) is an error naming its key.
+        raw = _json_value(source, "", "report", toml=False)
     else:
         raise UllsimError(f"report: expected a Result, a reproduce() DataFrame or a dict, got {type(source).__name__}")
-    html = _ullsim.report_html(json.dumps(raw))
+    html = _ullsim.report_html(json.dumps(raw, allow_nan=False))
     out = Path(path)
     try:
         out.write_text(html)

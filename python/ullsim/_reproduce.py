@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import numbers
 from typing import Any, Mapping
 
 import pandas as pd
 
 from . import _ullsim
-from ._run import _overrides
+from ._run import _overrides, _whole_number
 from ._ullsim import UllsimError
 
 def reproduce(
@@ -31,6 +32,20 @@ def reproduce(
     paper's name, title, the options the runs were made with, the notes, and ``raw``, the JSON as the command
     writes it (for :func:`report`). Errors name the command's flags.
     """
+    if not isinstance(name, str):
+        raise UllsimError(f"reproduce: expected a reproduction's name (a string), found {name!r}")
+    if not isinstance(all, bool):
+        raise UllsimError(f"--all: expected True or False, found {all!r}")
+    if seed is not None:
+        seed = _whole_number(seed, "--seed")
+    if mixes is not None:
+        mixes = _whole_number(mixes, "--mixes")
+    if load is not None:
+        if isinstance(load, bool) or not isinstance(load, numbers.Real):
+            raise UllsimError(f"--load: expected a rate multiplier > 0, found {load!r}")
+        load = float(load)
+    if classes is not None and not isinstance(classes, str):
+        raise UllsimError(f"--classes: expected a string, found {classes!r}")
     if duration is not None and not isinstance(duration, str):
         raise UllsimError(f"--duration: expected a duration such as \"200ms\", got {duration!r}")
     if classify_duration is not None and not isinstance(classify_duration, str):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import numbers
 import os
 from dataclasses import dataclass, field
@@ -122,23 +123,49 @@ def _timeseries_frame(series: Mapping[str, Any] | None) -> pd.DataFrame | None:
     return pd.concat(frames, ignore_index=True) if frames else None
 
 
+#: The largest seed: seeds are 64-bit.
+MAX_SEED = 2**64 - 1
+#: TOML's integers are 64-bit signed.
+_TOML_INTEGERS = (-(2**63), 2**63 - 1)
+
+
+def _whole_number(value: Any, name: str, low: int = 0, high: int = MAX_SEED) -> int:
+    """``value`` as an int from ``low`` to ``high``, or :class:`UllsimError` naming ``name`` and the range."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not low <= int(value) <= high:
+        raise UllsimError(f"{name}: expected a whole number from {low} to {high}, found {value!r}")
+    return int(value)
+
+
 def _overrides(set: Mapping[str, Any] | list[str] | None) -> list[str]:
     """``{"run.duration": "200ms"}`` or ``["run.duration=200ms"]`` as the command's ``--set`` strings."""
     if set is None:
         return []
     if isinstance(set, Mapping):
-        return [f"{key}={_toml_value(value)}" for key, value in set.items()]
-    return [str(s) for s in set]
+        out = []
+        for key, value in set.items():
+            if not isinstance(key, str):
+                raise UllsimError(f"set: expected keys like \"run.duration\" (strings), found {key!r}")
+            try:
+                out.append(f"{key}={_toml_value(value)}")
+            except UllsimError:
+                raise UllsimError(f"--set {key}: cannot write {value!r} as a TOML value") from None
+        return out
+    if isinstance(set, (str, bytes)) or not isinstance(set, (list, tuple)):
+        raise UllsimError(
+            f"set: expected a dict of key -> value (or a list of \"key=value\" strings), found {type(set).__name__}"
+        )
+    for s in set:
+        if not isinstance(s, str):
+            raise UllsimError(f"set: expected \"key=value\" strings in the list, found {s!r}")
+    return list(set)
 
 
 def _toml_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, numbers.Integral):  # e.g. numpy's integers
+    if isinstance(value, numbers.Integral):  # int, or numpy's integers
         return repr(int(value))
-    if isinstance(value, numbers.Real):
+    if isinstance(value, numbers.Real):  # float, or numpy's floats (whose repr is "np.float64(...)")
         return repr(float(value))
     if isinstance(value, str):
         return json.dumps(value)  # a TOML basic string
@@ -149,10 +176,52 @@ def _toml_value(value: Any) -> str:
     raise UllsimError(f"--set: cannot write {value!r} as a TOML value")
 
 
+def _json_value(value: Any, key: str, source: str, toml: bool = True) -> Any:
+    """``value`` of the key ``key`` (``flow[0].rate_iops``, "" at the top) as JSON holds it, for a scenario given
+    as a dict (``toml``: only what TOML can hold, no None) or results given as a dict; a value that cannot be
+    written raises :class:`UllsimError` naming its key."""
+
+    def bad(what: str) -> UllsimError:
+        return UllsimError(f"{source}: key `{key}`: {what}" if key else f"{source}: {what}")
+
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise bad(f"expected string keys (TOML's), found the key {k!r}")
+            out[k] = _json_value(v, f"{key}.{k}" if key else k, source, toml)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_json_value(v, f"{key}[{i}]", source, toml) for i, v in enumerate(value)]
+    if isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, numbers.Integral):
+        low, high = _TOML_INTEGERS
+        if toml and not low <= int(value) <= high:
+            raise bad(f"expected an integer from {low} to {high} (TOML's), found {value!r}")
+        return int(value)
+    if isinstance(value, numbers.Real):
+        if not math.isfinite(value):
+            raise bad(f"expected a finite number, found {value!r}")
+        return float(value)
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if value is None:
+        if not toml:
+            return None
+        raise bad("found None: TOML has no null; leave the key out for its default")
+    raise bad(f"cannot write {type(value).__name__} {value!r} as a TOML value")
+
+
 def _source(scenario: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[str, str, str, bool]:
     """(text, source name, base directory, is_json) of a path, a TOML string or a dict."""
     if isinstance(scenario, Mapping):
-        return json.dumps(scenario), "<dict>", ".", True
+        return json.dumps(_json_value(scenario, "", "<dict>"), allow_nan=False), "<dict>", ".", True
+    if not isinstance(scenario, (str, os.PathLike)):
+        raise UllsimError(
+            f"scenario: expected a path, a TOML string or a dict in the scenario schema, "
+            f"found {type(scenario).__name__} {scenario!r}"
+        )
     # A str is a path when it names a file, or when it cannot be TOML (no "=" and one line).
     is_path = isinstance(scenario, str) and (os.path.isfile(scenario) or ("=" not in scenario and "\n" not in scenario))
     if isinstance(scenario, os.PathLike) or is_path:
@@ -173,6 +242,8 @@ def run(
 ) -> Result:
     """Run ``scenario`` — a path, a TOML string or a dict in the scenario schema; the built-in default when
     None — with ``seed`` and ``set`` overrides (``{"key.path": value}``), and return its :class:`Result`."""
+    if seed is not None:
+        seed = _whole_number(seed, "seed")
     if scenario is None:
         text, source, base, is_json = _ullsim.default_scenario(), "built-in default scenario", ".", False
     else:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import numbers
 import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterable, Mapping, Sequence
@@ -13,7 +12,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 
 from . import _ullsim
-from ._run import Result, _overrides, _source, _toml_value
+from ._run import Result, _overrides, _source, _toml_value, _whole_number
 from ._ullsim import UllsimError
 
 #: Columns of ``Result.flows`` a varied key may not be named like (they would be ambiguous in the sweep's frame).
@@ -69,12 +68,7 @@ def _check_seeds(seeds: Any) -> list[int]:
     seeds = list(seeds)
     if len(seeds) == 0:
         raise UllsimError("sweep: seeds: the list is empty; give at least one seed (e.g. seeds=[1])")
-    out = []
-    for s in seeds:
-        if isinstance(s, bool) or not isinstance(s, numbers.Integral) or not 0 <= int(s) < 2**64:
-            raise UllsimError(f"sweep: seeds: expected non-negative integers (below 2**64), found {s!r}")
-        out.append(int(s))
-    return out
+    return [_whole_number(s, "sweep: seeds") for s in seeds]
 
 
 def sweep(

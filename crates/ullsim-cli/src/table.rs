@@ -43,15 +43,20 @@ pub(crate) fn latency_cells(l: &LatencySummary) -> String {
 pub fn render(scenario: &Scenario, r: &RunResults, wall_seconds: f64) -> String {
     let mut out = String::new();
     let ms = |ns: u64| ns as f64 / 1e6;
+    let _ = writeln!(out, "{} — device {}, seed {}", scenario.name, r.scenario.preset, r.scenario.seed);
+    let measured = if r.stopped_ns < r.window.start_ns || r.window.end_ns == r.window.start_ns {
+        // The window is empty (a warning below says so and what to do).
+        format!(
+            "the run ended before the measurement window began at {:.1} ms (run.warmup): nothing measured",
+            ms(r.window.start_ns)
+        )
+    } else {
+        format!("measured from {:.1} to {:.1} ms", ms(r.window.start_ns), ms(r.window.end_ns))
+    };
     let _ = writeln!(
         out,
-        "{} — device {}, seed {}\n{:.1} ms simulated, measured from {:.1} to {:.1} ms ({} events, {:.2} s wall)",
-        scenario.name,
-        r.scenario.preset,
-        r.scenario.seed,
-        ms(r.window.end_ns),
-        ms(r.window.start_ns),
-        ms(r.window.end_ns),
+        "{:.1} ms simulated, {measured} ({} events, {:.2} s wall)",
+        ms(r.stopped_ns),
         r.events,
         wall_seconds
     );
@@ -138,11 +143,14 @@ pub fn render(scenario: &Scenario, r: &RunResults, wall_seconds: f64) -> String 
     }
     let d = &r.device;
     let pct = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{:.1}%", v * 100.0));
+    // Every device figure is over the window. GC moves a victim's valid pages before it erases it, so a short
+    // window (or a large block) can hold moves but no finished erase: the line names both.
     let _ = writeln!(
         out,
-        "\ndevice: GC {} blocks, write amplification {}, cache hits {}, die busy {:.1}% (max {:.1}%), \
-         channel busy {:.1}%, queue depth {:.1} (max {})",
+        "\ndevice: GC erased {} blocks and moved {} pages (write amplification {}), cache hits {}, die busy {:.1}% \
+         (max {:.1}%), channel busy {:.1}%, queue depth {:.1} (max {})",
         d.gc_count,
+        d.gc_pages_programmed,
         d.write_amplification.map_or("-".to_string(), |w| format!("{w:.2}")),
         pct(d.cache_hit_rate),
         d.die_utilization.mean * 100.0,
@@ -161,7 +169,8 @@ pub fn render(scenario: &Scenario, r: &RunResults, wall_seconds: f64) -> String 
         // Summed over dies, so it can exceed the window: say die-ms.
         let _ = writeln!(
             out,
-            "GC die time {:.1} die-ms, charged to the flows that caused it: {}",
+            "GC die time {:.1} die-ms (its page reads, moves and erases, summed over dies), charged to the flows \
+             that caused it: {}",
             ms(gc_total),
             shares.join(", ")
         );

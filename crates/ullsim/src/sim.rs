@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use crate::config::units::describe_ns;
 use crate::config::Scenario;
 use crate::device::{Device, DeviceCounters, DeviceEvent, DeviceResults};
 use crate::engine::{EventQueue, Time};
@@ -65,6 +66,9 @@ pub struct RunResults {
     /// of I/O or of runtime, and its last I/O completed) if that is earlier. Device, host and energy results
     /// cover it; each flow's rates cover its own active part of it (`flows[].window`).
     pub window: Window,
+    /// When the run stopped: `run.duration`, or when every flow had finished if that is earlier. Before
+    /// `window.start_ns` when every flow finished during the warm-up (the window is then empty).
+    pub stopped_ns: Time,
     pub flows: Vec<FlowResult>,
     pub host: HostResults,
     pub device: DeviceResults,
@@ -200,6 +204,7 @@ impl Simulation {
         } else {
             self.workload.all_active_until(self.end_ns).max(self.q.now()).min(self.end_ns)
         };
+        let stopped_ns = end;
         let end = end.max(self.warmup_ns);
         let (device_start, host_start) = window_opened.unwrap_or_else(|| self.snapshot(self.warmup_ns));
         let (device_end, host_end) = self.snapshot(end);
@@ -245,12 +250,26 @@ impl Simulation {
             series.results(end, &names)
         });
         let issues_io: Vec<bool> = (0..flows.len() as u32).map(|f| self.workload.issues_io(f)).collect();
-        let mut warnings = crate::metrics::warnings(&flows, &issues_io);
+        // A run that stopped before its window opened measured nothing: one warning says why, rather than one per
+        // flow that completed nothing.
+        let mut warnings = if stopped_ns <= self.warmup_ns && self.warmup_ns > 0 && issues_io.contains(&true) {
+            vec![format!(
+                "the run ended at {}, when every flow had finished, before the measurement window began at \
+                 run.warmup = {}: nothing was measured, and every figure is 0; lower run.warmup below {}, or give \
+                 the flows more to do (number_ios, runtime)",
+                describe_ns(stopped_ns),
+                describe_ns(self.warmup_ns),
+                describe_ns(stopped_ns)
+            )]
+        } else {
+            crate::metrics::warnings(&flows, &issues_io)
+        };
         warnings.append(&mut self.per_job_warnings);
         Ok(RunResults {
             schema_version: RESULTS_SCHEMA_VERSION,
             scenario: self.info,
             window,
+            stopped_ns,
             flows,
             host,
             device,

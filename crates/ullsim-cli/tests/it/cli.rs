@@ -760,6 +760,34 @@ fn the_readme_sample_output_matches_a_fresh_default_run() {
     }
 }
 
+/// The block of docs/scenarios.md that follows the line starting with `marker`.
+fn scenarios_doc_block(marker: &str) -> &'static str {
+    let doc = include_str!("../../../../docs/scenarios.md");
+    let at = doc.find(marker).unwrap_or_else(|| panic!("docs/scenarios.md has no {marker:?}"));
+    let fence = at + doc[at..].find("```").expect("a block follows the marker");
+    let start = fence + doc[fence..].find('\n').expect("the fence line ends") + 1;
+    &doc[start..start + doc[start..].find("```").expect("the block ends")]
+}
+
+/// docs/scenarios.md's worked example shows what `ullsim run` prints on it today (all but the wall time), and
+/// the figure it quotes of a variation (interrupts instead of polling) is that variation's.
+#[test]
+fn the_worked_example_output_in_the_scenarios_doc_matches_a_fresh_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_file(dir.path(), "example.toml", scenarios_doc_block("<!-- worked-example: "));
+    let sample = scenarios_doc_block("<!-- worked-example-output");
+    let run = ullsim(["run", p(&scenario)]).ok();
+    let strip_wall = |line: &str| line.split(" events, ").next().unwrap_or(line).to_string();
+    let printed: Vec<String> = run.stdout.lines().map(strip_wall).collect();
+    let sample: Vec<String> = sample.lines().map(strip_wall).collect();
+    assert_eq!(sample, printed, "docs/scenarios.md's worked example output is not a fresh run's:\n{}", run.describe());
+    let interrupts = run_json(Some(&scenario), &["--set", "flow.kv-get.hipri=false"]);
+    let mean_us = num(flow(&interrupts, "kv-get"), "latency_ns.mean") / 1000.0;
+    let prose = include_str!("../../../../docs/scenarios.md").split_whitespace().collect::<Vec<_>>().join(" ");
+    let said = format!("`--set flow.kv-get.hipri=false` (interrupts: `kv-get`'s mean {mean_us:.1} µs)");
+    assert!(prose.contains(&said), "docs/scenarios.md should say {said:?}");
+}
+
 // ---- --timeseries ------------------------------------------------------------------------------------------
 
 /// `run --timeseries FILE` writes the documented header and one row per interval and flow, the same bytes for

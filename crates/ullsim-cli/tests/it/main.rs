@@ -7,3 +7,4 @@ mod compare;
 mod fio_json;
 mod report;
 mod reproduce;
+mod table;

@@ -331,23 +331,19 @@ impl HostConfig {
         if !known(&self.cpu_scheduler, crate::host::cpu::scheduler_names()) {
             return err(
                 "cpu_scheduler",
-                format!(
-                    "unknown \"{}\"; expected one of {:?}",
-                    self.cpu_scheduler,
-                    crate::host::cpu::scheduler_names()
-                ),
+                format!("unknown {:?}; expected one of {:?}", self.cpu_scheduler, crate::host::cpu::scheduler_names()),
             );
         }
         if !known(&self.io_scheduler, crate::host::block::sched::names()) {
             return err(
                 "io_scheduler",
-                format!("unknown \"{}\"; expected one of {:?}", self.io_scheduler, crate::host::block::sched::names()),
+                format!("unknown {:?}; expected one of {:?}", self.io_scheduler, crate::host::block::sched::names()),
             );
         }
         if !known(&self.completion, crate::host::completion::names()) {
             return err(
                 "completion",
-                format!("unknown \"{}\"; expected one of {:?}", self.completion, crate::host::completion::names()),
+                format!("unknown {:?}; expected one of {:?}", self.completion, crate::host::completion::names()),
             );
         }
         if self.dedicated_poll_core().is_some() && self.cores < 2 {

@@ -1,5 +1,6 @@
 //! Scenario files: schema, units, presets, `--set` overrides and validation.
 
+mod accepted;
 pub mod builtin;
 pub mod device;
 pub mod host;

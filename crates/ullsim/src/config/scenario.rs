@@ -13,7 +13,7 @@ use super::keyword::keyword_serde;
 use super::presets;
 use super::units::{describe_ns, Bytes, Flag, Micros, Seconds, SizeOrPercent};
 use crate::request::{Criticality, NvmePriority};
-use crate::util::quote::{clip_quotes, QUOTED_CHARS};
+use crate::util::quote::{clip_quotes, escape_controls, first_control, quoted, QUOTED_CHARS};
 use crate::workload::distribution::RandomDistribution;
 use crate::workload::trace::{TraceError, TraceFormat, TraceReader};
 
@@ -54,7 +54,7 @@ impl ConfigError {
         let covers =
             |set: &str| key.strip_prefix(set).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']));
         if let Some((assignment, _)) = set_keys.iter().rev().find(|(_, set)| covers(set)) {
-            self.message = format!("--set {assignment}: {}", self.message);
+            self.message = format!("--set {}: {}", escape_controls(assignment), self.message);
         }
         self
     }
@@ -292,10 +292,10 @@ pub fn parse_cpu_list(text: &str, cores: u32) -> Result<Vec<u32>, String> {
             None => (part, part),
         };
         let parse =
-            |t: &str| t.parse::<u32>().map_err(|_| format!("expected core numbers like \"0-3,6\", found \"{text}\""));
+            |t: &str| t.parse::<u32>().map_err(|_| format!("expected core numbers like \"0-3,6\", found {text:?}"));
         let (lo, hi) = (parse(lo)?, parse(hi)?);
         if lo > hi {
-            return Err(format!("expected a range low-high with low <= high, found \"{part}\""));
+            return Err(format!("expected a range low-high with low <= high, found {part:?}"));
         }
         if hi >= cores {
             return Err(format!("core {hi} does not exist (host.cores = {cores}, cores are numbered from 0)"));
@@ -307,7 +307,7 @@ pub fn parse_cpu_list(text: &str, cores: u32) -> Result<Vec<u32>, String> {
         }
     }
     if out.is_empty() {
-        return Err(format!("expected at least one core, like \"0-3,6\", found \"{text}\""));
+        return Err(format!("expected at least one core, like \"0-3,6\", found {text:?}"));
     }
     Ok(out)
 }
@@ -494,7 +494,9 @@ fn check_flow_count(source: &str, flows: usize) -> Result<(), ConfigError> {
 impl Scenario {
     /// Load a scenario file, apply `overrides` (`key.path=value`) and check it.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, ConfigError> {
-        let name = path.display().to_string();
+        // The file's name is printed (in messages, and as the scenario's name when it has no `name` key), and no
+        // one checked it: its control characters are printed escaped.
+        let name = escape_controls(&path.display().to_string());
         let text = read_scenario_file(path).map_err(|what| ConfigError::new(&name, what))?;
         let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         Self::from_toml_str(&text, &name, &base_dir, overrides)
@@ -515,8 +517,8 @@ impl Scenario {
         }
         let mut set_keys = Vec::new();
         for o in overrides {
-            let key =
-                apply_override(&mut table, o).map_err(|m| ConfigError::new(source_name, format!("--set {o}: {m}")))?;
+            let key = apply_override(&mut table, o)
+                .map_err(|m| ConfigError::new(source_name, format!("--set {}: {m}", escape_controls(o))))?;
             set_keys.push((o, key));
         }
         let blame = |e: ConfigError| e.blaming_overrides(&set_keys);
@@ -529,7 +531,8 @@ impl Scenario {
         }
         let file: ScenarioFile = serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
             let path = e.path().to_string();
-            blame(ConfigError::at_key(source_name, &path, plain_expectation(e.into_inner().message().trim())))
+            let what = plain_expectation(&path, e.into_inner().message().trim());
+            blame(ConfigError::at_key(source_name, &path, what))
         })?;
         let mut scenario = Scenario {
             name: file.name.unwrap_or_else(|| {
@@ -606,6 +609,7 @@ impl Scenario {
             return Err(ConfigError::at_key(source, "run.warmup", "expected a warm-up shorter than run.duration"));
         }
         self.check_timeseries_interval()?;
+        check_label(&self.name, "scenario").map_err(|what| ConfigError::at_key(source, "name", what))?;
         let mut names = std::collections::BTreeSet::new();
         for (i, flow) in self.flows.iter().enumerate() {
             let name_key = format!("flow[{i}].name");
@@ -616,6 +620,11 @@ impl Scenario {
                     flow.name
                 );
                 return Err(ConfigError::at_key(source, &name_key, what));
+            }
+            check_label(&flow.name, "flow").map_err(|what| ConfigError::at_key(source, &name_key, what))?;
+            if let Some(group) = &flow.burst_group {
+                check_label(group, "burst group")
+                    .map_err(|what| ConfigError::at_flow_key(source, i, flow, "burst_group", what))?;
             }
             if !names.insert(flow.name.as_str()) {
                 return Err(ConfigError::at_key(source, &name_key, format!("flow name {:?} is used twice", flow.name)));
@@ -717,8 +726,22 @@ impl Scenario {
     }
 }
 
-/// serde's message with the Rust type it expected (`expected u32`) said as what a scenario may write there.
-fn plain_expectation(message: &str) -> String {
+/// A name that the results print as a label (the scenario's in the table's title, a flow's at the start of its
+/// rows) or messages quote: no control characters. Errors say what was expected.
+fn check_label(name: &str, what: &str) -> Result<(), String> {
+    if first_control(name).is_none() {
+        return Ok(());
+    }
+    Err(format!(
+        "expected a {what} name without control characters, found {}: a newline, tab, escape (\\u{{1b}}) or other \
+         control character would break the rows of the results table or drive the terminal",
+        quoted(name, QUOTED_CHARS)
+    ))
+}
+
+/// serde's message about `key` with the Rust type it expected (`expected u32`) said as what a scenario may write
+/// there: for a whole number, the range the key accepts (iodepth: 1 to 65536), not the type's.
+fn plain_expectation(key: &str, message: &str) -> String {
     const PLAIN: [(&str, &str); 4] = [
         ("u32", "a whole number from 0 to 4294967295"),
         // TOML's integers stop at i64::MAX.
@@ -728,7 +751,11 @@ fn plain_expectation(message: &str) -> String {
     ];
     for (rust, plain) in PLAIN {
         if let Some(head) = message.strip_suffix(rust).and_then(|head| head.strip_suffix("expected ")) {
-            return format!("{head}expected {plain}");
+            let accepted = match rust {
+                "u32" | "u64" => super::accepted::whole_number(key),
+                _ => None,
+            };
+            return format!("{head}expected {}", accepted.as_deref().unwrap_or(plain));
         }
     }
     message.to_owned()
@@ -770,7 +797,7 @@ pub fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<Strin
         .ok_or_else(|| "expected key.path=value, e.g. device.flash.read_ns=3000".to_string())?;
     let parts: Vec<&str> = path.trim().split('.').collect();
     if parts.iter().any(|p| p.is_empty()) {
-        return Err(format!("bad key path \"{path}\""));
+        return Err(format!("bad key path {path:?}"));
     }
     let value = parse_override_value(value.trim());
     let mut current = table;
@@ -793,7 +820,7 @@ pub fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<Strin
                 Err(_) => flows
                     .iter()
                     .position(|f| f.get("name").and_then(|n| n.as_str()) == Some(selector))
-                    .ok_or_else(|| format!("no flow named \"{selector}\""))?,
+                    .ok_or_else(|| format!("no flow named {selector:?}"))?,
             };
             current = match flows.get_mut(position) {
                 Some(toml::Value::Table(t)) => t,

@@ -12,6 +12,19 @@ pub fn quoted(text: &str, max_chars: usize) -> String {
     }
 }
 
+/// The first control character of `text` (NUL, tab, newline, ESC...: [`char::is_control`]), if any. A name
+/// printed as a label (a flow's row of the results table) must have none: a newline breaks the row, an ESC
+/// starts a terminal escape sequence.
+pub fn first_control(text: &str) -> Option<char> {
+    text.chars().find(|c| c.is_control())
+}
+
+/// `text` with each control character written as Rust's escape (`\n`, `\u{1b}`) and the rest as it is: for
+/// text no one checked (a file's name) that is printed as a label.
+pub fn escape_controls(text: &str) -> String {
+    text.chars().map(|c| if c.is_control() { c.escape_debug().to_string() } else { c.to_string() }).collect()
+}
+
 /// `message` with every quoted span longer than `max_chars` cut to that: spans in double quotes (as Rust's
 /// escapes write them: `\"` does not end one) and in backticks. For messages that quote input without going
 /// through [`quoted`] (serde's, or a key path naming a huge key). An unclosed quote is left as it is.
@@ -62,6 +75,18 @@ mod tests {
         assert_eq!(quoted("a\"b\n", 5), "\"a\\\"b\\n\"");
         assert_eq!(quoted("ééééé", 5), "\"ééééé\"");
         assert_eq!(quoted("éééééé", 5), "\"ééééé\"...");
+    }
+
+    #[test]
+    fn control_characters_are_found_and_escaped() {
+        for text in ["a\u{1b}b", "a\nb", "\0", "tab\there", "del\u{7f}", "c1\u{9b}"] {
+            assert!(first_control(text).is_some(), "{text:?}");
+            let escaped = escape_controls(text);
+            assert_eq!(first_control(&escaped), None, "{escaped}");
+        }
+        assert_eq!(escape_controls("a\u{1b}[31mb\n"), "a\\u{1b}[31mb\\n");
+        assert_eq!(first_control("reader-é 1"), None);
+        assert_eq!(escape_controls("reader-é 1"), "reader-é 1");
     }
 
     #[test]

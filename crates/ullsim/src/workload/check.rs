@@ -11,13 +11,16 @@ use crate::config::units::{describe_ns, SizeOrPercent};
 use crate::engine::Time;
 
 /// Largest `iodepth` accepted (fio's limit).
-const MAX_IODEPTH: u32 = 65_536;
+pub(crate) const MAX_IODEPTH: u32 = 65_536;
+
+/// Most files (`nrfiles`) one flow's jobs may each have.
+pub(crate) const MAX_NRFILES: u32 = 1 << 20;
 
 /// Highest open-loop rate accepted: one arrival per ns, the simulator's time resolution.
 pub const MAX_RATE_IOPS: f64 = 1e9;
 
 /// Most jobs (tasks) one flow may have.
-const MAX_NUMJOBS: u32 = 4096;
+pub(crate) const MAX_NUMJOBS: u32 = 4096;
 
 /// A flow may not name DedCore's polling core (`core`) in its `cpus_allowed`: no task runs there.
 pub fn check_dedicated_core(spec: &FlowSpec, core: Option<u32>) -> Result<(), (String, String)> {

@@ -21,6 +21,7 @@ mod fuzz_scenarios;
 mod gc;
 mod host;
 mod memory;
+mod messages;
 mod model;
 mod mqsim_compat;
 mod per_job;

@@ -155,3 +155,26 @@ fn a_closed_loop_deeper_than_the_bound_is_rejected() {
     let err = ullsim::Scenario::from_toml_str(&text, "t.toml", std::path::Path::new("."), &[]).unwrap_err().to_string();
     assert!(err.contains("flow[0].iodepth") && err.contains("iodepth x numjobs = 268435456"), "{err}");
 }
+
+/// A run whose flows all finish during the warm-up measures nothing: the results say when it stopped (before
+/// the window) and one warning says so and what to change, rather than a window that seems to have run.
+#[test]
+fn a_run_that_ends_during_the_warm_up_says_so() {
+    let text = format!(
+        "[run]\nduration = \"100ms\"\nwarmup = \"20ms\"\n{OPTANE}{}{}",
+        flow("a", "rw = \"randread\"\nnumber_ios = 20"),
+        flow("b", "rw = \"randwrite\"\nnumber_ios = 5")
+    );
+    let r = run(&scenario(&text));
+    assert!(r.stopped_ns > 0 && r.stopped_ns < MS, "20 reads take well under 1 ms: stopped at {}", r.stopped_ns);
+    assert_eq!((r.window.start_ns, r.window.end_ns), (20 * MS, 20 * MS));
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    for needle in ["the run ended at ", "before the measurement window began at run.warmup = 20 ms", "lower run.warmup"]
+    {
+        assert!(r.warnings[0].contains(needle), "{needle:?}: {}", r.warnings[0]);
+    }
+    // A run that reaches its window stops where the window ends.
+    let r = run(&scenario(&text.replace("warmup = \"20ms\"", "warmup = \"10us\"")));
+    assert!(r.stopped_ns > 10_000 && r.stopped_ns == r.window.end_ns, "{} vs {:?}", r.stopped_ns, r.window);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+}

@@ -195,7 +195,7 @@ pub fn fill_table_defaults(flow: &mut toml::Table) {
 pub fn resolve(spec: &FlowSpec) -> Result<Cow<'_, FlowSpec>, (String, String)> {
     let Some(name) = &spec.app else { return Ok(Cow::Borrowed(spec)) };
     let Some(model) = find(name) else {
-        return Err(("app".into(), format!("unknown app \"{name}\"; expected one of {:?}", names())));
+        return Err(("app".into(), format!("unknown app {name:?}; expected one of {:?}", names())));
     };
     apply(spec, name, model).map(Cow::Owned)
 }

@@ -50,8 +50,8 @@ pub(super) fn check_files(spec: &FlowSpec, capacity: u64) -> Result<(), (String,
         return Ok(());
     }
     let files = u64::from(spec.nrfiles.unwrap_or(1));
-    if files == 0 || files > 1 << 20 {
-        return err("nrfiles", format!("expected 1 to {} files, found {files}", 1 << 20));
+    if files == 0 || files > u64::from(super::MAX_NRFILES) {
+        return err("nrfiles", format!("expected 1 to {} files, found {files}", super::MAX_NRFILES));
     }
     let (_, region_len) = spec.region(capacity);
     if let Some(size) = spec.filesize {

@@ -339,13 +339,16 @@ impl<'a, I: Iterator<Item = &'a str>> Fields<'a, I> {
 
     fn next_u64(&mut self, what: &str) -> LineResult<u64> {
         let text = self.next(what)?;
-        text.parse().map_err(|_| self.invalid(&format!("an integer {what}"), text))
+        text.parse().map_err(|e: std::num::ParseIntError| match e.kind() {
+            std::num::IntErrorKind::PosOverflow => self.too_large(what, text),
+            _ => self.invalid(&format!("an integer {what}"), text),
+        })
     }
 
     /// An integer count of `unit` (bytes per sector, ns per tick...), converted to the base unit.
     fn next_scaled(&mut self, what: &str, unit: u64) -> LineResult<u64> {
         let count = self.next_u64(what)?;
-        count.checked_mul(unit).ok_or_else(|| format!("{what} {count} in field {} is too large", self.position))
+        count.checked_mul(unit).ok_or_else(|| self.too_large(what, &count.to_string()))
     }
 
     /// An I/O length: like [`Fields::next_scaled`], and zero is an error.
@@ -360,7 +363,17 @@ impl<'a, I: Iterator<Item = &'a str>> Fields<'a, I> {
     /// A non-negative decimal number of seconds, in ns.
     fn next_seconds(&mut self, what: &str) -> LineResult<u64> {
         let text = self.next(what)?;
-        seconds_to_ns(text).ok_or_else(|| self.invalid(&format!("a non-negative decimal {what}"), text))
+        seconds_to_ns(text).map_err(|e| match e {
+            BadSeconds::NotANumber => self.invalid(&format!("a non-negative decimal {what}"), text),
+            BadSeconds::TooLarge => {
+                // A number: digits, a point, an exponent; but as long as the line may be.
+                let shown = match text.char_indices().nth(MAX_QUOTED_CHARS) {
+                    None => text.to_owned(),
+                    Some((cut, _)) => format!("{}...", &text[..cut]),
+                };
+                self.too_large(what, &shown)
+            }
+        })
     }
 
     /// Errors if the line has a field beyond those taken.
@@ -376,6 +389,12 @@ impl<'a, I: Iterator<Item = &'a str>> Fields<'a, I> {
         }
     }
 
+    /// The message for a number too large for the model's 64-bit times, addresses and sizes, the same for every
+    /// format and field: `{what} {number} in field N is too large`.
+    fn too_large(&self, what: &str, number: &str) -> String {
+        format!("{what} {number} in field {} is too large", self.position)
+    }
+
     /// The message for a field that is present but is not `expected`.
     fn invalid(&self, expected: &str, found: &str) -> String {
         format!("expected {expected} in field {}, found {}", self.position, quoted(found))
@@ -387,19 +406,33 @@ fn quoted(text: &str) -> String {
     crate::util::quote::quoted(text, MAX_QUOTED_CHARS)
 }
 
+/// Why a field is not a time in seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BadSeconds {
+    /// Not a non-negative decimal number ("abc", "-1", "nan", "inf").
+    NotANumber,
+    /// A number of seconds whose ns do not fit in 64 bits (2^64 ns is 584 years).
+    TooLarge,
+}
+
 /// Parses a non-negative decimal number of seconds ("12", "0.026214", "1.5e-3") into ns, rounded to nearest.
 /// Plain decimals are converted exactly, so blkparse's `sec.nsec` loses nothing; other spellings go through f64.
-fn seconds_to_ns(text: &str) -> Option<u64> {
+fn seconds_to_ns(text: &str) -> Result<u64, BadSeconds> {
     if let Some(ns) = scale_decimal(text, NS_PER_SECOND) {
-        return u64::try_from(ns.nearest).ok();
+        return u64::try_from(ns.nearest).map_err(|_| BadSeconds::TooLarge);
     }
-    let seconds: f64 = text.parse().ok()?;
-    if !seconds.is_finite() || seconds < 0.0 {
-        return None;
+    let seconds: f64 = text.parse().map_err(|_| BadSeconds::NotANumber)?;
+    // "nan" and "inf" parse, but are words; "1e400" parses to infinity, and is a number too large.
+    if seconds.is_nan() || seconds < 0.0 || !text.bytes().any(|b| b.is_ascii_digit()) {
+        return Err(BadSeconds::NotANumber);
     }
     let ns = (seconds * NS_PER_SECOND as f64).round();
     // u64::MAX as f64 rounds up to 2^64, the first value that does not fit.
-    (ns < u64::MAX as f64).then_some(ns as u64)
+    if ns < u64::MAX as f64 {
+        Ok(ns as u64)
+    } else {
+        Err(BadSeconds::TooLarge)
+    }
 }
 
 /// A record, checked that it ends inside the 64-bit byte address space.
@@ -492,19 +525,60 @@ mod tests {
 
     #[test]
     fn decimal_seconds_convert_exactly_and_round_to_nearest() {
-        assert_eq!(seconds_to_ns("0"), Some(0));
-        assert_eq!(seconds_to_ns("12"), Some(12 * NS_PER_SECOND));
-        assert_eq!(seconds_to_ns("0.026214"), Some(26_214_000));
-        assert_eq!(seconds_to_ns("1.250000000"), Some(1_250_000_000));
-        assert_eq!(seconds_to_ns(".5"), Some(500_000_000));
-        assert_eq!(seconds_to_ns("3."), Some(3 * NS_PER_SECOND));
-        assert_eq!(seconds_to_ns("0.0000000014"), Some(1));
-        assert_eq!(seconds_to_ns("0.0000000015"), Some(2));
-        assert_eq!(seconds_to_ns("0.9999999995"), Some(NS_PER_SECOND));
-        assert_eq!(seconds_to_ns("1.5e-3"), Some(1_500_000));
-        assert_eq!(seconds_to_ns("18446744073.709551615"), Some(u64::MAX));
-        for bad in ["", ".", "-1", "-0.5", "nan", "inf", "-inf", "1e30", "18446744074", "0x10", "1.2.3", "abc"] {
-            assert_eq!(seconds_to_ns(bad), None, "{bad:?}");
+        assert_eq!(seconds_to_ns("0"), Ok(0));
+        assert_eq!(seconds_to_ns("12"), Ok(12 * NS_PER_SECOND));
+        assert_eq!(seconds_to_ns("0.026214"), Ok(26_214_000));
+        assert_eq!(seconds_to_ns("1.250000000"), Ok(1_250_000_000));
+        assert_eq!(seconds_to_ns(".5"), Ok(500_000_000));
+        assert_eq!(seconds_to_ns("3."), Ok(3 * NS_PER_SECOND));
+        assert_eq!(seconds_to_ns("0.0000000014"), Ok(1));
+        assert_eq!(seconds_to_ns("0.0000000015"), Ok(2));
+        assert_eq!(seconds_to_ns("0.9999999995"), Ok(NS_PER_SECOND));
+        assert_eq!(seconds_to_ns("1.5e-3"), Ok(1_500_000));
+        assert_eq!(seconds_to_ns("18446744073.709551615"), Ok(u64::MAX));
+        for bad in ["", ".", "-1", "-0.5", "nan", "inf", "-inf", "-1e400", "0x10", "1.2.3", "abc"] {
+            assert_eq!(seconds_to_ns(bad), Err(BadSeconds::NotANumber), "{bad:?}");
+        }
+        for large in ["1e30", "18446744074", "18446744073.7095516155", "1e400", &"9".repeat(100)] {
+            assert_eq!(seconds_to_ns(large), Err(BadSeconds::TooLarge), "{large:?}");
+        }
+    }
+
+    #[test]
+    fn a_time_past_64_bits_of_ns_is_too_large_in_every_format() {
+        let past = "18446744073709551616"; // 2^64
+        let cases = [
+            (TraceFormat::Disksim, format!("{past} 0 0 8 1"), format!("arrival time in ns {past} in field 1")),
+            (
+                TraceFormat::Msr,
+                "184467440737095517,hm,0,Read,0,4096,10".to_owned(),
+                "timestamp in 100 ns FILETIME ticks 184467440737095517 in field 1".to_owned(),
+            ),
+            (
+                TraceFormat::Msr,
+                format!("{past},hm,0,Read,0,4096,10"),
+                format!("timestamp in 100 ns FILETIME ticks {past} in field 1"),
+            ),
+            (
+                TraceFormat::Spc,
+                "0,1,512,r,18446744074".to_owned(),
+                "timestamp in seconds 18446744074 in field 5".to_owned(),
+            ),
+            (TraceFormat::Spc, "0,1,512,r,1e400".to_owned(), "timestamp in seconds 1e400 in field 5".to_owned()),
+            (
+                TraceFormat::Blkparse,
+                "8,0 0 1 18446744074.5 42 Q R 8 + 8 [fio]".to_owned(),
+                "time in seconds 18446744074.5 in field 4".to_owned(),
+            ),
+            (
+                TraceFormat::FioIolog,
+                "fio version 3 iolog\n18446744073709552 f read 0 512".to_owned(),
+                "timestamp in microseconds 18446744073709552 in field 1".to_owned(),
+            ),
+        ];
+        for (format, text, what) in cases {
+            let (_, message) = text_error(&text, format);
+            assert_eq!(message, format!("{what} is too large"), "{format}: {text}");
         }
     }
 

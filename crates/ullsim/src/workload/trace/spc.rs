@@ -55,7 +55,7 @@ mod tests {
 
     #[test]
     fn bad_timestamps_are_errors() {
-        for bad in ["-0.5", "nan", "inf", "1e400", "1.2.3", ""] {
+        for bad in ["-0.5", "nan", "inf", "1.2.3", ""] {
             let (line, message) = text_error(&format!("0,1,512,r,{bad}"), TraceFormat::Spc);
             assert_eq!(line, 1);
             assert!(
