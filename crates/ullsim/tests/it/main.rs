@@ -22,6 +22,7 @@ mod gc;
 mod host;
 mod model;
 mod mqsim_compat;
+mod overload;
 mod per_job;
 mod suspend;
 mod timeseries;
