@@ -26,6 +26,11 @@ pub struct DeviceConfig {
 #[serde(deny_unknown_fields)]
 pub struct HostInterfaceConfig {
     pub queue_depth: u32,
+    /// Most commands of one submission queue the controller holds at once (fetched, completion not yet
+    /// posted); a queue at the bound is not fetched from until one of its commands completes, so what is
+    /// beyond it waits in the queue, in host memory (MQSim's `Queue_Fetch_Size`). 0: no bound but the
+    /// queue's entries.
+    pub max_fetched_per_queue: u32,
     pub arbiter: String,
     pub arbitration_burst: u32,
     /// Weighted round robin: commands the High class may fetch per round (NVMe HPW + 1).
@@ -337,6 +342,11 @@ impl DeviceConfig {
             (1..=1024).contains(&f.suspend_max_per_op),
             "flash.suspend_max_per_op",
             "expected 1 to 1024 suspensions per operation",
+        );
+        check(
+            self.host_interface.max_fetched_per_queue <= 1 << 16,
+            "host_interface.max_fetched_per_queue",
+            "expected 0 (no bound but the queue's entries) or at most 65536 commands (an NVMe queue's most entries)",
         );
         check(f.planes_per_die <= 64, "flash.planes_per_die", "expected at most 64 planes per die");
         check(

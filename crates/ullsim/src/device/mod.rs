@@ -280,14 +280,7 @@ impl Device {
                 self.commands[req.index()].flush_mark = self.durability.mark();
                 self.change_outstanding(now, 1);
                 self.hil.push(self.commands[req.index()].queue, req, now);
-                if !self.controller_wake_pending {
-                    if now >= self.controller_free_at {
-                        self.fetch_next(q, requests);
-                    } else {
-                        self.controller_wake_pending = true;
-                        q.schedule_at(self.controller_free_at, Event::Device(DeviceEvent::ControllerFree));
-                    }
-                }
+                self.wake_controller(q, requests);
             }
             DeviceEvent::ControllerFree => {
                 self.controller_wake_pending = false;
@@ -361,6 +354,10 @@ impl Device {
                 stamps.device_internal_wait = self.commands[req.index()].internal_wait;
                 self.by_class[class].record(now - stamps.device_arrival, stamps.device_internal_wait);
                 self.change_outstanding(now, -1);
+                if self.hil.completed(self.commands[req.index()].queue) {
+                    // Its queue was at its bound of commands in the controller, with more waiting.
+                    self.wake_controller(q, requests);
+                }
                 completed.push(req);
             }
         }
@@ -376,6 +373,21 @@ impl Device {
         self.max_outstanding = self.max_outstanding.max(self.outstanding);
     }
 
+    /// A command may have become fetchable: start the controller on it now if it is idle, else when it frees
+    /// (unless a wake-up is already scheduled).
+    fn wake_controller(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena) {
+        if self.controller_wake_pending {
+            return;
+        }
+        let now = q.now();
+        if now >= self.controller_free_at {
+            self.fetch_next(q, requests);
+        } else {
+            self.controller_wake_pending = true;
+            q.schedule_at(self.controller_free_at, Event::Device(DeviceEvent::ControllerFree));
+        }
+    }
+
     /// Arbitrate among submission queues and start the controller on the winner. The controller is a single
     /// server; a `ControllerFree` event is scheduled only while commands wait for it, so an idle controller
     /// costs no events.
@@ -389,7 +401,7 @@ impl Device {
             self.controller_free_at + self.hil.command_fetch_ns,
             Event::Device(DeviceEvent::CommandReady { req }),
         );
-        if self.hil.has_pending() {
+        if self.hil.has_fetchable() {
             self.controller_wake_pending = true;
             q.schedule_at(self.controller_free_at, Event::Device(DeviceEvent::ControllerFree));
         }
@@ -806,6 +818,7 @@ impl Device {
 
     /// Check the FTL's map invariants (linear in drive size; for tests).
     pub fn check_invariants(&self) -> Result<(), String> {
+        self.hil.check_invariants()?;
         self.ftl.check_invariants()?;
         self.gc_cost.check_invariants()
     }

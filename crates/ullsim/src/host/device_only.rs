@@ -8,6 +8,7 @@
 //! most `queue_depth − 1` commands of a queue in the device; an I/O issued while its flow's queue is full
 //! waits, in issue order, for a completion of that flow to free a slot (MQSim's host does the same). That
 //! wait, and an open-loop arrival's wait in the workload's backlog, is the only time before the device.
+//! (Of the commands in the queue, the controller holds at most `max_fetched_per_queue`: see `device::hil`.)
 //!
 //! Stamps: `block_entered` when the I/O is issued, `driver_entered` = `submitted` when it enters the
 //! submission queue, and `woken` = `running` = `completed` = `device_done`; so the breakdown's `driver`,

@@ -24,6 +24,7 @@ mod memory;
 mod messages;
 mod model;
 mod mqsim_compat;
+mod overload;
 mod per_job;
 mod suspend;
 mod timeseries;

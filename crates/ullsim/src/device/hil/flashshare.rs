@@ -7,7 +7,8 @@
 //! reads it as the least that ends the starvation. After a drain the urgent queues get a turn (up to
 //! `arbitration_burst` fetches) before the next drain may begin, so a throughput queue that stays past the
 //! threshold cannot starve them in turn. Otherwise the urgent queues, then the others, take turns round
-//! robin. Work-conserving: it never idles while a command waits.
+//! robin. A queue at its bound of commands in the controller (`max_fetched_per_queue`) is passed over, and
+//! ends its drain. Work-conserving: it never idles while a command may be fetched.
 
 use super::round_robin::RoundRobin;
 use super::{Arbiter, SubmissionQueue};
@@ -50,10 +51,15 @@ impl FlashShare {
             || sq.oldest_arrival().is_some_and(|at| now.saturating_sub(at) >= self.drain_wait_ns)
     }
 
-    /// The throughput queue past a drain threshold at `now` whose oldest command is the oldest, if any.
+    /// The throughput queue past a drain threshold at `now` whose oldest command is the oldest, if any (one at
+    /// its bound of commands in the controller cannot be drained until one completes).
     fn starving(&self, queues: &[SubmissionQueue], now: Time) -> Option<usize> {
         (0..queues.len())
-            .filter(|&q| queues[q].priority != NvmePriority::Urgent && self.past_threshold(&queues[q], now))
+            .filter(|&q| {
+                queues[q].priority != NvmePriority::Urgent
+                    && queues[q].fetchable()
+                    && self.past_threshold(&queues[q], now)
+            })
             .min_by_key(|&q| queues[q].oldest_arrival())
     }
 }
@@ -67,7 +73,7 @@ impl Arbiter for FlashShare {
         if let Some((q, left)) = self.draining {
             // The drain lasts while the queue is past a threshold, for at most the commands it held when it
             // began (later ones wait their turn).
-            if left > 0 && self.past_threshold(&queues[q], now) {
+            if left > 0 && queues[q].fetchable() && self.past_threshold(&queues[q], now) {
                 self.drain_one(q, left);
                 return Some(q);
             }

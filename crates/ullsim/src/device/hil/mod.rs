@@ -1,6 +1,11 @@
 //! The host interface: NVMe submission queues, the controller's command fetch with pluggable arbitration,
 //! its per-direction read and write paths, and the PCIe link (`link.rs`, or `link_fifo.rs` as MQSim serves it). One file per arbiter; add one by
 //! adding a file and a line in [`make_arbiter`].
+//!
+//! The controller holds a bounded number of each queue's commands (`max_fetched_per_queue`, MQSim's
+//! `Queue_Fetch_Size`: `Input_Stream_Manager_NVMe` fetches from a stream only while its on-the-fly requests
+//! are fewer): a queue at the bound is not fetched from until the completion of one of its commands is
+//! posted, so load beyond what the drive holds waits in the queue, in host memory, and creates no flash work.
 
 mod flashshare;
 mod link;
@@ -39,6 +44,10 @@ pub struct SubmissionQueue {
     pub priority: NvmePriority,
     /// Commands not fetched yet, with the time each became visible to the controller.
     pending: VecDeque<(ReqId, Time)>,
+    /// Commands fetched from the queue whose completion is not posted yet.
+    fetched: u32,
+    /// Most commands of the queue the controller holds at once (0: no bound).
+    max_fetched: u32,
 }
 
 impl SubmissionQueue {
@@ -49,6 +58,11 @@ impl SubmissionQueue {
     pub fn is_empty(&self) -> bool {
         self.pending.is_empty()
     }
+    /// Whether the controller may fetch from the queue now: it holds a command, and fewer of its commands
+    /// than the bound are in the controller.
+    pub fn fetchable(&self) -> bool {
+        !self.pending.is_empty() && (self.max_fetched == 0 || self.fetched < self.max_fetched)
+    }
     /// When the oldest command not fetched became visible to the controller.
     pub fn oldest_arrival(&self) -> Option<Time> {
         self.pending.front().map(|&(_, at)| at)
@@ -57,7 +71,9 @@ impl SubmissionQueue {
         self.pending.push_back((req, at));
     }
     fn pop(&mut self) -> Option<ReqId> {
-        self.pending.pop_front().map(|(req, _)| req)
+        let req = self.pending.pop_front().map(|(req, _)| req);
+        self.fetched += req.is_some() as u32;
+        req
     }
 }
 
@@ -91,7 +107,8 @@ fn make_link(service: LinkService) -> Box<dyn Link> {
 /// Chooses the submission queue the controller fetches the next command from.
 pub trait Arbiter {
     fn name(&self) -> &'static str;
-    /// Index of a non-empty queue at `now`, or `None` when all are empty.
+    /// Index of a queue the controller may fetch from ([`SubmissionQueue::fetchable`]) at `now`, or `None`
+    /// when there is none.
     fn pick(&mut self, queues: &[SubmissionQueue], now: Time) -> Option<usize>;
 }
 
@@ -121,6 +138,8 @@ pub fn make_arbiter(cfg: &HostInterfaceConfig) -> Option<Box<dyn Arbiter>> {
 /// Submission queues, the arbiter, the read and write paths, and the two directions of the PCIe link.
 pub struct HostInterface {
     queues: Vec<SubmissionQueue>,
+    /// Most commands of one queue in the controller at once (0: no bound).
+    max_fetched_per_queue: u32,
     arbiter: Box<dyn Arbiter>,
     pub doorbell_ns: Time,
     pub command_fetch_ns: Time,
@@ -150,6 +169,7 @@ impl HostInterface {
             .ok_or_else(|| format!("device.host_interface.arbiter: unknown arbiter \"{}\"", cfg.arbiter))?;
         Ok(HostInterface {
             queues: Vec::new(),
+            max_fetched_per_queue: cfg.max_fetched_per_queue,
             arbiter,
             doorbell_ns: cfg.doorbell_ns.0,
             command_fetch_ns: cfg.command_fetch_ns.0,
@@ -177,7 +197,12 @@ impl HostInterface {
 
     /// Create a submission queue; returns its index.
     pub fn create_queue(&mut self, priority: NvmePriority) -> u32 {
-        self.queues.push(SubmissionQueue { priority, pending: VecDeque::new() });
+        self.queues.push(SubmissionQueue {
+            priority,
+            pending: VecDeque::new(),
+            fetched: 0,
+            max_fetched: self.max_fetched_per_queue,
+        });
         (self.queues.len() - 1) as u32
     }
 
@@ -186,15 +211,36 @@ impl HostInterface {
         self.queues[queue as usize].push(req, now);
     }
 
-    /// Whether any submission queue holds a command not fetched yet.
-    pub fn has_pending(&self) -> bool {
-        self.queues.iter().any(|q| !q.is_empty())
+    /// Whether the controller may fetch a command from some submission queue now.
+    pub fn has_fetchable(&self) -> bool {
+        self.queues.iter().any(SubmissionQueue::fetchable)
     }
 
-    /// Arbitrate at `now` and take the next command, if any is waiting.
+    /// Arbitrate at `now` and take the next command, if one may be fetched.
     pub fn next_command(&mut self, now: Time) -> Option<ReqId> {
         let q = self.arbiter.pick(&self.queues, now)?;
         self.queues[q].pop()
+    }
+
+    /// The completion of a command fetched from `queue` was posted: the queue holds one fewer in the
+    /// controller. Returns whether that let the queue be fetched from again (it was at its bound with
+    /// commands waiting).
+    pub fn completed(&mut self, queue: u32) -> bool {
+        let sq = &mut self.queues[queue as usize];
+        let was_blocked = !sq.fetchable() && !sq.is_empty();
+        sq.fetched -= 1;
+        was_blocked
+    }
+
+    /// Model invariant: no queue holds more commands in the controller than its bound.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        match self.queues.iter().position(|q| q.max_fetched > 0 && q.fetched > q.max_fetched) {
+            Some(i) => Err(format!(
+                "submission queue {i} has {} commands in the controller, above its bound of {}",
+                self.queues[i].fetched, self.queues[i].max_fetched
+            )),
+            None => Ok(()),
+        }
     }
 
     /// When a `op` command that finished its fetch at `now` may enter its path: at once unless the path
@@ -275,7 +321,12 @@ pub(crate) mod tests {
 
     /// A submission queue of class `priority` holding `commands` commands.
     pub fn queue(priority: NvmePriority, commands: u32) -> SubmissionQueue {
-        SubmissionQueue { priority, pending: (0..commands).map(|i| (ReqId(i), 0)).collect() }
+        SubmissionQueue {
+            priority,
+            pending: (0..commands).map(|i| (ReqId(i), 0)).collect(),
+            fetched: 0,
+            max_fetched: 0,
+        }
     }
 
     /// Let `arbiter` fetch until every queue is empty; the queue of each fetch, in order.
@@ -299,8 +350,8 @@ pub(crate) mod tests {
 
     #[test]
     fn every_arbiter_is_work_conserving() {
-        // Random queues, classes, arrivals and fetches: an arbiter picks a non-empty queue whenever one
-        // exists, and `None` only when all are empty.
+        // Random queues, classes, bounds, arrivals, fetches and completions: an arbiter picks a queue it may
+        // fetch from whenever one exists, and `None` only when there is none.
         const CLASSES: [NvmePriority; 4] =
             [NvmePriority::Urgent, NvmePriority::High, NvmePriority::Medium, NvmePriority::Low];
         let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(4);
@@ -314,21 +365,57 @@ pub(crate) mod tests {
                 let mut arbiter = make_arbiter(&cfg).expect("registered name");
                 assert_eq!(arbiter.name(), name);
                 let mut queues: Vec<SubmissionQueue> = (0..rng.random_range(1..7))
-                    .map(|_| queue(CLASSES[rng.random_range(0..4)], rng.random_range(0..4)))
+                    .map(|_| SubmissionQueue {
+                        max_fetched: rng.random_range(0..4),
+                        ..queue(CLASSES[rng.random_range(0..4)], rng.random_range(0..4))
+                    })
                     .collect();
                 for _ in 0..100 {
-                    if rng.random_range(0..3) == 0 {
-                        let q = rng.random_range(0..queues.len());
-                        queues[q].push(ReqId(0), 0);
+                    let q = rng.random_range(0..queues.len());
+                    match rng.random_range(0..4) {
+                        0 => queues[q].push(ReqId(0), 0),
+                        1 if queues[q].fetched > 0 => queues[q].fetched -= 1,
+                        _ => {}
                     }
-                    let any = queues.iter().any(|q| !q.is_empty());
+                    let any = queues.iter().any(SubmissionQueue::fetchable);
                     match arbiter.pick(&queues, 0) {
-                        Some(q) => assert!(queues[q].pop().is_some(), "{name} picked an empty queue"),
+                        Some(q) => {
+                            assert!(queues[q].fetchable(), "{name} picked a queue it may not fetch from");
+                            queues[q].pop();
+                        }
                         None => assert!(!any, "{name} left work waiting"),
                     }
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_queue_at_its_bound_is_not_fetched_from_until_one_of_its_commands_completes() {
+        let mut cfg = config("round-robin");
+        cfg.max_fetched_per_queue = 2;
+        let mut hil = HostInterface::new(&cfg).expect("valid");
+        let (a, b) = (hil.create_queue(NvmePriority::Medium), hil.create_queue(NvmePriority::Medium));
+        for i in 0..4 {
+            hil.push(a, ReqId(i), 0);
+        }
+        hil.push(b, ReqId(9), 0);
+        let fetched: Vec<u32> = std::iter::from_fn(|| hil.next_command(0)).map(|r| r.0).collect();
+        assert_eq!(fetched, [0, 1, 9], "two of a's, then b's; a's other two wait");
+        assert!(!hil.has_fetchable());
+        assert!(!hil.completed(b), "b had nothing waiting");
+        assert!(hil.completed(a), "a was at its bound with commands waiting");
+        assert_eq!(hil.next_command(0), Some(ReqId(2)));
+        assert_eq!(hil.next_command(0), None);
+        hil.check_invariants().expect("within the bound");
+
+        cfg.max_fetched_per_queue = 0;
+        let mut unbounded = HostInterface::new(&cfg).expect("valid");
+        let q = unbounded.create_queue(NvmePriority::Medium);
+        for i in 0..1000 {
+            unbounded.push(q, ReqId(i), 0);
+        }
+        assert_eq!(std::iter::from_fn(|| unbounded.next_command(0)).count(), 1000, "0: no bound");
     }
 
     /// Two closed-loop readers on their own cores, so on their own submission queues.

@@ -16,7 +16,8 @@ impl RoundRobin {
     }
 
     /// Round robin over the queues for which `member` holds (weighted round robin keeps one per priority
-    /// class); the others are skipped as if absent. Index of a non-empty member, or `None`.
+    /// class); the others are skipped as if absent. Index of a member the controller may fetch from, or
+    /// `None`.
     pub fn pick_among(
         &mut self,
         queues: &[SubmissionQueue],
@@ -26,7 +27,7 @@ impl RoundRobin {
         if n == 0 {
             return None;
         }
-        let eligible = |q: usize| !queues[q].is_empty() && member(&queues[q]);
+        let eligible = |q: usize| queues[q].fetchable() && member(&queues[q]);
         if self.current < n && eligible(self.current) && self.served_in_turn < self.burst {
             self.served_in_turn += 1;
             return Some(self.current);
