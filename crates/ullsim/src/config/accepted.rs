@@ -58,6 +58,7 @@ pub(super) fn whole_number(key: &str) -> Option<String> {
         "device.flash.suspend_read_batches" | "device.flash.suspend_max_per_op" => (1, 1024),
         "device.cache.destage_limit_pages_per_plane" => (0, 1 << 16),
         "device.cache.flashshare_epoch_accesses" => (16, 1 << 26),
+        "device.host_interface.max_fetched_per_queue" => (0, 1 << 16),
         "device.host_interface.pcie_lanes" => (1, 64),
         "device.host_interface.pcie_tlp_overhead_bytes" => (0, 64),
         "device.host_interface.pcie_max_payload_bytes" => return Some("a power of two from 64 to 4096 (bytes)".into()),
