@@ -109,6 +109,15 @@ pub fn describe_ns(ns: Time) -> String {
     format!("{} {name}", value.trim_end_matches('0').trim_end_matches('.'))
 }
 
+/// A size for messages: "512.0 MiB", "5.27 GiB".
+pub fn describe_bytes(bytes: u64) -> String {
+    if bytes < 1 << 30 {
+        format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
+    } else {
+        format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
+    }
+}
+
 /// The symbol of a duration key's bare unit, for messages.
 fn unit_symbol(unit_ns: u64) -> &'static str {
     match unit_ns {

@@ -1,0 +1,269 @@
+//! The page map of a page-mapped drive: where each logical page lives (forward) and which logical page each
+//! physical page holds (reverse), stored so that memory follows the pages the run writes, not the drive's
+//! size or the operating-system pages those writes land on.
+//!
+//! - The initial layout is implicit: preconditioning places logical pages `0..initial_pages` by a keyed
+//!   permutation onto each plane's initially valid pages (`precondition.rs`), so it costs per-block counts
+//!   only.
+//! - Pages the host writes are entries of `written`, a sparse table by logical page: the host's writes are
+//!   runs of consecutive logical pages, so its leaves fill.
+//! - Initially placed pages that garbage collection moves are entries of `moved`, one array per initial
+//!   block in the block's page order. GC empties a block at a time, in page order, into consecutive pages of
+//!   its open block: one run of an array (`util/chunks.rs`) where, keyed by logical page, the moves would
+//!   scatter over the whole drive (the initial layout is a random permutation) and cost a leaf each.
+//! - `reverse` holds one array per block the run programs, dropped when the block is erased. A page a GC
+//!   move filled with an initially placed page records the page's initial slot rather than its logical page:
+//!   a victim's slots follow each other as its pages do, so a GC block's array is a few runs too.
+//!
+//! Entry values are page numbers + 1; 0 means "not here": look in the next place (or "where the initial
+//! layout put it").
+
+use crate::util::chunks::ChunkTable;
+use crate::util::perm::Permutation;
+use crate::util::sparse::SparseTable;
+
+use super::super::flash::Geometry;
+
+/// Logical pages per bit of `PageMap::written_touched`.
+const WRITTEN_REGION: u64 = 1024;
+
+pub(super) struct PageMap {
+    units: u32,
+    blocks_per_plane: u32,
+    pages_per_block: u32,
+    /// Logical pages mapped by preconditioning are `0..initial_pages`, placed by `initial_perm`.
+    initial_pages: u64,
+    /// Blocks per initially valid page of a plane (for the proportional guess in `initial_slot`).
+    blocks_per_initial_page: f64,
+    initial_perm: Permutation,
+    /// Per global block: initially valid pages (0 once erased), and the number of initially valid pages in
+    /// the blocks before it in its plane.
+    initial_valid: Vec<u16>,
+    initial_prefix: Vec<u32>,
+    /// logical page -> physical page + 1, for pages the host wrote (and where GC later moved them).
+    written: SparseTable,
+    /// One bit per `WRITTEN_REGION` logical pages: set once any entry in the region is in `written`. Lets
+    /// lookups of never-rewritten regions skip the (large, mostly empty) table.
+    written_touched: Vec<u64>,
+    /// Per initial block, per initially valid page in block order: physical page + 1 where GC moved it
+    /// (unless the host rewrote it since: `written` goes first).
+    moved: ChunkTable,
+    /// Per block: physical page -> logical page + 1, or `logical_pages` + initial slot + 1 for an initially
+    /// placed page GC moved there (when `slots_in_reverse`); 0 means "the initial owner, if the page is an
+    /// initial slot". Dropped when the block is erased.
+    reverse: ChunkTable,
+    logical_pages: u64,
+    /// Whether reverse entries can name initial slots: the two ranges fit in 32 bits together (drives of
+    /// less than ~2^31 logical pages). Otherwise they name the logical page.
+    slots_in_reverse: bool,
+}
+
+impl PageMap {
+    /// The map of a drive of `geometry` with `logical_pages` pages, of which `0..initial_pages` are placed
+    /// by `initial_perm` onto the initially valid pages of each block (`initial_valid`, by global block; every
+    /// plane holds `initial_pages / planes` of them, the first `initial_pages % planes` planes one more).
+    pub fn new(
+        geometry: &Geometry,
+        logical_pages: u64,
+        initial_pages: u64,
+        initial_perm: Permutation,
+        initial_valid: Vec<u16>,
+    ) -> PageMap {
+        let bpp = geometry.blocks_per_plane as usize;
+        let blocks = geometry.blocks() as usize;
+        debug_assert_eq!(initial_valid.len(), blocks);
+        let mut initial_prefix = Vec::with_capacity(blocks);
+        for plane in initial_valid.chunks(bpp) {
+            let mut prefix = 0u32;
+            for &v in plane {
+                initial_prefix.push(prefix);
+                prefix += v as u32;
+            }
+        }
+        let per_plane = initial_pages / geometry.planes() as u64;
+        PageMap {
+            units: geometry.planes(),
+            blocks_per_plane: geometry.blocks_per_plane,
+            pages_per_block: geometry.pages_per_block,
+            initial_pages,
+            blocks_per_initial_page: bpp as f64 / per_plane.max(1) as f64,
+            initial_perm,
+            initial_valid,
+            initial_prefix,
+            written: SparseTable::new(logical_pages),
+            written_touched: vec![0; (logical_pages / WRITTEN_REGION / 64 + 1) as usize],
+            moved: ChunkTable::new(blocks),
+            reverse: ChunkTable::new(blocks),
+            logical_pages,
+            slots_in_reverse: logical_pages + initial_pages < u32::MAX as u64,
+        }
+    }
+
+    /// The map of a drive with no map (written in place): every call but `bytes` is a logic error.
+    pub fn none() -> PageMap {
+        PageMap {
+            units: 1,
+            blocks_per_plane: 1,
+            pages_per_block: 1,
+            initial_pages: 0,
+            blocks_per_initial_page: 0.0,
+            initial_perm: Permutation::identity(1),
+            initial_valid: Vec::new(),
+            initial_prefix: Vec::new(),
+            written: SparseTable::default(),
+            written_touched: Vec::new(),
+            moved: ChunkTable::default(),
+            reverse: ChunkTable::default(),
+            logical_pages: 0,
+            slots_in_reverse: false,
+        }
+    }
+
+    /// Initially valid pages of plane `u`: the first `initial_pages % units` planes hold one more.
+    fn initial_pages_of_plane(&self, u: usize) -> u32 {
+        let units = self.units as u64;
+        (self.initial_pages / units + u64::from((u as u64) < self.initial_pages % units)) as u32
+    }
+
+    /// Initially valid pages block `block` held before any erase.
+    fn initial_pages_of_block(&self, block: usize) -> u32 {
+        let bpp = self.blocks_per_plane as usize;
+        let next = if (block + 1) % bpp == 0 {
+            self.initial_pages_of_plane(block / bpp)
+        } else {
+            self.initial_prefix[block + 1]
+        };
+        next - self.initial_prefix[block]
+    }
+
+    /// Where the initial layout put logical page `lpa` (< `initial_pages`): the global block and the page's
+    /// rank among the block's initially valid pages (= its page in the block).
+    fn initial_slot(&self, lpa: u64) -> (usize, u32) {
+        // Page numbers fit in 32 bits (validated), so the divisions below are 32-bit.
+        let units = self.units;
+        let slot = self.initial_perm.apply(lpa) as u32;
+        let u = (slot % units) as usize;
+        let q = slot / units;
+        let bpp = self.blocks_per_plane as usize;
+        let prefixes = &self.initial_prefix[u * bpp..(u + 1) * bpp];
+        // The block holding the q-th initially valid page of the plane: the last block whose prefix is <= q.
+        // Blocks hold similar counts, so start from the proportional guess and walk (a few steps, in one or
+        // two cache lines); fall back to binary search if the walk runs long.
+        let mut b = ((q as f64 * self.blocks_per_initial_page) as usize).min(bpp - 1);
+        let mut steps = 0;
+        while steps < 16 && prefixes[b] > q {
+            b -= 1;
+            steps += 1;
+        }
+        while steps < 16 && b + 1 < bpp && prefixes[b + 1] <= q {
+            b += 1;
+            steps += 1;
+        }
+        if steps == 16 {
+            b = prefixes.partition_point(|&p| p <= q) - 1;
+        }
+        (u * bpp + b, q - prefixes[b])
+    }
+
+    /// The `written` entry of `lpa` (0: none).
+    #[inline]
+    fn written_entry(&self, lpa: u64) -> u32 {
+        let region = lpa / WRITTEN_REGION;
+        let touched = self.written_touched[(region / 64) as usize] & (1 << (region % 64)) != 0;
+        if touched {
+            self.written.get(lpa)
+        } else {
+            0
+        }
+    }
+
+    /// Where logical page `lpa` lives now (`None`: never written).
+    pub fn lookup(&self, lpa: u64) -> Option<u64> {
+        match self.written_entry(lpa) {
+            0 if lpa < self.initial_pages => {
+                let (block, page) = self.initial_slot(lpa);
+                match self.moved.get(block, page as usize) {
+                    0 => {
+                        debug_assert!(page < self.initial_valid[block] as u32, "initial page of an erased block");
+                        Some(block as u64 * self.pages_per_block as u64 + page as u64)
+                    }
+                    v => Some(v as u64 - 1),
+                }
+            }
+            0 => None,
+            v => Some(v as u64 - 1),
+        }
+    }
+
+    /// The logical page stored in physical page `ppa`, valid or stale (`None`: erased or never written).
+    pub fn owner(&self, ppa: u64) -> Option<u64> {
+        let ppb = self.pages_per_block as u64;
+        let block = (ppa / ppb) as usize;
+        let page = (ppa % ppb) as u32;
+        match self.reverse.get(block, page as usize) as u64 {
+            0 => {
+                if page >= self.initial_valid[block] as u32 {
+                    return None;
+                }
+                let units = self.units as u64;
+                let u = (block / self.blocks_per_plane as usize) as u64;
+                let q = (self.initial_prefix[block] + page) as u64;
+                Some(self.initial_perm.invert(q * units + u))
+            }
+            v if v <= self.logical_pages => Some(v - 1),
+            v => Some(self.initial_perm.invert(v - self.logical_pages - 1)),
+        }
+    }
+
+    /// Record that `ppa` now holds `lpa`, written by the host (`by_host`) or moved there by GC. A GC move of
+    /// a page the host never rewrote goes to `moved`, in its initial block's array.
+    pub fn place(&mut self, lpa: u64, ppa: u64, by_host: bool) {
+        let owner = if by_host || lpa >= self.initial_pages || self.written_entry(lpa) != 0 {
+            self.written.set(lpa, (ppa + 1) as u32);
+            let region = lpa / WRITTEN_REGION;
+            self.written_touched[(region / 64) as usize] |= 1 << (region % 64);
+            lpa + 1
+        } else {
+            let (block, page) = self.initial_slot(lpa);
+            let len = self.initial_pages_of_block(block) as usize;
+            self.moved.set(block, page as usize, (ppa + 1) as u32, len);
+            if self.slots_in_reverse {
+                let u = (block / self.blocks_per_plane as usize) as u64;
+                let q = (self.initial_prefix[block] + page) as u64;
+                self.logical_pages + q * self.units as u64 + u + 1
+            } else {
+                lpa + 1
+            }
+        };
+        let ppb = self.pages_per_block as u64;
+        self.reverse.set((ppa / ppb) as usize, (ppa % ppb) as usize, owner as u32, ppb as usize);
+    }
+
+    /// Block `block` was erased: its pages hold nothing.
+    pub fn erased(&mut self, block: usize) {
+        self.reverse.release(block);
+        self.initial_valid[block] = 0;
+    }
+
+    /// Heap bytes the map holds now.
+    pub fn bytes(&self) -> u64 {
+        let per_block = self.initial_valid.capacity() as u64 * 2 + self.initial_prefix.capacity() as u64 * 4;
+        per_block
+            + self.written.bytes()
+            + self.written_touched.capacity() as u64 * 8
+            + self.moved.bytes()
+            + self.reverse.bytes()
+    }
+
+    /// The most `bytes` can ever be for a drive of `geometry` with `logical_pages` pages, of which
+    /// `initial_pages` preconditioned: every logical page written by the host, every initial page moved by
+    /// GC and every block holding pages the run wrote.
+    pub fn bytes_at_most(geometry: &Geometry, logical_pages: u64, initial_pages: u64) -> u64 {
+        let blocks = geometry.blocks();
+        blocks * (2 + 4)
+            + SparseTable::bytes_at_most(logical_pages)
+            + (logical_pages / WRITTEN_REGION / 64 + 1) * 8
+            + ChunkTable::bytes_at_most(blocks, initial_pages)
+            + ChunkTable::bytes_at_most(blocks, geometry.pages())
+    }
+}
