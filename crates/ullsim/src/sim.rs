@@ -61,8 +61,8 @@ pub fn map_memory_note(scenario: &Scenario) -> Option<String> {
     (most > limit).then(|| {
         format!(
             "the drive's map can grow to {} if the run rewrites all of it ({} logical pages of {} bytes), over \
-             run.map_memory_limit ({}): the run stops with an error if its map reaches the limit (its growth \
-             follows the pages it writes: ~8 bytes per page written, see docs/model.md \"Memory\")",
+             run.map_memory_limit ({}): the run stops with an error if its map reaches the limit (the map grows \
+             with the pages the run writes; docs/model.md, \"Memory\")",
             describe_bytes(most),
             scenario.device.logical_pages(),
             scenario.device.flash.page_bytes.0,
@@ -327,9 +327,9 @@ impl Simulation {
             return Ok(());
         }
         Err(SimError::MapMemory(format!(
-            "run.map_memory_limit: the drive's map holds {} at {} simulated, over the limit of {} (the map grows \
-             with the pages the run writes, up to {} if it rewrites the whole drive); raise run.map_memory_limit \
-             if the machine has the memory, or shorten run.duration",
+            "run.map_memory_limit: the drive's map holds {bytes} bytes ({}) at {} simulated, over the limit of \
+             {limit} bytes ({}) (the map grows with the pages the run writes, up to {} if it rewrites the whole \
+             drive); raise run.map_memory_limit if the machine has the memory, or shorten run.duration",
             describe_bytes(bytes),
             describe_ns(now),
             describe_bytes(limit),

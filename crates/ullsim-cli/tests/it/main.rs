@@ -5,5 +5,6 @@ mod cli;
 mod common;
 mod compare;
 mod fio_json;
+mod memory;
 mod report;
 mod reproduce;

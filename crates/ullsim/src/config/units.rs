@@ -109,12 +109,12 @@ pub fn describe_ns(ns: Time) -> String {
     format!("{} {name}", value.trim_end_matches('0').trim_end_matches('.'))
 }
 
-/// A size for messages: "512.0 MiB", "5.27 GiB".
+/// A size for messages: "48.0 KiB", "512.0 MiB", "5.27 GiB".
 pub fn describe_bytes(bytes: u64) -> String {
-    if bytes < 1 << 30 {
-        format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
-    } else {
-        format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
+    match bytes {
+        b if b < 1 << 20 => format!("{:.1} KiB", b as f64 / 1024.0),
+        b if b < 1 << 30 => format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64),
+        b => format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64),
     }
 }
 

@@ -68,6 +68,43 @@ impl Chunk {
         values
     }
 
+    /// Set entry `index` to `value`; returns the change of `bytes`.
+    fn set(&mut self, index: u32, value: u32) -> i64 {
+        match self {
+            Chunk::Plain(values) => {
+                values[index as usize] = value;
+                return 0;
+            }
+            Chunk::Runs { runs, .. } => {
+                if let Some(last) = runs.last_mut().filter(|r| r.continued_by(index, value)) {
+                    if last.len == 1 {
+                        last.stride = value.wrapping_sub(last.first);
+                    }
+                    last.len += 1;
+                    return 0;
+                }
+            }
+        }
+        // A new run, or plain entries from now on: what the array holds changes.
+        let before = self.bytes() as i64;
+        let Chunk::Runs { runs, len } = self else { unreachable!("plain arrays returned above") };
+        // In order, after the last run: a new run, while runs cost at most half a plain array (16 bytes a run,
+        // 4 an entry).
+        if runs.last().is_none_or(|r| index >= r.start + r.len) && (runs.len() as u32 + 1) * 8 <= *len {
+            if runs.len() == runs.capacity() {
+                // Grow by doubling, but never past `len / 8` runs: runs never cost more than entries.
+                let most = *len as usize / 8;
+                runs.reserve_exact((2 * runs.len()).clamp(1, most) - runs.len());
+            }
+            runs.push(Run { start: index, len: 1, first: value, stride: 0 });
+        } else {
+            let mut values = Chunk::plain(runs, *len);
+            values[index as usize] = value;
+            *self = Chunk::Plain(values);
+        }
+        self.bytes() as i64 - before
+    }
+
     fn bytes(&self) -> u64 {
         match self {
             Chunk::Plain(values) => values.len() as u64 * 4 + ALLOCATION_BYTES,
@@ -129,30 +166,8 @@ impl ChunkTable {
             self.chunk_of[key] = slot + 1;
         }
         let chunk = &mut self.chunks[self.chunk_of[key] as usize - 1];
-        self.content_bytes -= chunk.bytes();
-        let index = index as u32;
-        match chunk {
-            Chunk::Plain(values) => values[index as usize] = value,
-            Chunk::Runs { runs, len } => {
-                let continues = runs.last().is_some_and(|r| r.continued_by(index, value));
-                let after = runs.last().is_none_or(|r| index >= r.start + r.len);
-                if let (true, Some(last)) = (continues, runs.last_mut()) {
-                    if last.len == 1 {
-                        last.stride = value.wrapping_sub(last.first);
-                    }
-                    last.len += 1;
-                } else if after && (runs.len() as u32 + 1) * 8 <= *len {
-                    // In order, after the last run: a new run, while runs cost at most half a plain array (16
-                    // bytes a run, 4 an entry).
-                    runs.push(Run { start: index, len: 1, first: value, stride: 0 });
-                } else {
-                    let mut values = Chunk::plain(runs, *len);
-                    values[index as usize] = value;
-                    *chunk = Chunk::Plain(values);
-                }
-            }
-        }
-        self.content_bytes += chunk.bytes();
+        let change = chunk.set(index as u32, value);
+        self.content_bytes = self.content_bytes.checked_add_signed(change).expect("bytes held stay >= 0");
     }
 
     /// Drop `key`'s array (every entry reads 0 again).
@@ -173,8 +188,8 @@ impl ChunkTable {
             + self.content_bytes
     }
 
-    /// The most `bytes` can be for `keys` keys whose arrays hold `entries` entries in all (runs never cost
-    /// more than a plain array).
+    /// The most `bytes` can be for `keys` keys whose arrays hold `entries` entries in all (an array's runs
+    /// never cost more than its plain entries: at most `len / 8` of 16 bytes).
     pub fn bytes_at_most(keys: u64, entries: u64) -> u64 {
         // `chunks` and `free_slots` grow by doubling: each can reach twice the number of keys.
         keys * 4 + 2 * keys * (std::mem::size_of::<Chunk>() as u64 + 4) + entries * 4 + keys * ALLOCATION_BYTES

@@ -128,7 +128,7 @@ impl PageMap {
     /// Initially valid pages block `block` held before any erase.
     fn initial_pages_of_block(&self, block: usize) -> u32 {
         let bpp = self.blocks_per_plane as usize;
-        let next = if (block + 1) % bpp == 0 {
+        let next = if (block + 1).is_multiple_of(bpp) {
             self.initial_pages_of_plane(block / bpp)
         } else {
             self.initial_prefix[block + 1]
@@ -139,9 +139,15 @@ impl PageMap {
     /// Where the initial layout put logical page `lpa` (< `initial_pages`): the global block and the page's
     /// rank among the block's initially valid pages (= its page in the block).
     fn initial_slot(&self, lpa: u64) -> (usize, u32) {
+        self.block_of_slot(self.initial_perm.apply(lpa))
+    }
+
+    /// The global block and rank of initial slot `slot` (the `q`-th initially valid page of plane `u` is slot
+    /// `q * units + u`).
+    fn block_of_slot(&self, slot: u64) -> (usize, u32) {
         // Page numbers fit in 32 bits (validated), so the divisions below are 32-bit.
         let units = self.units;
-        let slot = self.initial_perm.apply(lpa) as u32;
+        let slot = slot as u32;
         let u = (slot % units) as usize;
         let q = slot / units;
         let bpp = self.blocks_per_plane as usize;
@@ -215,26 +221,47 @@ impl PageMap {
         }
     }
 
-    /// Record that `ppa` now holds `lpa`, written by the host (`by_host`) or moved there by GC. A GC move of
-    /// a page the host never rewrote goes to `moved`, in its initial block's array.
-    pub fn place(&mut self, lpa: u64, ppa: u64, by_host: bool) {
-        let owner = if by_host || lpa >= self.initial_pages || self.written_entry(lpa) != 0 {
-            self.written.set(lpa, (ppa + 1) as u32);
-            let region = lpa / WRITTEN_REGION;
-            self.written_touched[(region / 64) as usize] |= 1 << (region % 64);
-            lpa + 1
-        } else {
-            let (block, page) = self.initial_slot(lpa);
-            let len = self.initial_pages_of_block(block) as usize;
-            self.moved.set(block, page as usize, (ppa + 1) as u32, len);
-            if self.slots_in_reverse {
-                let u = (block / self.blocks_per_plane as usize) as u64;
-                let q = (self.initial_prefix[block] + page) as u64;
-                self.logical_pages + q * self.units as u64 + u + 1
-            } else {
-                lpa + 1
-            }
+    /// The host wrote `lpa` to `ppa`.
+    pub fn place_written(&mut self, lpa: u64, ppa: u64) {
+        self.set_written(lpa, ppa);
+        self.set_reverse(ppa, lpa + 1);
+    }
+
+    /// GC moved `lpa` from `old_ppa` (its current page) to `new_ppa`. A page the host never rewrote stays in
+    /// `moved`, in its initial block's array, found from where it was (no permutation to compute).
+    pub fn place_moved(&mut self, lpa: u64, old_ppa: u64, new_ppa: u64) {
+        if lpa >= self.initial_pages || self.written_entry(lpa) != 0 {
+            self.set_written(lpa, new_ppa);
+            self.set_reverse(new_ppa, lpa + 1);
+            return;
+        }
+        let ppb = self.pages_per_block as u64;
+        let (old_block, old_page) = ((old_ppa / ppb) as usize, (old_ppa % ppb) as u32);
+        let (block, rank) = match self.reverse.get(old_block, old_page as usize) as u64 {
+            // Still where the initial layout put it: the rank is the page.
+            0 => (old_block, old_page),
+            v if v > self.logical_pages => self.block_of_slot(v - self.logical_pages - 1),
+            _ => self.initial_slot(lpa),
         };
+        let len = self.initial_pages_of_block(block) as usize;
+        self.moved.set(block, rank as usize, (new_ppa + 1) as u32, len);
+        let owner = if self.slots_in_reverse {
+            let bpp = self.blocks_per_plane as usize;
+            let q = (self.initial_prefix[block] + rank) as u64;
+            self.logical_pages + q * self.units as u64 + (block / bpp) as u64 + 1
+        } else {
+            lpa + 1
+        };
+        self.set_reverse(new_ppa, owner);
+    }
+
+    fn set_written(&mut self, lpa: u64, ppa: u64) {
+        self.written.set(lpa, (ppa + 1) as u32);
+        let region = lpa / WRITTEN_REGION;
+        self.written_touched[(region / 64) as usize] |= 1 << (region % 64);
+    }
+
+    fn set_reverse(&mut self, ppa: u64, owner: u64) {
         let ppb = self.pages_per_block as u64;
         self.reverse.set((ppa / ppb) as usize, (ppa % ppb) as usize, owner as u32, ppb as usize);
     }

@@ -234,14 +234,13 @@ impl Ftl {
         self.owner(ppa).is_some_and(|lpa| self.lookup(lpa) == Some(ppa))
     }
 
-    /// Point `lpa` at `new_ppa` (a host write, or a GC move), invalidating its old copy.
-    fn remap(&mut self, lpa: u64, new_ppa: u64, by_host: bool) {
-        if let Some(old) = self.lookup(lpa) {
+    /// Move the valid-page counts of a page from `old_ppa` (if any) to `new_ppa`.
+    fn count_valid(&mut self, old_ppa: Option<u64>, new_ppa: u64) {
+        if let Some(old) = old_ppa {
             let b = self.geometry.block_of(old) as usize;
             debug_assert!(self.valid[b] > 0);
             self.valid[b] -= 1;
         }
-        self.map.place(lpa, new_ppa, by_host);
         self.valid[self.geometry.block_of(new_ppa) as usize] += 1;
     }
 
@@ -281,7 +280,8 @@ impl Ftl {
             let u = (self.next_plane + i) % units;
             if let Some(ppa) = self.allocate_in_plane(u, false) {
                 self.next_plane = (u + 1) % units;
-                self.remap(lpa, ppa, true);
+                self.count_valid(self.lookup(lpa), ppa);
+                self.map.place_written(lpa, ppa);
                 return Some(ppa);
             }
         }
@@ -370,7 +370,8 @@ impl Ftl {
         let new_ppa = self
             .allocate_in_plane(u, true)
             .unwrap_or_else(|| panic!("model invariant: plane {u} has no page left for a GC move"));
-        self.remap(lpa, new_ppa, false);
+        self.count_valid(Some(old_ppa), new_ppa);
+        self.map.place_moved(lpa, old_ppa, new_ppa);
         Some(new_ppa)
     }
 
