@@ -212,6 +212,9 @@ mod tests {
             }
         }
         assert_eq!(t.content_bytes, t.chunks.iter().map(Chunk::bytes).sum::<u64>());
+        if let Chunk::Runs { runs, .. } = &t.chunks[0] {
+            assert!(runs.capacity() * 8 <= len, "{} runs' room for {len} entries", runs.capacity());
+        }
         t
     }
 
@@ -229,7 +232,7 @@ mod tests {
         let t = check_against_plain(&rewrites, 64);
         assert!(matches!(t.chunks[0], Chunk::Plain(_)));
         // Values that never continue a run: plain once runs would cost more.
-        let scattered: Vec<(usize, u32)> = (0..64).map(|k| (k, (k as u32 * 2_654_435_761) | 1)).collect();
+        let scattered: Vec<(usize, u32)> = (0..64).map(|k| (k, (k as u32).wrapping_mul(2_654_435_761) | 1)).collect();
         let t = check_against_plain(&scattered, 64);
         assert!(matches!(t.chunks[0], Chunk::Plain(_)));
         assert!(t.bytes() <= ChunkTable::bytes_at_most(4, 64));

@@ -40,6 +40,8 @@ pub(super) struct PageMap {
     /// the blocks before it in its plane.
     initial_valid: Vec<u16>,
     initial_prefix: Vec<u32>,
+    /// Per plane: initially valid pages.
+    initial_of_plane: Vec<u32>,
     /// logical page -> physical page + 1, for pages the host wrote (and where GC later moved them).
     written: SparseTable,
     /// One bit per `WRITTEN_REGION` logical pages: set once any entry in the region is in `written`. Lets
@@ -60,8 +62,8 @@ pub(super) struct PageMap {
 
 impl PageMap {
     /// The map of a drive of `geometry` with `logical_pages` pages, of which `0..initial_pages` are placed
-    /// by `initial_perm` onto the initially valid pages of each block (`initial_valid`, by global block; every
-    /// plane holds `initial_pages / planes` of them, the first `initial_pages % planes` planes one more).
+    /// by `initial_perm` onto the initially valid pages of each block (`initial_valid`, by global block): the
+    /// `q`-th initially valid page of plane `u` is the permutation's slot `q * planes + u`.
     pub fn new(
         geometry: &Geometry,
         logical_pages: u64,
@@ -73,14 +75,16 @@ impl PageMap {
         let blocks = geometry.blocks() as usize;
         debug_assert_eq!(initial_valid.len(), blocks);
         let mut initial_prefix = Vec::with_capacity(blocks);
+        let mut initial_of_plane = Vec::with_capacity(geometry.planes() as usize);
         for plane in initial_valid.chunks(bpp) {
             let mut prefix = 0u32;
             for &v in plane {
                 initial_prefix.push(prefix);
                 prefix += v as u32;
             }
+            initial_of_plane.push(prefix);
         }
-        let per_plane = initial_pages / geometry.planes() as u64;
+        let per_plane = initial_pages.div_ceil(geometry.planes() as u64);
         PageMap {
             units: geometry.planes(),
             blocks_per_plane: geometry.blocks_per_plane,
@@ -90,6 +94,7 @@ impl PageMap {
             initial_perm,
             initial_valid,
             initial_prefix,
+            initial_of_plane,
             written: SparseTable::new(logical_pages),
             written_touched: vec![0; (logical_pages / WRITTEN_REGION / 64 + 1) as usize],
             moved: ChunkTable::new(blocks),
@@ -110,6 +115,7 @@ impl PageMap {
             initial_perm: Permutation::identity(1),
             initial_valid: Vec::new(),
             initial_prefix: Vec::new(),
+            initial_of_plane: Vec::new(),
             written: SparseTable::default(),
             written_touched: Vec::new(),
             moved: ChunkTable::default(),
@@ -119,17 +125,11 @@ impl PageMap {
         }
     }
 
-    /// Initially valid pages of plane `u`: the first `initial_pages % units` planes hold one more.
-    fn initial_pages_of_plane(&self, u: usize) -> u32 {
-        let units = self.units as u64;
-        (self.initial_pages / units + u64::from((u as u64) < self.initial_pages % units)) as u32
-    }
-
     /// Initially valid pages block `block` held before any erase.
     fn initial_pages_of_block(&self, block: usize) -> u32 {
         let bpp = self.blocks_per_plane as usize;
         let next = if (block + 1).is_multiple_of(bpp) {
-            self.initial_pages_of_plane(block / bpp)
+            self.initial_of_plane[block / bpp]
         } else {
             self.initial_prefix[block + 1]
         };
@@ -276,6 +276,7 @@ impl PageMap {
     pub fn bytes(&self) -> u64 {
         let per_block = self.initial_valid.capacity() as u64 * 2 + self.initial_prefix.capacity() as u64 * 4;
         per_block
+            + self.initial_of_plane.capacity() as u64 * 4
             + self.written.bytes()
             + self.written_touched.capacity() as u64 * 8
             + self.moved.bytes()
@@ -288,6 +289,7 @@ impl PageMap {
     pub fn bytes_at_most(geometry: &Geometry, logical_pages: u64, initial_pages: u64) -> u64 {
         let blocks = geometry.blocks();
         blocks * (2 + 4)
+            + geometry.planes() as u64 * 4
             + SparseTable::bytes_at_most(logical_pages)
             + (logical_pages / WRITTEN_REGION / 64 + 1) * 8
             + ChunkTable::bytes_at_most(blocks, initial_pages)
