@@ -296,3 +296,70 @@ impl PageMap {
             + ChunkTable::bytes_at_most(blocks, geometry.pages())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two maps of one drive, one whose reverse entries name the initial slots of moved pages and one whose
+    /// entries name their logical pages (as drives of 2^31 logical pages or more do), agree on every page
+    /// through host writes, GC moves (first and second) and erases.
+    #[test]
+    fn reverse_entries_by_initial_slot_or_by_logical_page_give_the_same_map() {
+        let g = Geometry {
+            channels: 1,
+            chips_per_channel: 1,
+            dies_per_chip: 1,
+            planes_per_die: 2,
+            blocks_per_plane: 8,
+            pages_per_block: 16,
+            page_bytes: 4096,
+        };
+        // Each plane: six full blocks, a half-full one, a free one.
+        let valid: Vec<u16> = (0..16).map(|b| [16, 16, 16, 16, 16, 16, 8, 0][b % 8]).collect();
+        let initial: u64 = valid.iter().map(|&v| v as u64).sum();
+        let logical = initial + 12;
+        let make = |slots| {
+            let mut m = PageMap::new(&g, logical, initial, Permutation::new(initial, 7), valid.clone());
+            m.slots_in_reverse = slots;
+            m
+        };
+        let mut maps = [make(true), make(false)];
+        let ppb = 16;
+        // GC of `victim` into `target`: every valid page, in order, to the target's pages from its first.
+        let collect = |m: &mut PageMap, victim: u64, target: u64| {
+            let mut next = target * ppb;
+            for ppa in victim * ppb..(victim + 1) * ppb {
+                if let Some(lpa) = m.owner(ppa).filter(|&lpa| m.lookup(lpa) == Some(ppa)) {
+                    m.place_moved(lpa, ppa, next);
+                    next += 1;
+                }
+            }
+            m.erased(victim as usize);
+        };
+        for m in &mut maps {
+            // The host rewrites some preconditioned pages and writes some never written, into plane 0's free
+            // block; GC empties block 0 into plane 1's free block, then that block into the erased block 0.
+            for (i, lpa) in [3, 5, 40, 41, 90, initial + 2, initial + 3].into_iter().enumerate() {
+                m.place_written(lpa, 7 * ppb + i as u64);
+            }
+            collect(m, 0, 15);
+            collect(m, 15, 0);
+            collect(m, 1, 15);
+        }
+        let [by_slot, by_lpa] = &maps;
+        assert!(by_slot.reverse.has(0) && by_slot.moved.has(0) && by_slot.moved.has(1));
+        for lpa in 0..logical {
+            assert_eq!(by_slot.lookup(lpa), by_lpa.lookup(lpa), "logical page {lpa}");
+        }
+        for ppa in 0..g.pages() {
+            assert_eq!(by_slot.owner(ppa), by_lpa.owner(ppa), "physical page {ppa}");
+        }
+        // Every logical page is somewhere, each on its own page.
+        let mut homes: Vec<u64> = (0..logical).filter_map(|lpa| by_slot.lookup(lpa)).collect();
+        assert_eq!(homes.len() as u64, initial + 2);
+        homes.sort_unstable();
+        homes.dedup();
+        assert_eq!(homes.len() as u64, initial + 2);
+    }
+}
