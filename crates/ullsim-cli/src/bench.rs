@@ -95,6 +95,14 @@ iodepth = 32
         overrides: &[],
     },
     Case {
+        name: "default-gc",
+        what: "the built-in default scenario's shared run (no alone runs): a 4 KiB reader beside a 128 KiB \
+               sequential writer on znand-ull (800 GB of 2 KiB pages), whose garbage collection moves randomly \
+               preconditioned pages from ~0.6 s on (1 s): the drive's map grows with the pages written",
+        scenario: ullsim::config::scenario::DEFAULT_SCENARIO,
+        overrides: &["run.duration=1s", "name=bench default-gc"],
+    },
+    Case {
         name: "fastresponse-bs",
         what: "FastResponse's BS-Opt stack on 16 cores + optane-900p: a critical 4 KiB reader beside TeraSort's \
                bursts of 128 KiB I/O (LD, split, bypass) and 16 CPU hogs at 30% under the critical wake-up",

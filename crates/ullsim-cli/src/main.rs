@@ -13,6 +13,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use ullsim::config::builtin::{self, BuiltIn};
+use ullsim::config::units::describe_bytes;
 use ullsim::config::{presets, stacks};
 use ullsim::Scenario;
 
@@ -302,6 +303,9 @@ fn run(path: Option<&Path>, set: &[String], seed: Option<u64>, flags: &RunFlags,
     }
     // A bad line at the end of a trace is found in a read of it, not seconds into the simulation.
     scenario.check_traces()?;
+    if let Some(note) = ullsim::map_memory_note(&scenario) {
+        eprintln!("note: {}: {note}", scenario.source_name);
+    }
     scenario.metrics.fairness |= fairness;
     // fio's layout has one entry per job of a flow unless the flow sets group_reporting, as fio's default.
     scenario.metrics.per_job |= fio_to_stdout || fio_json.is_some();
@@ -354,15 +358,20 @@ fn validate(path: &Path, set: &[String]) -> Result<()> {
     let records = scenario.check_traces()?;
     // Building the device checks what only setup can (e.g. preconditioning fits the drive).
     ullsim::Simulation::new(&scenario).map_err(|e| anyhow::anyhow!("{}: {e}", scenario.source_name))?;
+    let map_most = ullsim::device::ftl::Ftl::map_bytes_at_most(&scenario.device);
     println!(
-        "{}: ok ({} flow{}, device {}, {:.1} GiB logical{})",
+        "{}: ok ({} flow{}, device {}, {:.1} GiB logical{}{})",
         path.display(),
         scenario.flows.len(),
         if scenario.flows.len() == 1 { "" } else { "s" },
         scenario.device.preset,
         scenario.device.logical_capacity_bytes() as f64 / (1u64 << 30) as f64,
+        if map_most > 0 { format!(", map up to {}", describe_bytes(map_most)) } else { String::new() },
         if records > 0 { format!(", {records} trace records") } else { String::new() }
     );
+    if let Some(note) = ullsim::map_memory_note(&scenario) {
+        eprintln!("note: {}: {note}", scenario.source_name);
+    }
     Ok(())
 }
 

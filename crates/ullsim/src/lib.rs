@@ -40,4 +40,4 @@ pub mod util;
 pub mod workload;
 
 pub use config::Scenario;
-pub use sim::{run_scenario, run_scenario_with_progress, RunResults, SimError, Simulation};
+pub use sim::{map_memory_note, run_scenario, run_scenario_with_progress, RunResults, SimError, Simulation};

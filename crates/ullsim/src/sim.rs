@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::config::units::describe_ns;
+use crate::config::units::{describe_bytes, describe_ns};
 use crate::config::Scenario;
 use crate::device::{Device, DeviceCounters, DeviceEvent, DeviceResults};
 use crate::engine::{EventQueue, Time};
@@ -37,12 +37,39 @@ pub enum SimError {
     /// More requests waited than [`MAX_IN_FLIGHT`]: the offered load outruns the system without bound.
     #[error("{0}")]
     Overload(String),
+    /// The drive's map passed `run.map_memory_limit`.
+    #[error("{0}")]
+    MapMemory(String),
 }
 
 /// Most requests (of all flows) that may have arrived and not completed at once: 262,144. Each costs a few
 /// hundred bytes across the layers, so this bounds a run's memory to ~100 MB whatever the offered load; no
 /// real host keeps this many I/Os waiting (an NVMe drive holds at most 64K commands per queue).
 pub const MAX_IN_FLIGHT: u64 = 1 << 18;
+
+/// Events between two checks of the map's size against `run.map_memory_limit`: the map grows by at most a
+/// few KiB per event, so a run stops within a few MiB of the limit, and the check costs nothing per event.
+const MAP_CHECK_EVERY: u64 = 1 << 10;
+
+/// The largest the drive's map of `scenario` can grow (every logical page rewritten, every block holding
+/// pages the run wrote: `Ftl::map_bytes_at_most`), and a note saying so when that is over
+/// `run.map_memory_limit`: such a run stops with an error if its map reaches the limit, and a reader should
+/// know before it starts. Each run of `[metrics] fairness` has a drive, and a map, of its own.
+pub fn map_memory_note(scenario: &Scenario) -> Option<String> {
+    let most = crate::device::ftl::Ftl::map_bytes_at_most(&scenario.device);
+    let limit = scenario.run.map_memory_limit.0;
+    (most > limit).then(|| {
+        format!(
+            "the drive's map can grow to {} if the run rewrites all of it ({} logical pages of {} bytes), over \
+             run.map_memory_limit ({}): the run stops with an error if its map reaches the limit (the map grows \
+             with the pages the run writes; docs/model.md, \"Memory\")",
+            describe_bytes(most),
+            scenario.device.logical_pages(),
+            scenario.device.flash.page_bytes.0,
+            describe_bytes(limit),
+        )
+    })
+}
 
 /// Version of the JSON result layout (docs/output.md); bumped on incompatible changes.
 pub const RESULTS_SCHEMA_VERSION: u32 = 4;
@@ -107,6 +134,8 @@ pub struct Simulation {
     end_ns: Time,
     warmup_ns: Time,
     check_invariants: bool,
+    /// `run.map_memory_limit` and the map's most, when the map could pass the limit (else `None`: no checks).
+    map_limit: Option<(u64, u64)>,
     completed_total: u64,
 }
 
@@ -148,6 +177,10 @@ impl Simulation {
             end_ns,
             warmup_ns: scenario.run.warmup.0,
             check_invariants: scenario.run.check_invariants,
+            map_limit: {
+                let most = crate::device::ftl::Ftl::map_bytes_at_most(&scenario.device);
+                (most > scenario.run.map_memory_limit.0).then_some((scenario.run.map_memory_limit.0, most))
+            },
             completed_total: 0,
         })
     }
@@ -184,6 +217,9 @@ impl Simulation {
                 Event::Host(e) => self.host.handle(e, &mut self.q, &mut self.requests, &mut self.device),
             }
             self.deliver(now, &mut new_ios, &mut delivered)?;
+            if self.map_limit.is_some() && self.q.events_popped().is_multiple_of(MAP_CHECK_EVERY) {
+                self.check_map_memory(now)?;
+            }
             if self.requests.live() == 0 && self.workload.finished(now) && !matches!(event, Event::Workload(_)) {
                 reached_duration = false;
                 break;
@@ -298,6 +334,24 @@ impl Simulation {
             now as f64 / 1e6,
             arrived as f64 / seconds,
             completed as f64 / seconds,
+        )))
+    }
+
+    /// Stop a run whose drive map passed `run.map_memory_limit`.
+    fn check_map_memory(&self, now: Time) -> Result<(), SimError> {
+        let Some((limit, most)) = self.map_limit else { return Ok(()) };
+        let bytes = self.device.map_bytes();
+        if bytes <= limit {
+            return Ok(());
+        }
+        Err(SimError::MapMemory(format!(
+            "run.map_memory_limit: the drive's map holds {bytes} bytes ({}) at {} simulated, over the limit of \
+             {limit} bytes ({}) (the map grows with the pages the run writes, up to {} if it rewrites the whole \
+             drive); raise run.map_memory_limit if the machine has the memory, or shorten run.duration",
+            describe_bytes(bytes),
+            describe_ns(now),
+            describe_bytes(limit),
+            describe_bytes(most),
         )))
     }
 

@@ -8,7 +8,7 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::ullsim;
+use common::{example, examples_dir, ullsim};
 use serde_json::Value;
 
 /// The example scenarios, each of which must exist and has its own test below.
@@ -26,16 +26,6 @@ const PRESETS: [&str; 6] = ["optane-ull", "optane-900p", "znand-ull", "mqsim-mlc
 
 /// Keeps the built-in default scenario (300 ms, and every flow run alone too) short.
 const SHORT_DEFAULT: &str = "run.duration=40ms";
-
-fn examples_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/examples")
-}
-
-fn example(name: &str) -> PathBuf {
-    let path = examples_dir().join(name);
-    assert!(path.is_file(), "missing example scenario {}", path.display());
-    path
-}
 
 fn read_json(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));

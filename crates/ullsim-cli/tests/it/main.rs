@@ -5,6 +5,7 @@ mod cli;
 mod common;
 mod compare;
 mod fio_json;
+mod memory;
 mod report;
 mod reproduce;
 mod table;

@@ -326,15 +326,30 @@ pub struct RunConfig {
     /// of the run; linear in the drive size, so for tests and small drives.
     #[serde(default)]
     pub check_invariants: bool,
+    /// Most bytes the drive's map (the FTL's page map and per-block state) may hold: a run whose map passes
+    /// it stops with an error. Only a drive whose whole map is larger can reach it.
+    #[serde(default = "default_map_memory_limit")]
+    pub map_memory_limit: Bytes,
 }
 
 fn default_duration() -> Seconds {
     Seconds::from_ns(crate::engine::SEC)
 }
 
+/// 8 GiB: above the whole map of every preset (znand-ull's 800 GB of 2 KiB pages is the largest, ~5 GiB), so
+/// only a larger custom drive can reach it, and within the memory of a machine that simulates such drives.
+fn default_map_memory_limit() -> Bytes {
+    Bytes(8 << 30)
+}
+
 impl Default for RunConfig {
     fn default() -> Self {
-        RunConfig { duration: default_duration(), warmup: Seconds::default(), check_invariants: false }
+        RunConfig {
+            duration: default_duration(),
+            warmup: Seconds::default(),
+            check_invariants: false,
+            map_memory_limit: default_map_memory_limit(),
+        }
     }
 }
 
@@ -604,6 +619,9 @@ impl Scenario {
         }
         if let Err((key, what)) = self.host.validate() {
             return Err(ConfigError::at_key(source, &format!("host.{key}"), what));
+        }
+        if self.run.map_memory_limit.0 == 0 {
+            return Err(ConfigError::at_key(source, "run.map_memory_limit", "expected a size > 0"));
         }
         if self.run.warmup.0 >= self.run.duration.0 {
             return Err(ConfigError::at_key(source, "run.warmup", "expected a warm-up shorter than run.duration"));

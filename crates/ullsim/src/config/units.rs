@@ -109,6 +109,15 @@ pub fn describe_ns(ns: Time) -> String {
     format!("{} {name}", value.trim_end_matches('0').trim_end_matches('.'))
 }
 
+/// A size for messages: "48.0 KiB", "512.0 MiB", "5.27 GiB".
+pub fn describe_bytes(bytes: u64) -> String {
+    match bytes {
+        b if b < 1 << 20 => format!("{:.1} KiB", b as f64 / 1024.0),
+        b if b < 1 << 30 => format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64),
+        b => format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64),
+    }
+}
+
 /// The symbol of a duration key's bare unit, for messages.
 fn unit_symbol(unit_ns: u64) -> &'static str {
     match unit_ns {

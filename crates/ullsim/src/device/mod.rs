@@ -249,6 +249,11 @@ impl Device {
         self.logical_capacity_bytes
     }
 
+    /// Heap bytes the FTL's map and per-block state hold now (they grow as the run writes pages).
+    pub fn map_bytes(&self) -> u64 {
+        self.ftl.map_bytes()
+    }
+
     /// Create an NVMe submission queue (with its completion queue); returns its index.
     pub fn create_queue(&mut self, priority: NvmePriority) -> u32 {
         self.hil.create_queue(priority)

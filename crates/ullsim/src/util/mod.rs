@@ -1,4 +1,5 @@
 //! Small shared helpers with no model knowledge.
+pub mod chunks;
 pub mod perm;
 pub mod quote;
 pub mod set_assoc;

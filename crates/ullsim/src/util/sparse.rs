@@ -36,9 +36,19 @@ impl SparseTable {
         self.leaves[*slot as usize - 1][index as usize % LEAF] = value;
     }
 
-    /// Bytes of leaves allocated (for memory reports).
+    /// Bytes of leaves allocated.
     pub fn leaf_bytes(&self) -> usize {
         self.leaves.len() * LEAF * 4
+    }
+
+    /// Heap bytes held: the leaf index (all of it: the OS maps it in as writes spread) and the leaves.
+    pub fn bytes(&self) -> u64 {
+        (self.leaf_of.len() * 4 + self.leaf_bytes()) as u64
+    }
+
+    /// The most `bytes` can be for a table of `len` entries (every leaf written).
+    pub fn bytes_at_most(len: u64) -> u64 {
+        len.div_ceil(LEAF as u64) * (4 + LEAF as u64 * 4)
     }
 }
 
@@ -55,5 +65,6 @@ mod tests {
         t.set(5, 9);
         assert_eq!((t.get(123_456_789), t.get(123_456_790), t.get(5), t.get(6)), (7, 8, 9, 0));
         assert_eq!(t.leaf_bytes(), 2 * LEAF * 4);
+        assert!(t.bytes() <= SparseTable::bytes_at_most(1 << 30));
     }
 }

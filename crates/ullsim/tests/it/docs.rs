@@ -18,6 +18,7 @@ const OTHER_KEYS: &[&str] = &[
     "run.duration",
     "run.warmup",
     "run.check_invariants",
+    "run.map_memory_limit",
     "metrics.fairness",
     "metrics.timeseries_interval",
     "metrics.per_job",

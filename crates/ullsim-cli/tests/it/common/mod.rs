@@ -1,6 +1,7 @@
 //! Helpers shared by the CLI's integration tests: run the `ullsim` binary and check how it ended.
 #![allow(dead_code)]
 
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// Finished `ullsim` process with its output as text.
@@ -67,4 +68,16 @@ where
         stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
         stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
     }
+}
+
+/// The repository's example scenarios (scenarios/examples/).
+pub fn examples_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/examples")
+}
+
+/// The example scenario `name`, which must exist.
+pub fn example(name: &str) -> PathBuf {
+    let path = examples_dir().join(name);
+    assert!(path.is_file(), "missing example scenario {}", path.display());
+    path
 }

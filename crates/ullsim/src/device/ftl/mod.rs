@@ -3,13 +3,12 @@
 //!
 //! The map is implicit where it can be: a preconditioned drive's initial placement is a keyed permutation of
 //! logical pages onto each plane's initially valid pages (`precondition.rs`), so setup writes no per-page
-//! table and a 512 GiB drive is ready in milliseconds. Explicit entries (forward: logical -> physical,
-//! reverse: physical -> logical) exist only for pages written during the run: the forward map is a sparse
-//! table of small leaves, the reverse map a zero-filled vector the allocator maps lazily (it is written
-//! block by block), so untouched parts cost no memory.
+//! table and a 512 GiB drive is ready in milliseconds. Explicit entries exist only for pages written during
+//! the run, stored so that memory follows the pages written (`map.rs`).
 
 mod cmt;
 pub mod gc;
+mod map;
 pub mod precondition;
 
 use std::collections::VecDeque;
@@ -17,14 +16,11 @@ use std::collections::VecDeque;
 use crate::config::device::{DeviceConfig, MappingKind, Precondition};
 use crate::engine::{stream_rng, SimRng};
 use crate::util::perm::Permutation;
-use crate::util::sparse::SparseTable;
 
 use super::flash::Geometry;
 pub use cmt::MappingCache;
 pub use gc::gc_policy_names;
-
-/// Logical pages per bit of `Ftl::forward_touched`.
-const FORWARD_REGION: u64 = 1024;
+use map::PageMap;
 
 /// Free-block counts per plane that steer garbage collection.
 #[derive(Debug, Clone, Copy)]
@@ -89,25 +85,11 @@ pub struct Ftl {
     geometry: Geometry,
     mapping: MappingKind,
     logical_pages: u64,
-    /// logical page -> physical page + 1; 0 means "where the initial layout put it" (or unmapped). Sparse:
-    /// GC moves rewrite entries at random logical pages, and a dense array would pay a 4 KiB OS page each.
-    forward: SparseTable,
-    /// One bit per `FORWARD_REGION` logical pages: set once any entry in the region is explicit. Lets reads
-    /// of never-rewritten regions skip the (large, mostly untouched) forward table.
-    forward_touched: Vec<u64>,
-    /// physical page -> logical page + 1; 0 means "the initial owner, if the page is an initial slot".
-    reverse: Vec<u32>,
-    /// Logical pages mapped by preconditioning are `0..initial_pages`, placed by `initial_perm`.
-    initial_pages: u64,
-    /// Blocks per initially valid page of a plane (for the proportional guess in `initial_location`).
-    blocks_per_initial_page: f64,
-    initial_perm: Permutation,
-    /// Per global block: valid pages, pages written, initially valid pages (0 once erased), and the number
-    /// of initially valid pages in the blocks before it in its plane.
+    /// Where each logical page lives, and what each physical page holds.
+    map: PageMap,
+    /// Per global block: valid pages and pages written.
     valid: Vec<u16>,
     written: Vec<u16>,
-    initial_valid: Vec<u16>,
-    initial_prefix: Vec<u32>,
     planes: Vec<PlaneState>,
     next_plane: u32,
     soft_free_blocks: usize,
@@ -137,16 +119,9 @@ impl Ftl {
             geometry,
             mapping: cfg.ftl.mapping,
             logical_pages,
-            forward: SparseTable::default(),
-            forward_touched: Vec::new(),
-            reverse: Vec::new(),
-            initial_pages: 0,
-            blocks_per_initial_page: 0.0,
-            initial_perm: Permutation::identity(1),
+            map: PageMap::none(),
             valid: Vec::new(),
             written: Vec::new(),
-            initial_valid: Vec::new(),
-            initial_prefix: Vec::new(),
             planes: Vec::new(),
             next_plane: 0,
             soft_free_blocks,
@@ -160,11 +135,8 @@ impl Ftl {
             return Ok(ftl);
         }
 
-        let fill = match cfg.ftl.precondition {
-            Precondition::None => 0.0,
-            _ => cfg.ftl.precondition_fill,
-        };
-        let initial_pages = (logical_pages as f64 * fill).floor() as u64;
+        let fill = precondition_fill(cfg);
+        let initial_pages = initial_pages(cfg);
         let per_plane = |u: u32| initial_pages / units as u64 + u64::from((u as u64) < initial_pages % units as u64);
         if !FreeBlockThresholds::of(cfg).room_for(cfg, per_plane(0)) {
             return Err(format!(
@@ -181,8 +153,6 @@ impl Ftl {
         };
         ftl.valid = vec![0; n_blocks];
         ftl.written = vec![0; n_blocks];
-        ftl.initial_valid = vec![0; n_blocks];
-        ftl.initial_prefix = vec![0; n_blocks];
         ftl.planes = (0..units).map(|_| PlaneState::default()).collect();
         for u in 0..units {
             let init = match (&steady, cfg.ftl.precondition) {
@@ -192,34 +162,45 @@ impl Ftl {
                 }
                 (None, _) => precondition::sequential(bpp, ppb, per_plane(u)),
             };
-            let base = u as usize * bpp as usize;
-            let mut prefix = 0u32;
-            for b in 0..bpp as usize {
-                ftl.valid[base + b] = init.valid[b];
-                ftl.written[base + b] = init.written[b];
-                ftl.initial_valid[base + b] = init.valid[b];
-                ftl.initial_prefix[base + b] = prefix;
-                prefix += init.valid[b] as u32;
-            }
+            let blocks = u as usize * bpp as usize..(u + 1) as usize * bpp as usize;
+            ftl.valid[blocks.clone()].copy_from_slice(&init.valid[..bpp as usize]);
+            ftl.written[blocks].copy_from_slice(&init.written[..bpp as usize]);
             ftl.planes[u as usize] =
                 PlaneState { free: init.free.into_iter().collect(), open_user: init.open, open_gc: None, gc: None };
         }
-        ftl.initial_pages = initial_pages;
-        ftl.blocks_per_initial_page = bpp as f64 / per_plane(0).max(1) as f64;
-        ftl.initial_perm = match cfg.ftl.precondition {
+        let initial_perm = match cfg.ftl.precondition {
             Precondition::Random => Permutation::new(initial_pages.max(1), rng_key(&mut rng)),
             _ => Permutation::identity(initial_pages.max(1)),
         };
-        // Zero-filled: the allocator hands out untouched zero pages, so memory grows only with writes.
-        ftl.forward = SparseTable::new(logical_pages);
-        ftl.forward_touched = vec![0; (logical_pages / FORWARD_REGION / 64 + 1) as usize];
-        ftl.reverse = vec![0; geometry.pages() as usize];
+        ftl.map = PageMap::new(&geometry, logical_pages, initial_pages, initial_perm, ftl.valid.clone());
         ftl.gc_policy = gc_policy;
         Ok(ftl)
     }
 
     pub fn geometry(&self) -> &Geometry {
         &self.geometry
+    }
+
+    /// Heap bytes the map and the per-block state hold now. It grows as the run writes pages, up to
+    /// [`Ftl::map_bytes_at_most`].
+    pub fn map_bytes(&self) -> u64 {
+        let per_block = (self.valid.capacity() + self.written.capacity()) as u64 * 2;
+        let free_lists: u64 = self.planes.iter().map(|p| p.free.capacity() as u64 * 4).sum();
+        per_block + free_lists + self.map.bytes()
+    }
+
+    /// The most [`Ftl::map_bytes`] can reach on a drive of `cfg`, whatever the run: every logical page
+    /// rewritten by the host, every preconditioned page moved by GC, every block holding pages the run wrote.
+    /// 0 for a drive written in place (it has no map).
+    pub fn map_bytes_at_most(cfg: &DeviceConfig) -> u64 {
+        if cfg.ftl.mapping == MappingKind::InPlace {
+            return 0;
+        }
+        let geometry = Geometry::from_config(&cfg.flash);
+        let blocks = geometry.blocks();
+        // valid and written counts, and a free list per plane that may grow to twice its blocks.
+        let per_block = blocks * (2 + 2 + 2 * 4);
+        per_block + PageMap::bytes_at_most(&geometry, cfg.logical_pages(), initial_pages(cfg))
     }
 
     pub fn logical_pages(&self) -> u64 {
@@ -235,65 +216,17 @@ impl Ftl {
         u * self.geometry.blocks_per_plane as u64 * self.geometry.pages_per_block as u64 + q
     }
 
-    fn initial_location(&self, lpa: u64) -> u64 {
-        // Page numbers fit in 32 bits (validated), so the divisions below are 32-bit.
-        let units = self.geometry.planes();
-        let slot = self.initial_perm.apply(lpa) as u32;
-        let u = (slot % units) as usize;
-        let q = slot / units;
-        let bpp = self.geometry.blocks_per_plane as usize;
-        let prefixes = &self.initial_prefix[u * bpp..(u + 1) * bpp];
-        // The block holding the q-th initially valid page of the plane: the last block whose prefix is <= q.
-        // Blocks hold similar counts, so start from the proportional guess and walk (a few steps, in one or
-        // two cache lines); fall back to binary search if the walk runs long.
-        let mut b = ((q as f64 * self.blocks_per_initial_page) as usize).min(bpp - 1);
-        let mut steps = 0;
-        while steps < 16 && prefixes[b] > q {
-            b -= 1;
-            steps += 1;
-        }
-        while steps < 16 && b + 1 < bpp && prefixes[b + 1] <= q {
-            b += 1;
-            steps += 1;
-        }
-        if steps == 16 {
-            b = prefixes.partition_point(|&p| p <= q) - 1;
-        }
-        debug_assert!(q - prefixes[b] < self.initial_valid[u * bpp + b] as u32, "initial page of an erased block");
-        ((u * bpp + b) as u64) * self.geometry.pages_per_block as u64 + (q - prefixes[b]) as u64
-    }
-
     /// Where logical page `lpa` lives now (`None`: never written).
     pub fn lookup(&self, lpa: u64) -> Option<u64> {
         if self.mapping == MappingKind::InPlace {
             return Some(self.static_page(lpa));
         }
-        let region = lpa / FORWARD_REGION;
-        let touched = self.forward_touched[(region / 64) as usize] & (1 << (region % 64)) != 0;
-        match if touched { self.forward.get(lpa) } else { 0 } {
-            0 if lpa < self.initial_pages => Some(self.initial_location(lpa)),
-            0 => None,
-            v => Some(v as u64 - 1),
-        }
+        self.map.lookup(lpa)
     }
 
     /// The logical page stored in physical page `ppa`, valid or stale (`None`: erased or never written).
     fn owner(&self, ppa: u64) -> Option<u64> {
-        match self.reverse[ppa as usize] {
-            0 => {
-                let ppb = self.geometry.pages_per_block as u64;
-                let block = (ppa / ppb) as usize;
-                let page = (ppa % ppb) as u32;
-                if page >= self.initial_valid[block] as u32 {
-                    return None;
-                }
-                let units = self.geometry.planes() as u64;
-                let u = self.geometry.plane_of_block(block as u64) as u64;
-                let q = (self.initial_prefix[block] + page) as u64;
-                Some(self.initial_perm.invert(q * units + u))
-            }
-            v => Some(v as u64 - 1),
-        }
+        self.map.owner(ppa)
     }
 
     /// Whether `ppa` holds the current copy of its logical page.
@@ -301,17 +234,13 @@ impl Ftl {
         self.owner(ppa).is_some_and(|lpa| self.lookup(lpa) == Some(ppa))
     }
 
-    /// Point `lpa` at `new_ppa`, invalidating its old copy.
-    fn remap(&mut self, lpa: u64, new_ppa: u64) {
-        if let Some(old) = self.lookup(lpa) {
+    /// Move the valid-page counts of a page from `old_ppa` (if any) to `new_ppa`.
+    fn count_valid(&mut self, old_ppa: Option<u64>, new_ppa: u64) {
+        if let Some(old) = old_ppa {
             let b = self.geometry.block_of(old) as usize;
             debug_assert!(self.valid[b] > 0);
             self.valid[b] -= 1;
         }
-        self.forward.set(lpa, (new_ppa + 1) as u32);
-        let region = lpa / FORWARD_REGION;
-        self.forward_touched[(region / 64) as usize] |= 1 << (region % 64);
-        self.reverse[new_ppa as usize] = (lpa + 1) as u32;
         self.valid[self.geometry.block_of(new_ppa) as usize] += 1;
     }
 
@@ -351,7 +280,8 @@ impl Ftl {
             let u = (self.next_plane + i) % units;
             if let Some(ppa) = self.allocate_in_plane(u, false) {
                 self.next_plane = (u + 1) % units;
-                self.remap(lpa, ppa);
+                self.count_valid(self.lookup(lpa), ppa);
+                self.map.place_written(lpa, ppa);
                 return Some(ppa);
             }
         }
@@ -440,7 +370,8 @@ impl Ftl {
         let new_ppa = self
             .allocate_in_plane(u, true)
             .unwrap_or_else(|| panic!("model invariant: plane {u} has no page left for a GC move"));
-        self.remap(lpa, new_ppa);
+        self.count_valid(Some(old_ppa), new_ppa);
+        self.map.place_moved(lpa, old_ppa, new_ppa);
         Some(new_ppa)
     }
 
@@ -456,10 +387,8 @@ impl Ftl {
         let job = self.planes[u as usize].gc.take().expect("an erase finished on a plane with no job");
         let gb = job.victim as usize;
         assert_eq!(self.valid[gb], 0, "erased a block that still holds valid pages");
-        let ppb = self.geometry.pages_per_block as usize;
-        self.reverse[gb * ppb..(gb + 1) * ppb].fill(0);
+        self.map.erased(gb);
         self.written[gb] = 0;
-        self.initial_valid[gb] = 0;
         let block_in_plane = (gb % self.geometry.blocks_per_plane as usize) as u32;
         self.planes[u as usize].free.push_back(block_in_plane);
         self.stats.blocks_erased += 1;
@@ -504,6 +433,19 @@ impl Ftl {
         }
         Ok(())
     }
+}
+
+/// The share of the logical pages preconditioning maps.
+fn precondition_fill(cfg: &DeviceConfig) -> f64 {
+    match cfg.ftl.precondition {
+        Precondition::None => 0.0,
+        _ => cfg.ftl.precondition_fill,
+    }
+}
+
+/// Logical pages preconditioning maps: `0..initial_pages(cfg)`.
+fn initial_pages(cfg: &DeviceConfig) -> u64 {
+    (cfg.logical_pages() as f64 * precondition_fill(cfg)).floor() as u64
 }
 
 fn rng_key(rng: &mut SimRng) -> u64 {
