@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::keyword::keyword_serde;
-use super::units::{Bytes, Nanos};
+use super::units::{Bytes, Millis, Nanos};
 
 mod offload;
 pub use offload::{DedCoreConfig, XlerConfig};
@@ -172,6 +172,18 @@ pub struct BlockConfig {
     pub ld_sync_batch: u32,
     /// ld: async requests dispatched in a row before the sync domain gets a turn.
     pub ld_async_batch: u32,
+    /// kyber: the reads' latency target (sysfs `read_lat_nsec`; block/kyber-iosched.c: 2 ms).
+    pub kyber_read_lat_nsec: Nanos,
+    /// kyber: the writes' latency target (sysfs `write_lat_nsec`; 10 ms).
+    pub kyber_write_lat_nsec: Nanos,
+    /// mq-deadline: how long a read may wait before it is served first (sysfs `read_expire`, in ms; 500 ms).
+    pub deadline_read_expire: Millis,
+    /// mq-deadline: the same for writes (`write_expire`; 5 s).
+    pub deadline_write_expire: Millis,
+    /// mq-deadline: requests dispatched in a row in one direction (`fifo_batch`; 16).
+    pub deadline_fifo_batch: u32,
+    /// mq-deadline: read batches that may pass waiting writes before a write batch (`writes_starved`; 2).
+    pub deadline_writes_starved: u32,
 }
 
 impl Default for BlockConfig {
@@ -192,6 +204,14 @@ impl Default for BlockConfig {
             ld_depth: 32,
             ld_sync_batch: 8,
             ld_async_batch: 4,
+            // Linux's defaults (block/kyber-iosched.c `kyber_latency_targets`, block/mq-deadline.c
+            // `read_expire`, `write_expire`, `writes_starved`, `fifo_batch`).
+            kyber_read_lat_nsec: Nanos::from_ns(2_000_000),
+            kyber_write_lat_nsec: Nanos::from_ns(10_000_000),
+            deadline_read_expire: Millis::from_ns(500_000_000),
+            deadline_write_expire: Millis::from_ns(5_000_000_000),
+            deadline_fifo_batch: 16,
+            deadline_writes_starved: 2,
         }
     }
 }

@@ -202,6 +202,8 @@ pub struct Duration<const UNIT_NS: u64>(pub Time);
 
 /// Duration keys whose bare numbers are nanoseconds (`*_ns` keys).
 pub type Nanos = Duration<1>;
+/// Duration keys whose bare numbers are milliseconds (mq-deadline's `read_expire`, as its sysfs file takes them).
+pub type Millis = Duration<1_000_000>;
 /// Duration keys whose bare numbers are microseconds (fio's `thinktime`).
 pub type Micros = Duration<1_000>;
 /// Duration keys whose bare numbers are seconds (fio's `runtime`, `startdelay`).

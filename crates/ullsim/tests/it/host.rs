@@ -813,3 +813,32 @@ fn every_core_accounts_each_instant_once_under_thousands_of_waking_jobs() {
         assert!(c.kernel <= 1.0 + 1e-9 && (1.0 - 1e-6..=1.0 + 1e-9).contains(&sum), "core {i}: {c:?}");
     }
 }
+
+/// The schedulers' sysfs tunables are keys in Linux's units: Kyber's targets in ns, mq-deadline's expiries
+/// in ms (bare numbers), with Linux's defaults. (What each does: the schedulers' unit tests.)
+#[test]
+fn scheduler_tunables_are_keys_in_linux_units() {
+    let s = scenario_with(
+        QD1,
+        &[
+            "host.block.kyber_read_lat_nsec=40000000",
+            "host.block.kyber_write_lat_nsec=\"3ms\"",
+            "host.block.deadline_read_expire=20",
+            "host.block.deadline_write_expire=\"1s\"",
+            "host.block.deadline_fifo_batch=1",
+            "host.block.deadline_writes_starved=0",
+        ],
+    );
+    let b = &s.host.block;
+    assert_eq!((b.kyber_read_lat_nsec.0, b.kyber_write_lat_nsec.0), (40_000_000, 3_000_000));
+    assert_eq!((b.deadline_read_expire.0, b.deadline_write_expire.0), (20_000_000, 1_000_000_000));
+    assert_eq!((b.deadline_fifo_batch, b.deadline_writes_starved), (1, 0));
+    // Linux's defaults when not given.
+    let d = scenario(QD1);
+    let b = &d.host.block;
+    assert_eq!((b.kyber_read_lat_nsec.0, b.kyber_write_lat_nsec.0), (2_000_000, 10_000_000));
+    assert_eq!((b.deadline_read_expire.0, b.deadline_write_expire.0), (500_000_000, 5_000_000_000));
+    assert_eq!((b.deadline_fifo_batch, b.deadline_writes_starved), (16, 2));
+    let e = common::load_error(QD1, &["host.block.deadline_fifo_batch=-1"]);
+    assert!(e.contains("host.block.deadline_fifo_batch"), "{e}");
+}

@@ -40,6 +40,7 @@ use std::collections::VecDeque;
 use rustc_hash::FxHashMap;
 
 use super::{IoScheduler, SchedCosts, SchedRequest};
+use crate::config::host::BlockConfig;
 use crate::engine::Time;
 use crate::request::{Op, ReqId};
 
@@ -54,8 +55,25 @@ const DOMAINS: usize = 2;
 const MAX_DEPTH: [u32; DOMAINS] = [256, 128];
 /// Requests dispatched in a row from one domain before moving to the next.
 const BATCH: [u32; DOMAINS] = [16, 8];
-/// Latency targets per domain.
-const TARGET_NS: [Time; DOMAINS] = [2 * MS, 10 * MS];
+/// The tunables (`host.block.kyber_*`): the latency target per domain, in ns (sysfs `read_lat_nsec`,
+/// `write_lat_nsec`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KyberParams {
+    pub target_ns: [Time; DOMAINS],
+}
+
+impl KyberParams {
+    pub fn from_config(cfg: &BlockConfig) -> Self {
+        KyberParams { target_ns: [cfg.kyber_read_lat_nsec.0, cfg.kyber_write_lat_nsec.0] }
+    }
+}
+
+impl Default for KyberParams {
+    /// Linux's `kyber_latency_targets`: 2 ms for reads, 10 ms for writes.
+    fn default() -> Self {
+        KyberParams { target_ns: [2 * MS, 10 * MS] }
+    }
+}
 
 /// Histogram buckets are target >> LATENCY_SHIFT wide; the first GOOD_BUCKETS are at or under target.
 const LATENCY_SHIFT: u32 = 2;
@@ -155,11 +173,13 @@ pub struct Kyber {
     remembered_p99: [Option<usize>; DOMAINS],
     timer_due: Option<Time>,
     holds: FxHashMap<ReqId, TokenHold>,
+    target_ns: [Time; DOMAINS],
 }
 
 impl Kyber {
-    pub fn new(hw_queues: u32) -> Self {
+    pub fn new(hw_queues: u32, params: KyberParams) -> Self {
         Kyber {
+            target_ns: params.target_ns,
             hwqs: (0..hw_queues.max(1)).map(|_| HwQueue::default()).collect(),
             depth: MAX_DEPTH,
             in_flight: [0; DOMAINS],
@@ -262,8 +282,10 @@ impl IoScheduler for Kyber {
         // The timer due before this completion runs on the samples that came before it.
         self.run_timer_if_due(now);
         let w = &mut self.windows[d];
-        let (total, io) =
-            (bucket_of(latency_ns, TARGET_NS[d]), bucket_of(now.saturating_sub(hold.dispatched_at), TARGET_NS[d]));
+        let (total, io) = (
+            bucket_of(latency_ns, self.target_ns[d]),
+            bucket_of(now.saturating_sub(hold.dispatched_at), self.target_ns[d]),
+        );
         w.total[total] = w.total[total].saturating_add(1);
         w.io[io] = w.io[io].saturating_add(1);
         w.samples = w.samples.saturating_add(1);
@@ -293,7 +315,7 @@ mod tests {
 
     #[test]
     fn tokens_bound_in_flight_per_domain_and_completions_return_them() {
-        let mut k = Kyber::new(2);
+        let mut k = Kyber::new(2, KyberParams::default());
         for i in 0..300 {
             k.insert(i % 2, rq(i, Op::Read), 0);
         }
@@ -322,7 +344,7 @@ mod tests {
 
     #[test]
     fn batches_round_robin_between_domains() {
-        let mut k = Kyber::new(1);
+        let mut k = Kyber::new(1, KyberParams::default());
         for i in 0..100 {
             k.insert(0, rq(i, Op::Read), 0);
             k.insert(0, rq(1000 + i, Op::Write), 0);
@@ -360,7 +382,7 @@ mod tests {
 
     #[test]
     fn ull_latencies_keep_depths_at_max() {
-        let mut k = Kyber::new(1);
+        let mut k = Kyber::new(1, KyberParams::default());
         let (mut t, mut id) = (0, 0);
         for _ in 0..20_000 {
             t = run_serial(&mut k, Op::Read, 1, t, 2_000, 20_000, &mut id);
@@ -372,7 +394,7 @@ mod tests {
 
     #[test]
     fn slow_device_throttles_fast_domain_and_backlog_restores_it() {
-        let mut k = Kyber::new(1);
+        let mut k = Kyber::new(1, KyberParams::default());
         let (mut t, mut id) = (0, 0);
         // Reads take 20 ms in the device (10x their target); writes are fast. The device is congested, so
         // the domain with good latency (writes) is throttled; the slow reads keep their full depth.
@@ -405,6 +427,23 @@ mod tests {
         assert_eq!(k.depth[READ], MAX_DEPTH[READ]);
     }
 
+    /// `read_lat_nsec` is what "congested" is measured against: 20 ms reads throttle the writes under the
+    /// default 2 ms target, and do not under a 40 ms one (sysfs `read_lat_nsec` = 40000000).
+    #[test]
+    fn the_read_target_decides_whether_slow_reads_throttle_writes() {
+        let params = KyberParams { target_ns: [40 * MS, 10 * MS] };
+        for (params, throttled) in [(KyberParams::default(), true), (params, false)] {
+            let mut k = Kyber::new(1, params);
+            let (mut t, mut id) = (0, 0);
+            while t < 20 * WINDOW_NS {
+                t = run_serial(&mut k, Op::Read, 1, t, 0, 20 * MS, &mut id);
+                t = run_serial(&mut k, Op::Write, 1, t, 0, 100_000, &mut id);
+            }
+            assert_eq!(k.depth[WRITE] < MAX_DEPTH[WRITE], throttled, "{params:?}: depths {:?}", k.depth);
+            assert_eq!(k.depth[READ], MAX_DEPTH[READ]);
+        }
+    }
+
     #[test]
     fn percentile_and_bucket_match_linux() {
         // Buckets are (latency - 1) / (target / 4), capped at the last one.
@@ -423,6 +462,6 @@ mod tests {
 
     #[test]
     fn random_sequences_keep_accounting_and_never_panic() {
-        super::super::check_random_sequences(|h| Box::new(Kyber::new(h)));
+        super::super::check_random_sequences(|h| Box::new(Kyber::new(h, KyberParams::default())));
     }
 }

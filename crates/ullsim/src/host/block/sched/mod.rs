@@ -91,8 +91,10 @@ pub fn names() -> &'static [&'static str] {
 pub fn make(name: &str, hw_queues: u32, cfg: &BlockConfig) -> Option<Box<dyn IoScheduler>> {
     match name {
         "none" => Some(Box::new(none::NoneScheduler::new(hw_queues))),
-        "mq-deadline" => Some(Box::new(mq_deadline::MqDeadline::new(hw_queues))),
-        "kyber" => Some(Box::new(kyber::Kyber::new(hw_queues))),
+        "mq-deadline" => {
+            Some(Box::new(mq_deadline::MqDeadline::new(hw_queues, mq_deadline::DeadlineParams::from_config(cfg))))
+        }
+        "kyber" => Some(Box::new(kyber::Kyber::new(hw_queues, kyber::KyberParams::from_config(cfg)))),
         "bfq" => Some(Box::new(bfq::Bfq::new(hw_queues))),
         "ld" => Some(Box::new(ld::Ld::new(hw_queues, ld::LdParams::from_config(cfg)))),
         _ => None,

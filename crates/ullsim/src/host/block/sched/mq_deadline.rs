@@ -35,18 +35,38 @@ use std::collections::VecDeque;
 use rustc_hash::FxHashMap;
 
 use super::{IoScheduler, SchedCosts, SchedRequest};
+use crate::config::host::BlockConfig;
 use crate::engine::Time;
 use crate::request::{Op, ReqId};
 
 const MS: Time = 1_000_000;
-/// FIFO deadline of a read: `read_expire`, HZ / 2.
-const READ_EXPIRE_NS: Time = 500 * MS;
-/// FIFO deadline of a write: `write_expire`, 5 * HZ.
-const WRITE_EXPIRE_NS: Time = 5_000 * MS;
-/// Reads may be preferred over waiting writes this many times in a row.
-const WRITES_STARVED: u32 = 2;
-/// Requests dispatched in one batch (one direction, ascending sectors).
-const FIFO_BATCH: u32 = 16;
+/// The tunables (`host.block.deadline_*`, the scheduler's sysfs files).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeadlineParams {
+    /// FIFO deadline of a read and of a write (`read_expire`, `write_expire`), in ns.
+    pub expire_ns: [Time; 2],
+    /// Reads may be preferred over waiting writes this many times in a row (`writes_starved`).
+    pub writes_starved: u32,
+    /// Requests dispatched in one batch: one direction, ascending sectors (`fifo_batch`).
+    pub fifo_batch: u32,
+}
+
+impl DeadlineParams {
+    pub fn from_config(cfg: &BlockConfig) -> Self {
+        DeadlineParams {
+            expire_ns: [cfg.deadline_read_expire.0, cfg.deadline_write_expire.0],
+            writes_starved: cfg.deadline_writes_starved,
+            fifo_batch: cfg.deadline_fifo_batch,
+        }
+    }
+}
+
+impl Default for DeadlineParams {
+    /// Linux's: `read_expire` HZ / 2, `write_expire` 5 * HZ, `writes_starved` 2, `fifo_batch` 16.
+    fn default() -> Self {
+        DeadlineParams { expire_ns: [500 * MS, 5_000 * MS], writes_starved: 2, fifo_batch: 16 }
+    }
+}
 /// A BE or IDLE request older than this goes before higher-priority ones.
 const PRIO_AGING_EXPIRE_NS: Time = 10_000 * MS;
 
@@ -57,7 +77,6 @@ const BE_LEVEL: usize = 1;
 /// Data direction, used as an index.
 const READ: usize = 0;
 const WRITE: usize = 1;
-const EXPIRE_NS: [Time; 2] = [READ_EXPIRE_NS, WRITE_EXPIRE_NS];
 
 fn direction(op: Op) -> usize {
     match op {
@@ -161,11 +180,13 @@ pub struct MqDeadline {
     queued_per_slot: Vec<usize>,
     /// Dispatched requests not completed yet, with their level (to count `pending` down on completion).
     in_flight: FxHashMap<ReqId, u8>,
+    params: DeadlineParams,
 }
 
 impl MqDeadline {
-    pub fn new(hw_queues: u32) -> Self {
+    pub fn new(hw_queues: u32, params: DeadlineParams) -> Self {
         MqDeadline {
+            params,
             levels: Default::default(),
             last_dir: WRITE,
             batching: 0,
@@ -187,7 +208,7 @@ impl MqDeadline {
         let lv = &self.levels[level];
         // Continue the batch while it is entitled to.
         let mut chosen = None;
-        if self.batching < FIFO_BATCH {
+        if self.batching < self.params.fifo_batch {
             chosen = lv.dirs[self.last_dir].next_in_sector_order().map(|i| (self.last_dir, i));
         }
         if chosen.is_none() {
@@ -197,7 +218,7 @@ impl MqDeadline {
                 let starved_enough = writes_waiting && {
                     let s = self.starved;
                     self.starved = self.starved.saturating_add(1);
-                    s >= WRITES_STARVED
+                    s >= self.params.writes_starved
                 };
                 if starved_enough {
                     self.starved = 0;
@@ -213,7 +234,7 @@ impl MqDeadline {
             };
             let dq = &lv.dirs[dir];
             // An expired deadline, or nothing ahead in sector order: restart from the oldest request.
-            let index = if dq.head_expired(EXPIRE_NS[dir], now) {
+            let index = if dq.head_expired(self.params.expire_ns[dir], now) {
                 dq.fifo_head()
             } else {
                 dq.next_in_sector_order().or_else(|| dq.fifo_head())
@@ -336,7 +357,7 @@ mod tests {
 
     #[test]
     fn reads_preferred_but_writes_get_a_batch_after_two_read_batches() {
-        let mut s = MqDeadline::new(1);
+        let mut s = MqDeadline::new(1, DeadlineParams::default());
         // Ascending sectors so that every batch runs its full 16 requests.
         for i in 0..100 {
             s.insert(0, rq(i, Op::Read, i as u64 * 8, 1), 0);
@@ -356,16 +377,53 @@ mod tests {
         let mut run = 0;
         for &o in &order[..last_write] {
             run = if o == Op::Read { run + 1 } else { 0 };
-            assert!(run <= (WRITES_STARVED * FIFO_BATCH) as usize);
+            assert!(run <= (DeadlineParams::default().writes_starved * DeadlineParams::default().fifo_batch) as usize);
         }
         // Reads are preferred: all 100 reads are done before the last write.
         let last_read = order.iter().rposition(|&o| o == Op::Read).unwrap();
         assert!(last_read < last_write);
     }
 
+    /// The tunables reshape the batches: with `fifo_batch` B and `writes_starved` W, a write batch of B
+    /// comes after W read batches of B (the first batch is a write's, as Linux starts).
+    #[test]
+    fn fifo_batch_and_writes_starved_set_the_batch_pattern() {
+        for (batch, starved) in [(4u32, 1u32), (1, 3), (8, 0)] {
+            let params = DeadlineParams { fifo_batch: batch, writes_starved: starved, ..DeadlineParams::default() };
+            let mut s = MqDeadline::new(1, params);
+            for i in 0..200 {
+                s.insert(0, rq(i, Op::Read, i as u64 * 8, 1), 0);
+                s.insert(0, rq(1000 + i, Op::Write, 1_000_000 + i as u64 * 8, 1), 0);
+            }
+            let order: Vec<Op> = drain(&mut s, 1).iter().map(|r| r.op).collect();
+            let mut expected = Vec::new();
+            while expected.len() < 60 {
+                expected.extend(std::iter::repeat_n(Op::Write, batch as usize));
+                expected.extend(std::iter::repeat_n(Op::Read, (batch * starved) as usize));
+            }
+            assert_eq!(&order[..60], &expected[..60], "fifo_batch {batch}, writes_starved {starved}");
+        }
+    }
+
+    /// `read_expire` sets when a read's deadline passes.
+    #[test]
+    fn read_expire_sets_the_read_deadline() {
+        let setup = || {
+            let params = DeadlineParams { expire_ns: [20 * MS, 5_000 * MS], ..DeadlineParams::default() };
+            let mut s = MqDeadline::new(1, params);
+            s.insert(0, rq(0, Op::Read, 1_000, 1), 0);
+            for i in 1..10 {
+                s.insert(0, rq(i, Op::Read, i as u64, 1), 10 * MS);
+            }
+            s
+        };
+        assert_eq!(setup().dispatch(0, 19 * MS).unwrap().sector, 1);
+        assert_eq!(setup().dispatch(0, 20 * MS).unwrap().sector, 1_000);
+    }
+
     #[test]
     fn batch_is_served_in_sector_order_and_wraps_to_fifo_head() {
-        let mut s = MqDeadline::new(1);
+        let mut s = MqDeadline::new(1, DeadlineParams::default());
         for (i, sector) in [50u64, 10, 40, 20, 30].into_iter().enumerate() {
             s.insert(0, rq(i as u32, Op::Read, sector, 1), 0);
         }
@@ -382,7 +440,7 @@ mod tests {
     #[test]
     fn expired_fifo_head_goes_first() {
         let setup = || {
-            let mut s = MqDeadline::new(1);
+            let mut s = MqDeadline::new(1, DeadlineParams::default());
             s.insert(0, rq(0, Op::Read, 1_000, 1), 0);
             for i in 1..10 {
                 s.insert(0, rq(i, Op::Read, i as u64, 1), 400 * MS);
@@ -401,7 +459,7 @@ mod tests {
 
     #[test]
     fn rt_goes_before_be_and_holds_be_back_while_in_flight() {
-        let mut s = MqDeadline::new(1);
+        let mut s = MqDeadline::new(1, DeadlineParams::default());
         for i in 0..4 {
             s.insert(0, rq(i, Op::Read, i as u64 * 8, 1), 0);
         }
@@ -417,7 +475,7 @@ mod tests {
 
     #[test]
     fn aged_be_request_goes_before_rt() {
-        let mut s = MqDeadline::new(1);
+        let mut s = MqDeadline::new(1, DeadlineParams::default());
         s.insert(0, rq(0, Op::Read, 0, 1), 0);
         let mut id = 1;
         let mut now = 0;
@@ -436,7 +494,7 @@ mod tests {
 
     #[test]
     fn dispatch_is_queue_wide_and_queued_counts_per_hwq() {
-        let mut s = MqDeadline::new(2);
+        let mut s = MqDeadline::new(2, DeadlineParams::default());
         s.insert(1, rq(0, Op::Read, 8, 1), 0);
         s.insert(0, rq(1, Op::Read, 16, 1), 0);
         assert_eq!((s.queued(0), s.queued(1)), (1, 1));
@@ -449,7 +507,7 @@ mod tests {
 
     #[test]
     fn empty_dispatch_and_unknown_completion_are_harmless() {
-        let mut s = MqDeadline::new(0);
+        let mut s = MqDeadline::new(0, DeadlineParams::default());
         assert_eq!(s.dispatch(7, 0), None);
         s.completed(&rq(42, Op::Write, 0, 0), 0, 0);
         s.insert(9, rq(1, Op::Write, 0, 7), 0);
@@ -463,6 +521,6 @@ mod tests {
 
     #[test]
     fn random_sequences_keep_accounting_and_never_panic() {
-        super::super::check_random_sequences(|h| Box::new(MqDeadline::new(h)));
+        super::super::check_random_sequences(|h| Box::new(MqDeadline::new(h, DeadlineParams::default())));
     }
 }
