@@ -358,7 +358,7 @@ fn validate(path: &Path, set: &[String]) -> Result<()> {
     let records = scenario.check_traces()?;
     // Building the device checks what only setup can (e.g. preconditioning fits the drive).
     ullsim::Simulation::new(&scenario).map_err(|e| anyhow::anyhow!("{}: {e}", scenario.source_name))?;
-    let map_most = ullsim::device::ftl::Ftl::map_bytes_at_most(&scenario.device);
+    let map_most = ullsim::device::Device::map_bytes_at_most(&scenario.device);
     println!(
         "{}: ok ({} flow{}, device {}, {:.1} GiB logical{}{})",
         path.display(),

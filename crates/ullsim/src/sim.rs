@@ -56,9 +56,7 @@ const MAP_CHECK_EVERY: u64 = 1 << 10;
 /// `run.map_memory_limit`: such a run stops with an error if its map reaches the limit, and a reader should
 /// know before it starts. Each run of `[metrics] fairness` has a drive, and a map, of its own.
 pub fn map_memory_note(scenario: &Scenario) -> Option<String> {
-    let most = crate::device::ftl::Ftl::map_bytes_at_most(&scenario.device);
-    let limit = scenario.run.map_memory_limit.0;
-    (most > limit).then(|| {
+    map_limit(scenario).map(|(limit, most)| {
         format!(
             "the drive's map can grow to {} if the run rewrites all of it ({} logical pages of {} bytes), over \
              run.map_memory_limit ({}): the run stops with an error if its map reaches the limit (the map grows \
@@ -69,6 +67,14 @@ pub fn map_memory_note(scenario: &Scenario) -> Option<String> {
             describe_bytes(limit),
         )
     })
+}
+
+/// `run.map_memory_limit` and the most the drive's map can reach, when that is over the limit (else the run
+/// needs no checks).
+fn map_limit(scenario: &Scenario) -> Option<(u64, u64)> {
+    let most = Device::map_bytes_at_most(&scenario.device);
+    let limit = scenario.run.map_memory_limit.0;
+    (most > limit).then_some((limit, most))
 }
 
 /// Version of the JSON result layout (docs/output.md); bumped on incompatible changes.
@@ -177,10 +183,7 @@ impl Simulation {
             end_ns,
             warmup_ns: scenario.run.warmup.0,
             check_invariants: scenario.run.check_invariants,
-            map_limit: {
-                let most = crate::device::ftl::Ftl::map_bytes_at_most(&scenario.device);
-                (most > scenario.run.map_memory_limit.0).then_some((scenario.run.map_memory_limit.0, most))
-            },
+            map_limit: map_limit(scenario),
             completed_total: 0,
         })
     }

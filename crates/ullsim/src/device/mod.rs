@@ -254,6 +254,11 @@ impl Device {
         self.ftl.map_bytes()
     }
 
+    /// The most [`Device::map_bytes`] can reach on a drive of `cfg` (every page rewritten).
+    pub fn map_bytes_at_most(cfg: &DeviceConfig) -> u64 {
+        ftl::Ftl::map_bytes_at_most(cfg)
+    }
+
     /// Create an NVMe submission queue (with its completion queue); returns its index.
     pub fn create_queue(&mut self, priority: NvmePriority) -> u32 {
         self.hil.create_queue(priority)

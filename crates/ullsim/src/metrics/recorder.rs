@@ -163,21 +163,13 @@ impl Recorder {
     }
 
     pub(super) fn distribution(&self) -> LatencyDistribution {
-        let summary = self.summary();
-        let percentiles = if self.count == 0 {
-            [0; FIO_PERCENTILES.len()]
+        let (min, max, percentiles) = if self.count == 0 {
+            (0, 0, [0; FIO_PERCENTILES.len()])
         } else {
             let hist = self.histogram();
-            FIO_PERCENTILES.map(|p| hist.value_at_quantile(p / 100.0))
+            (hist.min(), hist.max(), FIO_PERCENTILES.map(|p| hist.value_at_quantile(p / 100.0)))
         };
-        LatencyDistribution {
-            count: self.count,
-            min: summary.min,
-            max: summary.max,
-            mean: summary.mean,
-            stddev: self.stddev(),
-            percentiles,
-        }
+        LatencyDistribution { count: self.count, min, max, mean: self.mean(), stddev: self.stddev(), percentiles }
     }
 
     /// Take in `other`'s values as well.
