@@ -15,6 +15,7 @@ pub struct DeviceConfig {
     /// Name of the preset the values started from.
     pub preset: String,
     pub host_interface: HostInterfaceConfig,
+    pub controller: ControllerConfig,
     pub cache: CacheConfig,
     pub ftl: FtlConfig,
     pub tsu: TsuConfig,
@@ -68,6 +69,21 @@ pub struct HostInterfaceConfig {
     /// How a direction of the PCIe link serves the transfers crossing it at once: shared TLP by TLP
     /// (`processor-sharing`) or one whole message after another (`fifo`, MQSim's `PCIe_Link`).
     pub pcie_link_service: LinkService,
+}
+
+/// `[device.controller]`: the controller's front end, the command slots that hold what it has fetched and
+/// the firmware cores that process each fetched command (`host_interface.command_process_ns` on one core).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControllerConfig {
+    /// Commands the controller holds at once, over all submission queues: a command takes a slot when it is
+    /// fetched and frees it when its completion is posted. With every slot held (for instance by writes
+    /// waiting for write-buffer space), fetching stops and the commands behind, reads too, wait in their
+    /// queues. 0: no bound but the queues' (and `host_interface.max_fetched_per_queue`).
+    pub command_slots: u32,
+    /// Firmware cores fetching and processing commands in parallel, each taking
+    /// `host_interface.command_process_ns` per command.
+    pub firmware_cores: u32,
 }
 
 /// How a direction of the PCIe link serves concurrent transfers.
@@ -188,7 +204,7 @@ pub enum Precondition {
     Streaming,
 }
 
-keyword_serde!(BufferSharing, Stage3Wait, MappingKind, Precondition, LinkService, ChannelArbitration);
+keyword_serde!(BufferSharing, Stage3Wait, ReadPriority, MappingKind, Precondition, LinkService, ChannelArbitration);
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -244,6 +260,24 @@ pub struct TsuConfig {
     pub flin_stage3: bool,
     /// `flin`: where stage 3's `T_wait` starts: at the request's arrival at the device or on entering the slot.
     pub flin_stage3_wait: Stage3Wait,
+    /// `fifo`: whether host and mapping reads go before the programs and erases queued on their die.
+    pub read_priority: ReadPriority,
+    /// `fifo` with `read_priority = "bounded"`: the most times later reads may pass the program or erase
+    /// waiting first on a die before it goes.
+    pub read_bypass_limit: u32,
+}
+
+/// `[device.tsu] read_priority`: how the `fifo` scheduler orders reads against writes on a die.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", remote = "Self")]
+pub enum ReadPriority {
+    /// Reads first, always (MQSim's TSU): a program or erase waits while any read is queued on its die.
+    Always,
+    /// Reads first, but a program or erase waiting first on its die is passed by later reads at most
+    /// `read_bypass_limit` times.
+    Bounded,
+    /// Arrival order: a read waits for the programs and erases queued on its die before it.
+    Fifo,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -330,6 +364,7 @@ impl DeviceConfig {
             ("host_interface.arbitration_burst", self.host_interface.arbitration_burst),
             ("host_interface.flashshare_drain_entries", self.host_interface.flashshare_drain_entries),
             ("host_interface.pcie_lanes", self.host_interface.pcie_lanes),
+            ("controller.firmware_cores", self.controller.firmware_cores),
         ] {
             check(v >= 1, key, "expected a whole number >= 1");
         }
@@ -348,6 +383,13 @@ impl DeviceConfig {
             "host_interface.max_fetched_per_queue",
             "expected 0 (no bound but the queue's entries) or at most 65536 commands (an NVMe queue's most entries)",
         );
+        check(
+            self.controller.command_slots <= 1 << 20,
+            "controller.command_slots",
+            "expected 0 (no bound) or at most 1048576 commands",
+        );
+        check(self.controller.firmware_cores <= 64, "controller.firmware_cores", "expected 1 to 64 cores");
+        check(self.tsu.read_bypass_limit <= 1 << 16, "tsu.read_bypass_limit", "expected 0 to 65536 reads");
         check(f.planes_per_die <= 64, "flash.planes_per_die", "expected at most 64 planes per die");
         check(
             self.cache.destage_limit_pages_per_plane <= 1 << 16,

@@ -119,8 +119,8 @@ pub struct Device {
     /// Scratch: an empty batch vector for the reads a suspension starts with (reused, not allocated).
     spare_batch: Vec<TxId>,
     commands: Vec<CommandState>,
-    /// The controller finishes its current command's processing at this time.
-    controller_free_at: Time,
+    /// When each firmware core finishes the command it is processing.
+    core_free_at: Vec<Time>,
     /// A `ControllerFree` event is scheduled (commands are waiting for the controller).
     controller_wake_pending: bool,
     /// Writes whose data arrived but found their write-buffer partition full.
@@ -186,7 +186,7 @@ impl Device {
             multiplane_same_page: cfg.tsu.multiplane_same_page,
             dram_access_ns: cfg.cache.dram_access_ns.0,
             logical_capacity_bytes: cfg.logical_capacity_bytes(),
-            hil: HostInterface::new(&cfg.host_interface)?,
+            hil: HostInterface::new(&cfg.host_interface, &cfg.controller)?,
             cache,
             durability: Durability::new(cfg.cache.power_loss_protection),
             flushes_released: Vec::new(),
@@ -206,7 +206,7 @@ impl Device {
             suspension: Suspension::new(&cfg.flash, geometry.dies()),
             spare_batch: Vec::new(),
             commands: Vec::new(),
-            controller_free_at: 0,
+            core_free_at: vec![0; cfg.controller.firmware_cores as usize],
             controller_wake_pending: false,
             waiting_for_buffer,
             waiting_for_space: VecDeque::new(),
@@ -383,37 +383,47 @@ impl Device {
         self.max_outstanding = self.max_outstanding.max(self.outstanding);
     }
 
-    /// A command may have become fetchable: start the controller on it now if it is idle, else when it frees
-    /// (unless a wake-up is already scheduled).
+    /// The firmware core that frees first, and when.
+    fn first_free_core(&self) -> (usize, Time) {
+        let (core, &at) = self.core_free_at.iter().enumerate().min_by_key(|&(_, &at)| at).expect("at least one core");
+        (core, at)
+    }
+
+    /// A command may have become fetchable: start a firmware core on it now if one is idle, else when the
+    /// first frees (unless a wake-up is already scheduled).
     fn wake_controller(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena) {
         if self.controller_wake_pending {
             return;
         }
-        let now = q.now();
-        if now >= self.controller_free_at {
+        let free_at = self.first_free_core().1;
+        if q.now() >= free_at {
             self.fetch_next(q, requests);
         } else {
             self.controller_wake_pending = true;
-            q.schedule_at(self.controller_free_at, Event::Device(DeviceEvent::ControllerFree));
+            q.schedule_at(free_at, Event::Device(DeviceEvent::ControllerFree));
         }
     }
 
-    /// Arbitrate among submission queues and start the controller on the winner. The controller is a single
-    /// server; a `ControllerFree` event is scheduled only while commands wait for it, so an idle controller
+    /// Arbitrate among submission queues and start each idle firmware core on a winner. A core is a single
+    /// server; a `ControllerFree` event is scheduled only while commands wait for one, so an idle controller
     /// costs no events.
     fn fetch_next(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena) {
         let now = q.now();
-        let Some(req) = self.hil.next_command(now) else { return };
-        requests[req].stamps.device_fetched = now;
-        self.hil.control(now, Direction::ToDevice, 1, COMMAND_BYTES);
-        self.controller_free_at = now + self.variability.controller_ns(self.hil.command_process_ns);
-        q.schedule_at(
-            self.controller_free_at + self.hil.command_fetch_ns,
-            Event::Device(DeviceEvent::CommandReady { req }),
-        );
+        loop {
+            let (core, free_at) = self.first_free_core();
+            if free_at > now {
+                break;
+            }
+            let Some(req) = self.hil.next_command(now) else { return };
+            requests[req].stamps.device_fetched = now;
+            self.hil.control(now, Direction::ToDevice, 1, COMMAND_BYTES);
+            let processed = now + self.variability.controller_ns(self.hil.command_process_ns);
+            self.core_free_at[core] = processed;
+            q.schedule_at(processed + self.hil.command_fetch_ns, Event::Device(DeviceEvent::CommandReady { req }));
+        }
         if self.hil.has_fetchable() {
             self.controller_wake_pending = true;
-            q.schedule_at(self.controller_free_at, Event::Device(DeviceEvent::ControllerFree));
+            q.schedule_at(self.first_free_core().1, Event::Device(DeviceEvent::ControllerFree));
         }
     }
 

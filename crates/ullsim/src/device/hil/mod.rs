@@ -6,6 +6,12 @@
 //! `Queue_Fetch_Size`: `Input_Stream_Manager_NVMe` fetches from a stream only while its on-the-fly requests
 //! are fewer): a queue at the bound is not fetched from until the completion of one of its commands is
 //! posted, so load beyond what the drive holds waits in the queue, in host memory, and creates no flash work.
+//!
+//! Over all queues, the controller holds at most `controller.command_slots` commands (its internal command
+//! table; an NVMe controller "stops fetching until completions free one", contention.md §2). A command holds
+//! its slot from fetch until its completion is posted, whatever it waits for inside: a write that finds the
+//! write buffer full keeps its slot, and once writes hold every slot nothing more is fetched, so a read
+//! arriving then waits in its submission queue behind them.
 
 mod flashshare;
 mod link;
@@ -15,7 +21,7 @@ mod wrr;
 
 use std::collections::VecDeque;
 
-use crate::config::device::{HostInterfaceConfig, LinkService};
+use crate::config::device::{ControllerConfig, HostInterfaceConfig, LinkService};
 use crate::engine::Time;
 use crate::request::{NvmePriority, Op, ReqId};
 use link::LinkDirection;
@@ -140,6 +146,10 @@ pub struct HostInterface {
     queues: Vec<SubmissionQueue>,
     /// Most commands of one queue in the controller at once (0: no bound).
     max_fetched_per_queue: u32,
+    /// Most commands in the controller at once, over all queues (0: no bound).
+    command_slots: u32,
+    /// Commands fetched whose completion is not posted yet: the slots held.
+    slots_held: u32,
     arbiter: Box<dyn Arbiter>,
     pub doorbell_ns: Time,
     pub command_fetch_ns: Time,
@@ -164,12 +174,14 @@ pub struct HostInterface {
 }
 
 impl HostInterface {
-    pub fn new(cfg: &HostInterfaceConfig) -> Result<Self, String> {
+    pub fn new(cfg: &HostInterfaceConfig, controller: &ControllerConfig) -> Result<Self, String> {
         let arbiter = make_arbiter(cfg)
             .ok_or_else(|| format!("device.host_interface.arbiter: unknown arbiter \"{}\"", cfg.arbiter))?;
         Ok(HostInterface {
             queues: Vec::new(),
             max_fetched_per_queue: cfg.max_fetched_per_queue,
+            command_slots: controller.command_slots,
+            slots_held: 0,
             arbiter,
             doorbell_ns: cfg.doorbell_ns.0,
             command_fetch_ns: cfg.command_fetch_ns.0,
@@ -211,36 +223,69 @@ impl HostInterface {
         self.queues[queue as usize].push(req, now);
     }
 
-    /// Whether the controller may fetch a command from some submission queue now.
+    /// Whether every command slot is held (never, without a bound).
+    fn slots_full(&self) -> bool {
+        self.command_slots > 0 && self.slots_held >= self.command_slots
+    }
+
+    /// Whether the controller may fetch a command from some submission queue now: a slot is free and a
+    /// queue may be fetched from.
     pub fn has_fetchable(&self) -> bool {
-        self.queues.iter().any(SubmissionQueue::fetchable)
+        !self.slots_full() && self.queues.iter().any(SubmissionQueue::fetchable)
     }
 
-    /// Arbitrate at `now` and take the next command, if one may be fetched.
+    /// Arbitrate at `now` and take the next command, if one may be fetched; it holds a slot until its
+    /// completion is posted ([`HostInterface::completed`]).
     pub fn next_command(&mut self, now: Time) -> Option<ReqId> {
+        if self.slots_full() {
+            return None;
+        }
         let q = self.arbiter.pick(&self.queues, now)?;
-        self.queues[q].pop()
+        let req = self.queues[q].pop();
+        self.slots_held += req.is_some() as u32;
+        req
     }
 
-    /// The completion of a command fetched from `queue` was posted: the queue holds one fewer in the
-    /// controller. Returns whether that let the queue be fetched from again (it was at its bound with
-    /// commands waiting).
+    /// The completion of a command fetched from `queue` was posted: it frees its slot and the queue holds one
+    /// fewer in the controller. Returns whether that let fetching resume: the queue was at its bound with
+    /// commands waiting, or every slot was held while some queue had a command to fetch.
     pub fn completed(&mut self, queue: u32) -> bool {
+        let slots_were_full = self.slots_full();
         let sq = &mut self.queues[queue as usize];
         let was_blocked = !sq.fetchable() && !sq.is_empty();
         sq.fetched -= 1;
-        was_blocked
+        self.slots_held -= 1;
+        was_blocked || (slots_were_full && self.has_fetchable())
     }
 
-    /// Model invariant: no queue holds more commands in the controller than its bound.
+    /// Commands in the controller now (slots held).
+    pub fn slots_held(&self) -> u32 {
+        self.slots_held
+    }
+
+    /// Model invariants: no queue holds more commands in the controller than its bound, the controller no
+    /// more than its slots, and the slots held are the queues' commands in the controller.
     pub fn check_invariants(&self) -> Result<(), String> {
-        match self.queues.iter().position(|q| q.max_fetched > 0 && q.fetched > q.max_fetched) {
-            Some(i) => Err(format!(
+        if let Some(i) = self.queues.iter().position(|q| q.max_fetched > 0 && q.fetched > q.max_fetched) {
+            return Err(format!(
                 "submission queue {i} has {} commands in the controller, above its bound of {}",
                 self.queues[i].fetched, self.queues[i].max_fetched
-            )),
-            None => Ok(()),
+            ));
         }
+        if self.command_slots > 0 && self.slots_held > self.command_slots {
+            return Err(format!(
+                "the controller holds {} commands, above its {} command slots",
+                self.slots_held, self.command_slots
+            ));
+        }
+        let fetched: u64 = self.queues.iter().map(|q| q.fetched as u64).sum();
+        if fetched != self.slots_held as u64 {
+            return Err(format!(
+                "{} slots held but the queues have {fetched} commands in the controller",
+                self.slots_held
+            ));
+        }
+        Ok(())
     }
 
     /// When a `op` command that finished its fetch at `now` may enter its path: at once unless the path
@@ -394,7 +439,7 @@ pub(crate) mod tests {
     fn a_queue_at_its_bound_is_not_fetched_from_until_one_of_its_commands_completes() {
         let mut cfg = config("round-robin");
         cfg.max_fetched_per_queue = 2;
-        let mut hil = HostInterface::new(&cfg).expect("valid");
+        let mut hil = HostInterface::new(&cfg, &UNBOUNDED).expect("valid");
         let (a, b) = (hil.create_queue(NvmePriority::Medium), hil.create_queue(NvmePriority::Medium));
         for i in 0..4 {
             hil.push(a, ReqId(i), 0);
@@ -410,12 +455,40 @@ pub(crate) mod tests {
         hil.check_invariants().expect("within the bound");
 
         cfg.max_fetched_per_queue = 0;
-        let mut unbounded = HostInterface::new(&cfg).expect("valid");
+        let mut unbounded = HostInterface::new(&cfg, &UNBOUNDED).expect("valid");
         let q = unbounded.create_queue(NvmePriority::Medium);
         for i in 0..1000 {
             unbounded.push(q, ReqId(i), 0);
         }
         assert_eq!(std::iter::from_fn(|| unbounded.next_command(0)).count(), 1000, "0: no bound");
+    }
+
+    const UNBOUNDED: ControllerConfig = ControllerConfig { command_slots: 0, firmware_cores: 1 };
+
+    #[test]
+    fn with_every_slot_held_nothing_is_fetched_until_a_completion_frees_one() {
+        let cfg = config("round-robin");
+        let mut hil =
+            HostInterface::new(&cfg, &ControllerConfig { command_slots: 3, firmware_cores: 1 }).expect("valid");
+        let (writes, reads) = (hil.create_queue(NvmePriority::Medium), hil.create_queue(NvmePriority::Medium));
+        for i in 0..4 {
+            hil.push(writes, ReqId(i), 0);
+        }
+        let fetched: Vec<u32> = std::iter::from_fn(|| hil.next_command(0)).map(|r| r.0).collect();
+        assert_eq!(fetched, [0, 1, 2], "three slots: the fourth write waits");
+        hil.push(reads, ReqId(7), 1);
+        assert!(!hil.has_fetchable(), "the read waits behind the writes holding every slot");
+        assert_eq!(hil.next_command(1), None);
+        hil.check_invariants().expect("within the slots");
+        assert!(hil.completed(writes), "a slot freed while commands wait");
+        assert_eq!(hil.slots_held(), 2);
+        let next = hil.next_command(2).expect("a slot is free");
+        assert!(next == ReqId(7) || next == ReqId(3));
+        assert_eq!(hil.next_command(2), None, "full again");
+        assert!(hil.completed(writes), "the other command still waits");
+        assert!(hil.next_command(3).is_some());
+        assert!(!hil.completed(writes), "nothing waits any more");
+        hil.check_invariants().expect("within the slots");
     }
 
     /// Two closed-loop readers on their own cores, so on their own submission queues.

@@ -7,10 +7,16 @@
 //! valid counts), and GC goes ahead of host writes while it has such credit. Free space then stays near
 //! the GC threshold, as in a drive at steady state, instead of running down to the hard threshold. GC goes
 //! first unconditionally when one of the die's planes is at or below the hard free-block threshold.
+//!
+//! Reads before writes is `read_priority = "always"`. Drives whose firmware bounds it (`"bounded"`) let
+//! later reads pass the program or erase waiting first on a die at most `read_bypass_limit` times, then
+//! run it; `"fifo"` runs reads and writes in arrival order (Wu & He, FAST'12, compare suspension with both
+//! baselines: read priority and FIFO).
 
 use std::collections::VecDeque;
 
-use super::{DispatchView, GcCredit, TransactionScheduler};
+use super::{DispatchView, GcCredit, SchedulerSetup, TransactionScheduler};
+use crate::config::device::ReadPriority;
 use crate::device::flash::FlashOp;
 use crate::device::transaction::{Purpose, TxArena, TxId};
 
@@ -25,18 +31,43 @@ struct DieQueues {
     user_writes: VecDeque<TxId>,
     /// GC transactions earned by host writes and not yet spent.
     gc_credit: GcCredit,
+    /// Times later reads passed the program or erase now waiting first (bounded read priority).
+    bypasses: u32,
 }
 
 pub struct Fifo {
     dies: Vec<DieQueues>,
     planes_per_die: u32,
     queued: usize,
+    read_priority: ReadPriority,
+    /// Most bypasses of a waiting write with `ReadPriority::Bounded` (`ReadPriority::Fifo`: 0).
+    bypass_limit: u32,
 }
 
 impl Fifo {
-    pub fn new(dies: u32, planes_per_die: u32) -> Self {
-        Fifo { dies: (0..dies).map(|_| DieQueues::default()).collect(), planes_per_die, queued: 0 }
+    pub fn new(setup: &SchedulerSetup) -> Self {
+        let read_priority = setup.config.read_priority;
+        Fifo {
+            dies: (0..setup.dies).map(|_| DieQueues::default()).collect(),
+            planes_per_die: setup.planes_per_die,
+            queued: 0,
+            read_priority,
+            bypass_limit: if read_priority == ReadPriority::Fifo { 0 } else { setup.config.read_bypass_limit },
+        }
     }
+}
+
+/// Whether the read at the head of `reads` goes before the write at the head of `writes` (both non-empty),
+/// counting a bypass when it arrived after the write.
+fn read_goes_first(reads: TxId, writes: TxId, view: &DispatchView, bypasses: &mut u32, limit: u32) -> bool {
+    if view.txs[reads].enqueued_at <= view.txs[writes].enqueued_at {
+        return true; // queued before the write: not a bypass
+    }
+    if *bypasses < limit {
+        *bypasses += 1;
+        return true;
+    }
+    false
 }
 
 /// Take the head of `queue` and, if allowed, more transactions of the same operation on other planes.
@@ -90,8 +121,21 @@ impl TransactionScheduler for Fifo {
             return;
         }
         let gc_first = q.gc_credit.gc_first(!q.gc.is_empty());
+        let writes_first = !view.gc_urgent && self.read_priority != ReadPriority::Always && {
+            let read = q.map_reads.front().or(q.user_reads.front());
+            let write =
+                if gc_first { q.gc.front().or(q.user_writes.front()) } else { q.user_writes.front().or(q.gc.front()) };
+            match (read, write) {
+                (Some(&r), Some(&w)) => !read_goes_first(r, w, view, &mut q.bypasses, self.bypass_limit),
+                _ => false,
+            }
+        };
         let order: [&mut VecDeque<TxId>; 4] = if view.gc_urgent {
             [&mut q.gc, &mut q.map_reads, &mut q.user_reads, &mut q.user_writes]
+        } else if writes_first && gc_first {
+            [&mut q.gc, &mut q.user_writes, &mut q.map_reads, &mut q.user_reads]
+        } else if writes_first {
+            [&mut q.user_writes, &mut q.gc, &mut q.map_reads, &mut q.user_reads]
         } else if gc_first {
             [&mut q.map_reads, &mut q.user_reads, &mut q.gc, &mut q.user_writes]
         } else {
@@ -104,7 +148,11 @@ impl TransactionScheduler for Fifo {
             }
         }
         if let Some(&first) = batch.first() {
-            q.gc_credit.dispatched(view.txs[first].purpose, batch.len(), view.gc_pace);
+            let purpose = view.txs[first].purpose;
+            if matches!(purpose, Purpose::Gc | Purpose::UserWrite) {
+                q.bypasses = 0; // the write waiting first went (or none waited): the next one starts afresh
+            }
+            q.gc_credit.dispatched(purpose, batch.len(), view.gc_pace);
         }
         self.queued -= batch.len();
     }
@@ -116,5 +164,73 @@ impl TransactionScheduler for Fifo {
     fn reads_waiting(&self, die: u32) -> bool {
         let q = &self.dies[die as usize];
         !q.map_reads.is_empty() || !q.user_reads.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{add, build, config, next, tx};
+    use super::*;
+    use crate::device::transaction::Purpose::{UserRead, UserWrite};
+
+    /// A `fifo` scheduler of one single-plane die with `priority` and `limit`.
+    fn scheduler(priority: ReadPriority, limit: u32) -> Box<dyn TransactionScheduler> {
+        let mut cfg = config("fifo");
+        cfg.read_priority = priority;
+        cfg.read_bypass_limit = limit;
+        build(&cfg, 1, 1)
+    }
+
+    /// Queue one write at time 0, then `reads` reads at 1, 2, ...: the order the die serves them in, as
+    /// 'w' and 'r'.
+    fn order(priority: ReadPriority, limit: u32, reads: u32) -> String {
+        let mut s = scheduler(priority, limit);
+        let mut txs = TxArena::default();
+        let write = add(s.as_mut(), &mut txs, tx(UserWrite, 0, 0, 0, 0, 0));
+        for i in 0..reads {
+            add(s.as_mut(), &mut txs, tx(UserRead, 0, 0, 1 + i, 1, 1 + i as u64));
+        }
+        let mut served = String::new();
+        loop {
+            let batch = next(s.as_mut(), &txs, 0, 100);
+            let Some(&first) = batch.first() else { break };
+            served.push(if first == write { 'w' } else { 'r' });
+        }
+        served
+    }
+
+    #[test]
+    fn reads_always_first_pass_a_waiting_write_every_time() {
+        assert_eq!(order(ReadPriority::Always, 0, 5), "rrrrrw");
+    }
+
+    #[test]
+    fn bounded_read_priority_lets_reads_pass_a_write_at_most_the_limit() {
+        assert_eq!(order(ReadPriority::Bounded, 2, 5), "rrwrrr");
+        assert_eq!(order(ReadPriority::Bounded, 0, 3), "wrrr", "limit 0: no read passes the write");
+        assert_eq!(order(ReadPriority::Bounded, 9, 3), "rrrw", "fewer reads than the limit");
+    }
+
+    #[test]
+    fn fifo_serves_in_arrival_order_and_a_read_queued_first_is_not_a_bypass() {
+        assert_eq!(order(ReadPriority::Fifo, 7, 3), "wrrr", "the limit is ignored: arrival order");
+        let mut s = scheduler(ReadPriority::Fifo, 0);
+        let mut txs = TxArena::default();
+        let read = add(s.as_mut(), &mut txs, tx(UserRead, 0, 0, 1, 1, 0));
+        let write = add(s.as_mut(), &mut txs, tx(UserWrite, 0, 0, 2, 0, 5));
+        assert_eq!(next(s.as_mut(), &txs, 0, 10), [read]);
+        assert_eq!(next(s.as_mut(), &txs, 0, 10), [write]);
+    }
+
+    #[test]
+    fn the_bypass_count_starts_afresh_for_each_waiting_write() {
+        let mut s = scheduler(ReadPriority::Bounded, 1);
+        let mut txs = TxArena::default();
+        let w1 = add(s.as_mut(), &mut txs, tx(UserWrite, 0, 0, 0, 0, 0));
+        let w2 = add(s.as_mut(), &mut txs, tx(UserWrite, 0, 0, 1, 0, 0));
+        let reads: Vec<TxId> =
+            (0..4).map(|i| add(s.as_mut(), &mut txs, tx(UserRead, 0, 0, 2 + i, 1, 1 + i as u64))).collect();
+        let served: Vec<TxId> = (0..6).map(|_| next(s.as_mut(), &txs, 0, 100)[0]).collect();
+        assert_eq!(served, [reads[0], w1, reads[1], w2, reads[2], reads[3]]);
     }
 }

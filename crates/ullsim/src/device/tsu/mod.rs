@@ -100,7 +100,7 @@ pub fn scheduler_names() -> &'static [&'static str] {
 /// Build the scheduler called `setup.config.scheduler`; `None` for an unknown name.
 pub fn make(setup: &SchedulerSetup) -> Option<Box<dyn TransactionScheduler>> {
     Some(match setup.config.scheduler.as_str() {
-        "fifo" => Box::new(fifo::Fifo::new(setup.dies, setup.planes_per_die)),
+        "fifo" => Box::new(fifo::Fifo::new(setup)),
         "sprinkler" => Box::new(sprinkler::Sprinkler::new(setup)),
         "sprinkler-fairness" => Box::new(sprinkler_fairness::SprinklerFairness::new(setup)),
         "flin" => Box::new(flin::Flin::new(setup)),
