@@ -45,13 +45,14 @@ impl Device {
         }
     }
 
-    /// Start garbage collection on plane `unit` if it is short of free blocks.
+    /// Start garbage collection on plane `unit` if it is short of free blocks, or folding of its SLC data if
+    /// it wants that (`ftl/slc.rs`): both are jobs of this machinery, one per plane at a time.
     pub(super) fn maybe_collect(&mut self, q: &mut EventQueue<Event>, unit: u32) {
-        if !self.ftl.gc_wanted(unit) {
+        if !self.ftl.gc_wanted(unit) && !self.ftl.fold_wanted(unit) {
             return;
         }
         let mut moves = std::mem::take(&mut self.gc_moves);
-        if self.ftl.start_gc(unit, &mut moves).is_some() {
+        if self.ftl.start_reclaim(unit, &mut moves).is_some() {
             self.gc_cost.job_started(unit);
             if moves.is_empty() {
                 self.erase_victim(q, unit);
