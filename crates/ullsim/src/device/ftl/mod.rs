@@ -285,7 +285,9 @@ impl Ftl {
     }
 
     /// Next page of plane `u` for `stream`. Host writes leave the last free blocks to GC, and native host
-    /// writes the SLC cache's unused static blocks too; an SLC-mode block closes after its SLC pages.
+    /// writes the SLC cache's unused static blocks too. An SLC-mode block closes after its SLC pages; one
+    /// beyond the static part opens only while the plane has more free blocks than GC keeps (the dynamic part
+    /// uses free blocks, it does not make GC free them).
     fn allocate_in_plane(&mut self, u: u32, stream: Stream) -> Option<u64> {
         let bpp = self.geometry.blocks_per_plane as u64;
         let ppb = self.geometry.pages_per_block as u16;
@@ -293,7 +295,10 @@ impl Ftl {
         let (reserve, capacity) = match stream {
             Stream::Gc => (0, ppb),
             Stream::Host => (self.user_reserve_blocks + slc_unused, ppb),
-            Stream::Slc => (self.user_reserve_blocks, self.slc.as_ref().map_or(ppb, |s| s.pages_per_block as u16)),
+            Stream::Slc => {
+                let reserve = if slc_unused > 0 { self.user_reserve_blocks } else { self.soft_free_blocks };
+                (reserve, self.slc.as_ref().map_or(ppb, |s| s.pages_per_block as u16))
+            }
         };
         let plane = &mut self.planes[u as usize];
         let open = match stream {
@@ -335,6 +340,8 @@ impl Ftl {
                     self.slc.as_mut().expect("checked").stats.host_pages_slc += 1;
                     return Some(ppa);
                 }
+                // No free block to grow into: the region is as large as it gets for now.
+                self.slc.as_mut().expect("checked").exhaust(u);
             }
             let ppa = self.allocate_in_plane(u, Stream::Host)?;
             self.slc.as_mut().expect("checked").stats.host_pages_native += 1;
@@ -379,22 +386,22 @@ impl Ftl {
             && (slc.fold_wanted(u, slc.limit(self.logical_pages - self.mapped)) || self.gc_wanted(u))
     }
 
-    /// Start the job plane `u` needs, if any: garbage collection when it is short of free blocks, else (or
-    /// if GC finds nothing to reclaim) folding of its oldest full SLC block. Lists the victim's valid pages
-    /// into `moves` and returns the victim's global block index.
+    /// Start the job plane `u` needs, if any: folding of its oldest full SLC block when it wants that or is
+    /// short of free blocks (a fold frees a whole block for at most a third of a block's moves, more than a GC
+    /// victim gives unless that is two-thirds stale), else garbage collection when it is short of free
+    /// blocks. Lists the victim's valid pages into `moves` and returns the victim's global block index.
     pub fn start_reclaim(&mut self, u: u32, moves: &mut Vec<(u64, u64)>) -> Option<u64> {
-        if self.gc_wanted(u) {
-            if let Some(victim) = self.start_gc(u, moves) {
-                return Some(victim);
+        if self.fold_wanted(u) {
+            if let Some(block) = self.slc.as_mut().expect("fold_wanted needs an SLC cache").fold_victim(u) {
+                let gb = u as u64 * self.geometry.blocks_per_plane as u64 + block as u64;
+                self.start_job(u, gb, moves);
+                return Some(gb);
             }
         }
-        if !self.fold_wanted(u) {
-            return None;
+        if self.gc_wanted(u) {
+            return self.start_gc(u, moves);
         }
-        let block = self.slc.as_mut().expect("fold_wanted needs an SLC cache").fold_victim(u)?;
-        let gb = u as u64 * self.geometry.blocks_per_plane as u64 + block as u64;
-        self.start_job(u, gb, moves);
-        Some(gb)
+        None
     }
 
     /// Whether any plane of `die` is below the hard threshold (GC must not wait behind host work).

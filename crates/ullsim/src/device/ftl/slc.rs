@@ -137,6 +137,12 @@ impl SlcRegion {
         !plane.exhausted
     }
 
+    /// Plane `u`'s part of the region cannot grow now (no free block for it): host writes go to native blocks
+    /// until the drive is idle, as when it is full.
+    pub fn exhaust(&mut self, u: u32) {
+        self.planes[u as usize].exhausted = true;
+    }
+
     /// Block `block` of plane `u` (index within the plane) was opened in SLC mode.
     pub fn opened(&mut self, u: u32, block: u32) {
         self.mark(u as u64 * self.blocks_per_plane as u64 + block as u64, true);
