@@ -1,5 +1,6 @@
 //! Garbage collection's work through the device: a plane's job reads each valid page of its victim, writes
-//! it to a free page of the same plane and, once every page has moved, erases the victim.
+//! it to a free page of the same plane and, once every page has moved, erases the victim. Folding an SLC
+//! cache's block into native blocks is the same job with an SLC-mode victim (`ftl/slc.rs`).
 //!
 //! A moved page's data waits in the controller's DRAM between its read and its program, so a job reads
 //! ahead at most `device.ftl.gc_read_ahead` pages (the page being programmed and the next): reads are much
