@@ -180,3 +180,27 @@ fn overwrites_of_cached_data_keep_the_block_accounting_and_the_map_exact() {
         }
     }
 }
+
+#[test]
+fn bad_slc_keys_are_errors_naming_the_key() {
+    let base = "[device]\npreset = \"tlc-consumer\"\n[[flow]]\nname = \"r\"\nrw = \"read\"\n";
+    for (set, key, says) in [
+        ("device.preset=optane-ull", "device.slc.enabled", "page mapping"),
+        ("device.slc.bits_per_cell=1", "device.slc.bits_per_cell", "2 or more bits"),
+        ("device.slc.bits_per_cell=5", "device.slc.bits_per_cell", "1 (SLC) to 4"),
+        ("device.slc.fold_threshold=0", "device.slc.fold_threshold", "(0, 1]"),
+        ("device.slc.fold_threshold=1.5", "device.slc.fold_threshold", "(0, 1]"),
+        ("device.slc.fold_idle_ns=0", "device.slc.fold_idle_ns", "1 us to 10 s"),
+        ("device.slc.program_ns=\"11s\"", "device.slc.program_ns", "at most 10 s"),
+        ("device.slc.static_bytes=\"100GB\"", "device.ftl.overprovisioning", "SLC cache's static part"),
+    ] {
+        // The Optane preset lacks nothing but page mapping: turn its cache on.
+        let extra: &[&str] = if set.contains("optane") {
+            &[set, "device.slc.enabled=true", "device.slc.bits_per_cell=3"]
+        } else {
+            &[set]
+        };
+        let e = common::load_error(base, extra);
+        assert!(e.contains(key) && e.contains(says), "{set}: {e}");
+    }
+}
