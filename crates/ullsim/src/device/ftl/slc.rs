@@ -254,3 +254,55 @@ impl SlcRegion {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::scenario::Scenario;
+
+    /// `tlc-consumer` with 64 blocks per plane, a 128 MiB static part (one SLC block in each of the 64
+    /// planes) and up to 384 MiB dynamic (three).
+    fn region() -> (SlcRegion, DeviceConfig) {
+        let text = "[device]\npreset = \"tlc-consumer\"\n[device.flash]\nblocks_per_plane = 64\n[device.slc]\n\
+                    static_bytes = \"128MiB\"\ndynamic_max_bytes = \"384MiB\"\n[[flow]]\nname = \"f\"\nrw = \"read\"\n";
+        let s = Scenario::from_toml_str(text, "t", std::path::Path::new("."), &[]).expect("a valid scenario");
+        let g = Geometry::from_config(&s.device.flash);
+        (SlcRegion::new(&s.device, &g).expect("an SLC cache"), s.device)
+    }
+
+    #[test]
+    fn the_limit_is_the_static_part_plus_what_the_unmapped_pages_allow() {
+        let (r, cfg) = region();
+        assert_eq!((r.pages_per_block, static_blocks_per_plane(&cfg)), (128, 1));
+        let row = 64 * 384; // logical pages of one native block in every plane
+        assert_eq!(r.limit(100 * row), 4, "capped at the dynamic maximum");
+        assert_eq!(r.limit(2 * row + row - 1), 3, "whole native blocks of free space only");
+        assert_eq!(r.limit(row - 1), 1, "the static part alone");
+        assert_eq!(r.limit(0), 1);
+    }
+
+    #[test]
+    fn a_full_part_is_exhausted_until_idle_and_folds_from_its_oldest_block() {
+        let (mut r, _) = region();
+        let limit = 2;
+        assert!(r.takes_host_page(3, false, limit));
+        r.opened(3, 10);
+        assert_eq!(r.unused_static(3), 0, "the static block is in use");
+        r.closed(3, 10);
+        assert!(!r.fold_wanted(3, limit), "one full block of two: below the threshold (1.0)");
+        assert!(r.takes_host_page(3, false, limit));
+        r.opened(3, 11);
+        r.closed(3, 11);
+        assert!(r.fold_wanted(3, limit), "both blocks full");
+        assert!(!r.takes_host_page(3, false, limit), "no room: exhausted");
+        assert_eq!(r.fold_victim(3), Some(10), "oldest first");
+        assert!(r.erased(3, 3 * 64 + 10) && !r.is_slc(3 * 64 + 10));
+        assert!(!r.takes_host_page(3, false, limit), "room again, but exhausted until the drive idles");
+        r.drive_idle();
+        assert!(r.fold_wanted(3, limit), "idle: fold every full block");
+        assert!(r.takes_host_page(3, false, limit), "idle ends the exhaustion");
+        r.drive_busy();
+        assert!(!r.fold_wanted(3, limit), "one full block of two while busy");
+        assert!(!r.erased(3, 3 * 64 + 12), "a native block is not folded");
+    }
+}
