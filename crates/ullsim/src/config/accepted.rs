@@ -56,6 +56,7 @@ pub(super) fn whole_number(key: &str) -> Option<String> {
         "device.flash.planes_per_die" => (1, 64),
         "device.flash.pages_per_block" => (1, 65_535),
         "device.flash.suspend_read_batches" | "device.flash.suspend_max_per_op" => (1, 1024),
+        "device.slc.bits_per_cell" => (1, 4),
         "device.cache.destage_limit_pages_per_plane" => (0, 1 << 16),
         "device.cache.flashshare_epoch_accesses" => (16, 1 << 26),
         "device.host_interface.max_fetched_per_queue" => (0, 1 << 16),

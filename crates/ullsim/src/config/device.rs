@@ -20,6 +20,7 @@ pub struct DeviceConfig {
     pub ftl: FtlConfig,
     pub tsu: TsuConfig,
     pub flash: FlashConfig,
+    pub slc: SlcConfig,
     pub variability: VariabilityConfig,
 }
 
@@ -323,6 +324,34 @@ pub struct FlashConfig {
     pub channel_arbitration: ChannelArbitration,
 }
 
+/// `[device.slc]`: an SLC write cache inside TLC (or MLC/QLC) flash, as consumer drives have (Samsung's
+/// Intelligent TurboWrite): blocks written in SLC mode hold `pages_per_block / bits_per_cell` pages and program
+/// and read faster; host writes go there while the region has room, and folding later moves their data into
+/// native-mode blocks (`device/ftl/slc.rs`, docs/model.md "SLC cache").
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlcConfig {
+    pub enabled: bool,
+    /// Bits a cell holds in the flash's native mode (3: TLC): an SLC-mode block holds this many times fewer
+    /// pages.
+    pub bits_per_cell: u32,
+    /// The region's static part: SLC capacity the drive keeps whatever the fill (taken from over-provisioning).
+    pub static_bytes: Bytes,
+    /// The most SLC capacity the dynamic part adds on an empty drive; it shrinks as the drive fills (it may use
+    /// at most the free user space, in SLC mode: one SLC byte per `bits_per_cell` free bytes).
+    pub dynamic_max_bytes: Bytes,
+    /// Array read time of a page in an SLC-mode block (ns).
+    pub read_ns: Nanos,
+    /// Program time of a page in an SLC-mode block (ns).
+    pub program_ns: Nanos,
+    /// Folding starts on a plane once its SLC blocks reach this share of its part of the region (1.0: when the
+    /// region is full).
+    pub fold_threshold: f64,
+    /// With no command in the drive for this long, the drive folds every full SLC block and host writes go to
+    /// SLC again (ns).
+    pub fold_idle_ns: Nanos,
+}
+
 impl DeviceConfig {
     /// The flash array's shape.
     pub fn geometry(&self) -> crate::device::flash::Geometry {
@@ -526,6 +555,8 @@ impl DeviceConfig {
             ("flash.resume_ns", f.resume_ns.0),
             ("flash.program_suspend_min_remaining_ns", f.program_suspend_min_remaining_ns.0),
             ("flash.erase_suspend_min_remaining_ns", f.erase_suspend_min_remaining_ns.0),
+            ("slc.read_ns", self.slc.read_ns.0),
+            ("slc.program_ns", self.slc.program_ns.0),
         ] {
             check(ns <= 10 * crate::engine::SEC, key, "expected a time of at most 10 s");
         }
@@ -567,6 +598,39 @@ impl DeviceConfig {
         check(ftl.gc_d_choices >= 1, "ftl.gc_d_choices", "expected a whole number >= 1");
         check((0.0..=1.0).contains(&ftl.precondition_fill), "ftl.precondition_fill", "expected a fraction in [0, 1]");
         check(ftl.cmt_entry_bytes >= 1, "ftl.cmt_entry_bytes", "expected a whole number >= 1");
+        let slc = &self.slc;
+        check(
+            (1..=4).contains(&slc.bits_per_cell),
+            "slc.bits_per_cell",
+            "expected 1 (SLC) to 4 (QLC) bits per cell in the native mode",
+        );
+        check(
+            slc.fold_threshold > 0.0 && slc.fold_threshold <= 1.0,
+            "slc.fold_threshold",
+            "expected a fraction in (0, 1] of the SLC region",
+        );
+        check(
+            (crate::engine::US..=10 * crate::engine::SEC).contains(&slc.fold_idle_ns.0),
+            "slc.fold_idle_ns",
+            "expected a time from 1 us to 10 s",
+        );
+        if slc.enabled {
+            check(
+                ftl.mapping == MappingKind::Page,
+                "slc.enabled",
+                "an SLC cache needs page mapping (device.ftl.mapping = \"page\")",
+            );
+            check(
+                slc.bits_per_cell >= 2,
+                "slc.bits_per_cell",
+                "an SLC cache needs flash that stores 2 or more bits per cell natively",
+            );
+            check(
+                f.pages_per_block >= slc.bits_per_cell,
+                "slc.bits_per_cell",
+                "an SLC-mode block holds pages_per_block / bits_per_cell pages: expected at most pages_per_block",
+            );
+        }
         let geometry_fits = physical_pages < u32::MAX as u128 - 1;
         // The simulator keeps a few bytes per block, per cache page and per cached map entry: bound them so
         // an extreme value is an error, not an out-of-memory abort.
@@ -607,8 +671,16 @@ impl DeviceConfig {
                 "ftl.overprovisioning",
                 &format!(
                     "impossible: over-provisioning of {} leaves fewer spare blocks per plane than garbage collection \
-                     keeps free ({} blocks from gc_threshold, plus two open blocks); raise overprovisioning or lower gc_threshold",
-                    ftl.overprovisioning, thresholds.soft
+                     keeps free ({} blocks from gc_threshold, plus two open blocks{}); raise overprovisioning or lower \
+                     gc_threshold{}",
+                    ftl.overprovisioning,
+                    thresholds.soft,
+                    if thresholds.slc_static > 0 {
+                        format!(", plus {} for the SLC cache's static part", thresholds.slc_static)
+                    } else {
+                        String::new()
+                    },
+                    if thresholds.slc_static > 0 { " or device.slc.static_bytes" } else { "" },
                 ),
             );
         }

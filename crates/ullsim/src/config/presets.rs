@@ -39,6 +39,12 @@ pub const PRESETS: &[Preset] = &[
         toml: include_str!("presets/tlc-enterprise.toml"),
     },
     Preset {
+        name: "tlc-consumer",
+        summary:
+            "PCIe 4.0 consumer TLC drive like Samsung 980 PRO 1 TB: 7.0/5.0 GB/s, SLC cache 6+108 GB, 45/450 us TLC",
+        toml: include_str!("presets/tlc-consumer.toml"),
+    },
+    Preset {
         name: "flin-eval",
         summary: "The SSD of FLIN's evaluation (Table 1): 8 ch x 4 dies x 2 planes, 75/1300/3800 us, 480 GB",
         toml: include_str!("presets/flin-eval.toml"),

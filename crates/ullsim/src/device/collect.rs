@@ -1,5 +1,6 @@
 //! Garbage collection's work through the device: a plane's job reads each valid page of its victim, writes
-//! it to a free page of the same plane and, once every page has moved, erases the victim.
+//! it to a free page of the same plane and, once every page has moved, erases the victim. Folding an SLC
+//! cache's block into native blocks is the same job with an SLC-mode victim (`ftl/slc.rs`).
 //!
 //! A moved page's data waits in the controller's DRAM between its read and its program, so a job reads
 //! ahead at most `device.ftl.gc_read_ahead` pages (the page being programmed and the next): reads are much
@@ -45,13 +46,14 @@ impl Device {
         }
     }
 
-    /// Start garbage collection on plane `unit` if it is short of free blocks.
+    /// Start garbage collection on plane `unit` if it is short of free blocks, or folding of its SLC data if
+    /// it wants that (`ftl/slc.rs`): both are jobs of this machinery, one per plane at a time.
     pub(super) fn maybe_collect(&mut self, q: &mut EventQueue<Event>, unit: u32) {
-        if !self.ftl.gc_wanted(unit) {
+        if !self.ftl.gc_wanted(unit) && !self.ftl.fold_wanted(unit) {
             return;
         }
         let mut moves = std::mem::take(&mut self.gc_moves);
-        if self.ftl.start_gc(unit, &mut moves).is_some() {
+        if self.ftl.start_reclaim(unit, &mut moves).is_some() {
             self.gc_cost.job_started(unit);
             if moves.is_empty() {
                 self.erase_victim(q, unit);

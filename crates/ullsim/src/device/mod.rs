@@ -15,6 +15,7 @@ pub mod gc_cost;
 pub mod hil;
 mod read_path;
 mod results;
+mod slc;
 mod start_gate;
 pub mod suspend;
 pub mod transaction;
@@ -38,7 +39,8 @@ use gc_cost::GcCost;
 use hil::{Direction, HostInterface, COMMAND_BYTES, COMPLETION_BYTES, MESSAGE_BYTES};
 use results::ClassCounters;
 pub use results::{
-    ByClass, ClassResult, DeviceCounters, DeviceResults, QueueDepth, ReadCacheClass, ReadCacheResults, Utilization,
+    ByClass, ClassResult, DeviceCounters, DeviceResults, QueueDepth, ReadCacheClass, ReadCacheResults, SlcResults,
+    Utilization,
 };
 use start_gate::{Blocked, StartGate};
 use suspend::Suspension;
@@ -73,6 +75,9 @@ pub enum DeviceEvent {
     DieDone { die: u32, generation: u32 },
     /// The completion entry is posted and the interrupt sent: the device is done with the request.
     CompletionPosted { req: ReqId },
+    /// The drive has had no command inside for `device.slc.fold_idle_ns` since it emptied after arrival
+    /// number `generation`: stale, and ignored, if a command arrived since (`slc.rs`).
+    SlcIdle { generation: u32 },
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -160,6 +165,8 @@ pub struct Device {
     link_done: Vec<u32>,
     /// Commands completed per criticality class (critical, normal), as the device sees the attribute.
     by_class: [ClassCounters; 2],
+    /// The SLC cache's timing and idle timer (`None` without an SLC cache).
+    slc: Option<slc::SlcTiming>,
 }
 
 impl Device {
@@ -230,6 +237,7 @@ impl Device {
             variability: Variability::new(&cfg.variability, seed),
             link_done: Vec::new(),
             by_class: [ClassCounters::default(); 2],
+            slc: slc::SlcTiming::new(cfg),
         })
     }
 
@@ -289,6 +297,7 @@ impl Device {
                 self.commands[req.index()].arrived_at = now;
                 self.commands[req.index()].flush_mark = self.durability.mark();
                 self.change_outstanding(now, 1);
+                self.slc_command_arrived();
                 self.hil.push(self.commands[req.index()].queue, req, now);
                 self.wake_controller(q, requests);
             }
@@ -364,12 +373,14 @@ impl Device {
                 stamps.device_internal_wait = self.commands[req.index()].internal_wait;
                 self.by_class[class].record(now - stamps.device_arrival, stamps.device_internal_wait);
                 self.change_outstanding(now, -1);
+                self.slc_arm_idle(q);
                 if self.hil.completed(self.commands[req.index()].queue) {
                     // Its queue was at its bound of commands in the controller, with more waiting.
                     self.wake_controller(q, requests);
                 }
                 completed.push(req);
             }
+            DeviceEvent::SlcIdle { generation } => self.slc_idle(q, generation),
         }
     }
 
@@ -660,7 +671,7 @@ impl Device {
         match op {
             FlashOp::Read => {
                 self.flash_ops[0] += batch.len() as u64;
-                let sensed = commanded + self.variability.read_ns(timing.read_ns);
+                let sensed = commanded + self.variability.read_ns(self.array_ns(op, timing.read_ns, batch));
                 q.schedule_at(sensed, Event::Device(DeviceEvent::DieSensed { die }));
                 (commanded, sensed)
             }
@@ -668,7 +679,7 @@ impl Device {
                 self.flash_ops[1] += batch.len() as u64;
                 let bytes: u64 = batch.iter().map(|&t| self.txs[t].bytes as u64).sum();
                 let data_in = self.flash.reserve_channel(die, commanded, bytes);
-                let end = data_in + self.variability.program_ns(timing.program_ns);
+                let end = data_in + self.variability.program_ns(self.array_ns(op, timing.program_ns, batch));
                 q.schedule_at(end, Event::Device(DeviceEvent::DieDone { die, generation }));
                 (data_in, end)
             }

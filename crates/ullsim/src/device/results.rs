@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use super::cache::{ReadCacheCounters, SplitSample};
+use super::ftl::slc::SlcStats;
 use super::Device;
 use crate::engine::Time;
 
@@ -57,6 +58,26 @@ pub struct DeviceResults {
     /// none beyond `cache_hit_rate`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub read_cache: Option<ReadCacheResults>,
+    /// The SLC cache's figures; absent without one (`device.slc.enabled = false`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slc: Option<SlcResults>,
+}
+
+/// The SLC cache over the window (`device.slc`), and its state at the window's end.
+#[derive(Debug, Clone, Serialize)]
+pub struct SlcResults {
+    /// Host pages placed in SLC-mode blocks, and directly in native (TLC) blocks.
+    pub host_pages_slc: u64,
+    pub host_pages_native: u64,
+    /// Pages folding moved from SLC-mode blocks into native blocks (also in `gc_pages_programmed` once
+    /// programmed), and SLC blocks it emptied and erased (also in `gc_count`).
+    pub folded_pages: u64,
+    pub blocks_folded: u64,
+    /// The region's size at the window's end: static part plus what the free space allows of the dynamic
+    /// part (bytes of host data it holds when full).
+    pub region_bytes: u64,
+    /// Valid data in SLC-mode blocks at the window's end.
+    pub used_bytes: u64,
 }
 
 /// A read-cache policy's figures over the window (FlashShare's Figs. 18 and 19).
@@ -177,6 +198,7 @@ pub struct DeviceCounters {
     /// Critical, normal.
     by_class: [ClassCounters; 2],
     read_cache: ReadCacheCounters,
+    slc: Option<SlcStats>,
 }
 
 impl DeviceCounters {
@@ -221,6 +243,7 @@ impl Device {
             gc_busy_by_flow: (0..flows as u32).map(|f| self.gc_cost.charged_ns(f)).collect(),
             by_class: self.by_class,
             read_cache: self.cache.counters(),
+            slc: self.ftl.slc_stats(),
         }
     }
 
@@ -273,7 +296,21 @@ impl Device {
                 normal: now.by_class[1].since(&since.by_class[1]),
             },
             read_cache: self.read_cache_results(since, now),
+            slc: self.slc_results(since, now),
         }
+    }
+
+    fn slc_results(&self, since: &DeviceCounters, now: &DeviceCounters) -> Option<SlcResults> {
+        let (a, b) = (now.slc?, since.slc?);
+        let (region_pages, used_pages) = self.ftl.slc_occupancy()?;
+        Some(SlcResults {
+            host_pages_slc: a.host_pages_slc - b.host_pages_slc,
+            host_pages_native: a.host_pages_native - b.host_pages_native,
+            folded_pages: a.folded_pages - b.folded_pages,
+            blocks_folded: a.blocks_folded - b.blocks_folded,
+            region_bytes: region_pages * self.page_bytes,
+            used_bytes: used_pages * self.page_bytes,
+        })
     }
 
     fn read_cache_results(&self, since: &DeviceCounters, now: &DeviceCounters) -> Option<ReadCacheResults> {

@@ -19,6 +19,12 @@ fn tiny_ftl(precondition: &str, fill: f64, policy: &str) -> Ftl {
 
 /// A tiny drive of 2 planes x 16 blocks x `pages_per_block` pages, and the most its map can take.
 fn tiny_ftl_with_blocks_of(pages_per_block: u32, precondition: &str, fill: f64, policy: &str) -> (Ftl, u64) {
+    tiny_ftl_with(pages_per_block, precondition, fill, policy, false)
+}
+
+/// The tiny drive, with an SLC cache if `slc` (TLC: an SLC block holds a third of the pages; one static
+/// SLC block per plane, up to 1 MiB more while the free space allows).
+fn tiny_ftl_with(pages_per_block: u32, precondition: &str, fill: f64, policy: &str, slc: bool) -> (Ftl, u64) {
     let s = scenario_with(
         r#"
 [device]
@@ -42,6 +48,10 @@ rw = "randwrite"
             &format!("device.ftl.precondition_fill={fill}"),
             &format!("device.ftl.gc_policy={policy}"),
             &format!("device.flash.pages_per_block={pages_per_block}"),
+            &format!("device.slc.enabled={slc}"),
+            "device.slc.bits_per_cell=3",
+            "device.slc.static_bytes=\"32KiB\"",
+            "device.slc.dynamic_max_bytes=\"1MiB\"",
         ],
     );
     (Ftl::new(&s.device, 11).expect("tiny FTL"), Ftl::map_bytes_at_most(&s.device))
@@ -58,9 +68,9 @@ struct Driver {
 impl Driver {
     fn start_gc_where_wanted(&mut self) {
         for u in 0..self.ftl.geometry().planes() {
-            if self.ftl.gc_wanted(u) {
+            if self.ftl.gc_wanted(u) || self.ftl.fold_wanted(u) {
                 let mut moves = Vec::new();
-                if self.ftl.start_gc(u, &mut moves).is_some() {
+                if self.ftl.start_reclaim(u, &mut moves).is_some() {
                     if moves.is_empty() {
                         self.erases.push_back(u);
                     }
@@ -95,6 +105,8 @@ enum Step {
     /// Consecutive logical pages from the first: a sequential write, whose pages the map keeps as runs.
     WriteRun(u64, u64),
     Gc,
+    /// The drive went idle (the SLC cache folds everything) or busy again.
+    Idle(bool),
 }
 
 fn steps() -> impl Strategy<Value = Vec<Step>> {
@@ -103,6 +115,7 @@ fn steps() -> impl Strategy<Value = Vec<Step>> {
             3 => (0u64..1000).prop_map(Step::Write),
             1 => (0u64..1000, 1u64..40).prop_map(|(first, len)| Step::WriteRun(first, len)),
             2 => Just(Step::Gc),
+            1 => any::<bool>().prop_map(Step::Idle),
         ],
         1..600,
     )
@@ -117,9 +130,10 @@ proptest! {
         precondition in prop_oneof![Just("none"), Just("sequential"), Just("random")],
         policy in prop_oneof![Just("greedy"), Just("d-choices"), Just("random")],
         pages_per_block in prop_oneof![Just(8u32), Just(64)],
+        slc in any::<bool>(),
     ) {
         let fill = if precondition == "none" { 0.0 } else { 0.9 };
-        let (ftl, map_most) = tiny_ftl_with_blocks_of(pages_per_block, precondition, fill, policy);
+        let (ftl, map_most) = tiny_ftl_with(pages_per_block, precondition, fill, policy, slc);
         let logical = ftl.logical_pages();
         let mut mapped: Vec<bool> = (0..logical).map(|l| ftl.lookup(l).is_some()).collect();
         ftl.check_invariants().map_err(TestCaseError::fail)?;
@@ -130,6 +144,15 @@ proptest! {
                 Step::WriteRun(first, len) => first..first + len,
                 Step::Gc => {
                     d.gc_step();
+                    0..0
+                }
+                Step::Idle(true) => {
+                    d.ftl.slc_drive_idle();
+                    d.start_gc_where_wanted();
+                    0..0
+                }
+                Step::Idle(false) => {
+                    d.ftl.slc_drive_busy();
                     0..0
                 }
             };

@@ -27,6 +27,7 @@ mod model;
 mod mqsim_compat;
 mod overload;
 mod per_job;
+mod slc;
 mod suspend;
 mod timeseries;
 mod tsu;

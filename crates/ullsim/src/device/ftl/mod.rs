@@ -10,6 +10,7 @@ mod cmt;
 pub mod gc;
 mod map;
 pub mod precondition;
+pub mod slc;
 
 use std::collections::VecDeque;
 
@@ -21,6 +22,7 @@ use super::flash::Geometry;
 pub use cmt::MappingCache;
 pub use gc::gc_policy_names;
 use map::PageMap;
+use slc::SlcRegion;
 
 /// Free-block counts per plane that steer garbage collection.
 #[derive(Debug, Clone, Copy)]
@@ -31,6 +33,8 @@ pub struct FreeBlockThresholds {
     pub hard: usize,
     /// Host writes never take the last `user_reserve` free blocks: GC needs somewhere to move pages to.
     pub user_reserve: usize,
+    /// Blocks the SLC cache's static part keeps out of each plane's free space (0 without an SLC cache).
+    pub slc_static: usize,
 }
 
 impl FreeBlockThresholds {
@@ -41,14 +45,16 @@ impl FreeBlockThresholds {
         let hard = blocks_of_plane(cfg.ftl.gc_hard_threshold) as usize;
         let user_reserve = hard.max(1);
         let soft = (blocks_of_plane(cfg.ftl.gc_threshold) as usize).max(user_reserve + 1).max(2);
-        FreeBlockThresholds { soft, hard, user_reserve }
+        let slc_static = slc::static_blocks_per_plane(cfg) as usize;
+        FreeBlockThresholds { soft, hard, user_reserve, slc_static }
     }
 
     /// Whether a plane can hold `pages` valid pages and still keep `soft` free blocks plus its two open
-    /// blocks (host and GC): otherwise garbage collection can never get ahead of writes.
+    /// blocks (host and GC) and the SLC cache's static blocks: otherwise garbage collection can never get
+    /// ahead of writes.
     pub fn room_for(&self, cfg: &DeviceConfig, pages_per_plane: u64) -> bool {
         let blocks = cfg.flash.blocks_per_plane as u64;
-        let kept = (self.soft as u64).saturating_add(2);
+        let kept = (self.soft as u64).saturating_add(2).saturating_add(self.slc_static as u64);
         blocks > kept && pages_per_plane <= (blocks - kept) * cfg.flash.pages_per_block as u64
     }
 }
@@ -72,7 +78,20 @@ struct PlaneState {
     /// The partly written block GC moves go to: kept apart so host writes cannot eat GC's reserve (and
     /// cold, moved data is not mixed with hot host data).
     open_gc: Option<u32>,
+    /// The partly written SLC-mode block host writes go to while the SLC cache has room (`slc.rs`).
+    open_slc: Option<u32>,
     gc: Option<GcJob>,
+}
+
+/// Which open block of a plane a page goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stream {
+    /// Host data in a native-mode block.
+    Host,
+    /// GC's and folding's moves.
+    Gc,
+    /// Host data in an SLC-mode block.
+    Slc,
 }
 
 /// Counters the results report.
@@ -97,6 +116,11 @@ pub struct Ftl {
     user_reserve_blocks: usize,
     gc_policy: Box<dyn gc::GcPolicy>,
     rng: SimRng,
+    /// Logical pages that have a home (preconditioned or written): the SLC cache's dynamic part follows the
+    /// rest.
+    mapped: u64,
+    /// The SLC cache, if the drive has one.
+    slc: Option<SlcRegion>,
     pub stats: FtlStats,
 }
 
@@ -112,8 +136,12 @@ impl Ftl {
         let ppb = geometry.pages_per_block;
         let units = geometry.planes();
         let n_blocks = geometry.blocks() as usize;
-        let FreeBlockThresholds { soft: soft_free_blocks, hard: hard_free_blocks, user_reserve: user_reserve_blocks } =
-            FreeBlockThresholds::of(cfg);
+        let FreeBlockThresholds {
+            soft: soft_free_blocks,
+            hard: hard_free_blocks,
+            user_reserve: user_reserve_blocks,
+            ..
+        } = FreeBlockThresholds::of(cfg);
 
         let mut ftl = Ftl {
             geometry,
@@ -129,6 +157,8 @@ impl Ftl {
             user_reserve_blocks,
             gc_policy: gc::make("greedy", 1).expect("greedy exists"),
             rng: stream_rng(seed, "device:gc"),
+            mapped: 0,
+            slc: SlcRegion::new(cfg, &geometry),
             stats: FtlStats::default(),
         };
         if cfg.ftl.mapping == MappingKind::InPlace {
@@ -138,12 +168,17 @@ impl Ftl {
         let fill = precondition_fill(cfg);
         let initial_pages = initial_pages(cfg);
         let per_plane = |u: u32| initial_pages / units as u64 + u64::from((u as u64) < initial_pages % units as u64);
-        if !FreeBlockThresholds::of(cfg).room_for(cfg, per_plane(0)) {
+        let thresholds = FreeBlockThresholds::of(cfg);
+        if !thresholds.room_for(cfg, per_plane(0)) {
             return Err(format!(
                 "device.ftl.precondition_fill: {fill} of the logical space does not fit beside the GC free-block \
-                 reserve ({soft_free_blocks} blocks per plane); lower the fill or raise device.ftl.overprovisioning"
+                 reserve ({soft_free_blocks} blocks per plane{}); lower the fill or raise \
+                 device.ftl.overprovisioning",
+                slc_static_note(thresholds.slc_static)
             ));
         }
+        // The SLC cache's static blocks stay free beside GC's reserve (none without an SLC cache).
+        let min_free = (soft_free_blocks + thresholds.slc_static) as u32;
         let steady = match cfg.ftl.precondition {
             Precondition::Random => {
                 let plane_fill = per_plane(0) as f64 / (bpp as u64 * ppb as u64) as f64;
@@ -156,17 +191,20 @@ impl Ftl {
         ftl.planes = (0..units).map(|_| PlaneState::default()).collect();
         for u in 0..units {
             let init = match (&steady, cfg.ftl.precondition) {
-                (Some(s), _) => s.plane(bpp, ppb, per_plane(u), soft_free_blocks as u32, &mut rng),
-                (None, Precondition::Streaming) => {
-                    precondition::streaming(bpp, ppb, per_plane(u), soft_free_blocks as u32, &mut rng)
-                }
+                (Some(s), _) => s.plane(bpp, ppb, per_plane(u), min_free, &mut rng),
+                (None, Precondition::Streaming) => precondition::streaming(bpp, ppb, per_plane(u), min_free, &mut rng),
                 (None, _) => precondition::sequential(bpp, ppb, per_plane(u)),
             };
             let blocks = u as usize * bpp as usize..(u + 1) as usize * bpp as usize;
             ftl.valid[blocks.clone()].copy_from_slice(&init.valid[..bpp as usize]);
             ftl.written[blocks].copy_from_slice(&init.written[..bpp as usize]);
-            ftl.planes[u as usize] =
-                PlaneState { free: init.free.into_iter().collect(), open_user: init.open, open_gc: None, gc: None };
+            ftl.planes[u as usize] = PlaneState {
+                free: init.free.into_iter().collect(),
+                open_user: init.open,
+                open_gc: None,
+                open_slc: None,
+                gc: None,
+            };
         }
         let initial_perm = match cfg.ftl.precondition {
             Precondition::Random => Permutation::new(initial_pages.max(1), rng_key(&mut rng)),
@@ -174,6 +212,7 @@ impl Ftl {
         };
         ftl.map = PageMap::new(&geometry, logical_pages, initial_pages, initial_perm, ftl.valid.clone());
         ftl.gc_policy = gc_policy;
+        ftl.mapped = initial_pages;
         Ok(ftl)
     }
 
@@ -186,7 +225,7 @@ impl Ftl {
     pub fn map_bytes(&self) -> u64 {
         let per_block = (self.valid.capacity() + self.written.capacity()) as u64 * 2;
         let free_lists: u64 = self.planes.iter().map(|p| p.free.capacity() as u64 * 4).sum();
-        per_block + free_lists + self.map.bytes()
+        per_block + free_lists + self.map.bytes() + self.slc.as_ref().map_or(0, SlcRegion::bytes)
     }
 
     /// The most [`Ftl::map_bytes`] can reach on a drive of `cfg`, whatever the run: every logical page
@@ -200,7 +239,8 @@ impl Ftl {
         let blocks = geometry.blocks();
         // valid and written counts, and a free list per plane that may grow to twice its blocks.
         let per_block = blocks * (2 + 2 + 2 * 4);
-        per_block + PageMap::bytes_at_most(&geometry, cfg.logical_pages(), initial_pages(cfg))
+        let slc = if cfg.slc.enabled { SlcRegion::bytes_at_most(&geometry) } else { 0 };
+        per_block + PageMap::bytes_at_most(&geometry, cfg.logical_pages(), initial_pages(cfg)) + slc
     }
 
     pub fn logical_pages(&self) -> u64 {
@@ -244,18 +284,36 @@ impl Ftl {
         self.valid[self.geometry.block_of(new_ppa) as usize] += 1;
     }
 
-    /// Next page of plane `u` for host data or for GC moves; host writes leave the last free blocks to GC.
-    fn allocate_in_plane(&mut self, u: u32, for_gc: bool) -> Option<u64> {
+    /// Next page of plane `u` for `stream`. Host writes leave the last free blocks to GC, and native host
+    /// writes the SLC cache's unused static blocks too. An SLC-mode block closes after its SLC pages; one
+    /// beyond the static part opens only while the plane has more free blocks than GC keeps (the dynamic part
+    /// uses free blocks, it does not make GC free them).
+    fn allocate_in_plane(&mut self, u: u32, stream: Stream) -> Option<u64> {
         let bpp = self.geometry.blocks_per_plane as u64;
         let ppb = self.geometry.pages_per_block as u16;
-        let reserve = if for_gc { 0 } else { self.user_reserve_blocks };
+        let slc_unused = self.slc.as_ref().map_or(0, |s| s.unused_static(u));
+        let (reserve, capacity) = match stream {
+            Stream::Gc => (0, ppb),
+            Stream::Host => (self.user_reserve_blocks + slc_unused, ppb),
+            Stream::Slc => {
+                let reserve = if slc_unused > 0 { self.user_reserve_blocks } else { self.soft_free_blocks };
+                (reserve, self.slc.as_ref().map_or(ppb, |s| s.pages_per_block as u16))
+            }
+        };
         let plane = &mut self.planes[u as usize];
-        let open = if for_gc { &mut plane.open_gc } else { &mut plane.open_user };
+        let open = match stream {
+            Stream::Host => &mut plane.open_user,
+            Stream::Gc => &mut plane.open_gc,
+            Stream::Slc => &mut plane.open_slc,
+        };
         let block = match *open {
             Some(b) => b,
             None if plane.free.len() > reserve => {
                 let b = plane.free.pop_front().expect("free list is non-empty");
                 *open = Some(b);
+                if let (Stream::Slc, Some(slc)) = (stream, self.slc.as_mut()) {
+                    slc.opened(u, b);
+                }
                 b
             }
             None => return None,
@@ -263,10 +321,33 @@ impl Ftl {
         let gb = u as u64 * bpp + block as u64;
         let page = self.written[gb as usize];
         self.written[gb as usize] += 1;
-        if page + 1 == ppb {
+        if page + 1 == capacity {
             *open = None;
+            if let (Stream::Slc, Some(slc)) = (stream, self.slc.as_mut()) {
+                slc.closed(u, block);
+            }
         }
         Some(gb * ppb as u64 + page as u64)
+    }
+
+    /// Next page of plane `u` for host data: its SLC block while the SLC cache takes host pages there, else
+    /// a native block.
+    fn allocate_host_in_plane(&mut self, u: u32) -> Option<u64> {
+        if let Some(slc) = self.slc.as_mut() {
+            let limit = slc.limit(self.logical_pages - self.mapped);
+            if slc.takes_host_page(u, self.planes[u as usize].open_slc.is_some(), limit) {
+                if let Some(ppa) = self.allocate_in_plane(u, Stream::Slc) {
+                    self.slc.as_mut().expect("checked").stats.host_pages_slc += 1;
+                    return Some(ppa);
+                }
+                // No free block to grow into: the region is as large as it gets for now.
+                self.slc.as_mut().expect("checked").exhaust(u);
+            }
+            let ppa = self.allocate_in_plane(u, Stream::Host)?;
+            self.slc.as_mut().expect("checked").stats.host_pages_native += 1;
+            return Some(ppa);
+        }
+        self.allocate_in_plane(u, Stream::Host)
     }
 
     /// Place a host write of `lpa`: returns the physical page, or `None` when no plane has space for user
@@ -278,9 +359,11 @@ impl Ftl {
         let units = self.geometry.planes();
         for i in 0..units {
             let u = (self.next_plane + i) % units;
-            if let Some(ppa) = self.allocate_in_plane(u, false) {
+            if let Some(ppa) = self.allocate_host_in_plane(u) {
                 self.next_plane = (u + 1) % units;
-                self.count_valid(self.lookup(lpa), ppa);
+                let old = self.lookup(lpa);
+                self.mapped += u64::from(old.is_none());
+                self.count_valid(old, ppa);
                 self.map.place_written(lpa, ppa);
                 return Some(ppa);
             }
@@ -290,9 +373,35 @@ impl Ftl {
 
     /// Whether plane `u` should start a GC job now.
     pub fn gc_wanted(&self, u: u32) -> bool {
+        let slc_unused = self.slc.as_ref().map_or(0, |s| s.unused_static(u));
         self.mapping == MappingKind::Page
             && self.planes[u as usize].gc.is_none()
-            && self.planes[u as usize].free.len() < self.soft_free_blocks
+            && self.planes[u as usize].free.len() < self.soft_free_blocks + slc_unused
+    }
+
+    /// Whether plane `u` should start folding its SLC data now (never while it has a job).
+    pub fn fold_wanted(&self, u: u32) -> bool {
+        let Some(slc) = &self.slc else { return false };
+        self.planes[u as usize].gc.is_none()
+            && (slc.fold_wanted(u, slc.limit(self.logical_pages - self.mapped)) || self.gc_wanted(u))
+    }
+
+    /// Start the job plane `u` needs, if any: folding of its oldest full SLC block when it wants that or is
+    /// short of free blocks (a fold frees a whole block for at most a third of a block's moves, more than a GC
+    /// victim gives unless that is two-thirds stale), else garbage collection when it is short of free
+    /// blocks. Lists the victim's valid pages into `moves` and returns the victim's global block index.
+    pub fn start_reclaim(&mut self, u: u32, moves: &mut Vec<(u64, u64)>) -> Option<u64> {
+        if self.fold_wanted(u) {
+            if let Some(block) = self.slc.as_mut().expect("fold_wanted needs an SLC cache").fold_victim(u) {
+                let gb = u as u64 * self.geometry.blocks_per_plane as u64 + block as u64;
+                self.start_job(u, gb, moves);
+                return Some(gb);
+            }
+        }
+        if self.gc_wanted(u) {
+            return self.start_gc(u, moves);
+        }
+        None
     }
 
     /// Whether any plane of `die` is below the hard threshold (GC must not wait behind host work).
@@ -340,9 +449,16 @@ impl Ftl {
             }
         }
         let gb = (base + victim) as u64;
+        self.start_job(u, gb, moves);
+        Some(gb)
+    }
+
+    /// Make global block `gb` plane `u`'s job's victim and list its valid pages `(ppa, lpa)` into `moves`.
+    fn start_job(&mut self, u: u32, gb: u64, moves: &mut Vec<(u64, u64)>) {
+        let ppb = self.geometry.pages_per_block as u64;
         moves.clear();
-        for page in 0..ppb as u64 {
-            let ppa = gb * ppb as u64 + page;
+        for page in 0..self.written[gb as usize] as u64 {
+            let ppa = gb * ppb + page;
             if let Some(lpa) = self.owner(ppa).filter(|&lpa| self.lookup(lpa) == Some(ppa)) {
                 moves.push((ppa, lpa));
             }
@@ -350,7 +466,6 @@ impl Ftl {
         debug_assert_eq!(moves.len(), self.valid[gb as usize] as usize);
         self.planes[u as usize].gc =
             Some(GcJob { victim: gb, pending_moves: moves.len() as u32, victim_valid: moves.len() as u32 });
-        Some(gb)
     }
 
     /// The GC job of plane `u`, if any.
@@ -368,8 +483,11 @@ impl Ftl {
         // Host writes never take the plane's last `user_reserve` (>= 1) free blocks and a job moves fewer
         // than a block's pages into GC's own open block, so a move always finds a page.
         let new_ppa = self
-            .allocate_in_plane(u, true)
+            .allocate_in_plane(u, Stream::Gc)
             .unwrap_or_else(|| panic!("model invariant: plane {u} has no page left for a GC move"));
+        if let Some(slc) = self.slc.as_mut().filter(|s| s.is_slc(self.geometry.block_of(old_ppa))) {
+            slc.stats.folded_pages += 1;
+        }
         self.count_valid(Some(old_ppa), new_ppa);
         self.map.place_moved(lpa, old_ppa, new_ppa);
         Some(new_ppa)
@@ -388,18 +506,102 @@ impl Ftl {
         let gb = job.victim as usize;
         assert_eq!(self.valid[gb], 0, "erased a block that still holds valid pages");
         self.map.erased(gb);
+        if let Some(slc) = self.slc.as_mut() {
+            slc.erased(u, gb as u64);
+        }
         self.written[gb] = 0;
         let block_in_plane = (gb % self.geometry.blocks_per_plane as usize) as u32;
         self.planes[u as usize].free.push_back(block_in_plane);
         self.stats.blocks_erased += 1;
     }
 
-    /// Check that the map is a bijection between mapped logical pages and valid physical pages and that the
-    /// per-block valid counts agree. Linear in the drive size: for tests on small drives.
+    /// Whether physical page `ppa` is in an SLC-mode block (it programs and reads at the SLC times).
+    #[inline]
+    pub fn is_slc_page(&self, ppa: u64) -> bool {
+        self.slc.as_ref().is_some_and(|s| s.is_slc(self.geometry.block_of(ppa)))
+    }
+
+    /// The SLC cache's counters (`None` without one).
+    pub fn slc_stats(&self) -> Option<slc::SlcStats> {
+        self.slc.as_ref().map(|s| s.stats)
+    }
+
+    /// The SLC cache's size now (pages it may hold in every plane) and the valid pages its blocks hold.
+    pub fn slc_occupancy(&self) -> Option<(u64, u64)> {
+        let slc = self.slc.as_ref()?;
+        let region = slc.limit(self.logical_pages - self.mapped) as u64
+            * slc.pages_per_block as u64
+            * self.geometry.planes() as u64;
+        let valid = (0..self.geometry.blocks()).filter(|&b| slc.is_slc(b)).map(|b| self.valid[b as usize] as u64).sum();
+        Some((region, valid))
+    }
+
+    /// The drive has been idle for `device.slc.fold_idle_ns`: fold every full SLC block, and let host writes
+    /// use SLC again. No effect without an SLC cache.
+    pub fn slc_drive_idle(&mut self) {
+        if let Some(slc) = self.slc.as_mut() {
+            slc.drive_idle();
+        }
+    }
+
+    /// A command arrived: folding for idleness ends with the jobs under way.
+    pub fn slc_drive_busy(&mut self) {
+        if let Some(slc) = self.slc.as_mut() {
+            slc.drive_busy();
+        }
+    }
+
+    /// Check that every block of every plane is accounted for exactly once: free (nothing written, not SLC),
+    /// one of the plane's open blocks, or full (its native pages, or its SLC pages for an SLC-mode block), and
+    /// that the SLC cache's state agrees.
+    fn check_blocks(&self) -> Result<(), String> {
+        let bpp = self.geometry.blocks_per_plane as usize;
+        let ppb = self.geometry.pages_per_block as u16;
+        for (u, plane) in self.planes.iter().enumerate() {
+            let written = &self.written[u * bpp..(u + 1) * bpp];
+            let mut free = vec![false; bpp];
+            for &b in &plane.free {
+                if std::mem::replace(&mut free[b as usize], true) {
+                    return Err(format!("block {b} of plane {u} is twice in the free list"));
+                }
+            }
+            let open = [plane.open_user, plane.open_gc, plane.open_slc];
+            let victim = plane.gc.map(|job| (job.victim as usize - u * bpp) as u32);
+            for b in 0..bpp {
+                let gb = (u * bpp + b) as u64;
+                let is_slc = self.slc.as_ref().is_some_and(|s| s.is_slc(gb));
+                let capacity = if is_slc { self.slc.as_ref().map_or(ppb, |s| s.pages_per_block as u16) } else { ppb };
+                let opened = open.iter().filter(|&&o| o == Some(b as u32)).count();
+                let state = match (free[b], opened) {
+                    (true, 0) if written[b] == 0 && !is_slc => None,
+                    (true, _) => Some("free but written, open or in SLC mode"),
+                    (false, 0) if written[b] == capacity => None,
+                    (false, 0) => Some("neither free, open nor full"),
+                    (false, 1) if (Some(b as u32) == plane.open_slc) != is_slc => Some("open in the wrong mode"),
+                    (false, 1) if written[b] < capacity => None,
+                    (false, 1) => Some("open but full"),
+                    (false, _) => Some("open twice"),
+                };
+                if let Some(what) = state {
+                    return Err(format!("block {b} of plane {u} is {what} ({} pages written)", written[b]));
+                }
+            }
+            if let Some(slc) = &self.slc {
+                let free: Vec<u32> = plane.free.iter().copied().collect();
+                slc.check_plane(u as u32, written, &free, plane.open_slc, victim)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Check that the map is a bijection between mapped logical pages and valid physical pages, that the
+    /// per-block valid counts agree and that every block is accounted for (`check_blocks`). Linear in the
+    /// drive size: for tests on small drives.
     pub fn check_invariants(&self) -> Result<(), String> {
         if self.mapping == MappingKind::InPlace {
             return Ok(());
         }
+        self.check_blocks()?;
         let ppb = self.geometry.pages_per_block as u64;
         let mut seen = vec![false; self.geometry.pages() as usize];
         let mut mapped = 0u64;
@@ -431,7 +633,19 @@ impl Ftl {
         if total_valid != mapped {
             return Err(format!("{mapped} mapped logical pages but {total_valid} valid physical pages"));
         }
+        if mapped != self.mapped {
+            return Err(format!("{mapped} mapped logical pages but the FTL counts {}", self.mapped));
+        }
         Ok(())
+    }
+}
+
+/// What the precondition error adds about the SLC cache's static blocks.
+fn slc_static_note(blocks: usize) -> String {
+    if blocks == 0 {
+        String::new()
+    } else {
+        format!(", plus {blocks} for the SLC cache's static part (device.slc.static_bytes)")
     }
 }
 
