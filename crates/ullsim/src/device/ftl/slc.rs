@@ -240,16 +240,19 @@ impl SlcRegion {
             return Err(format!("block {b} of plane {u} is free but marked SLC"));
         }
         // Every SLC block is the open one, a full one waiting to be folded, or the one being folded.
+        let mut queued_at = vec![false; self.blocks_per_plane as usize];
+        for &b in &plane.full {
+            if std::mem::replace(&mut queued_at[b as usize], true) || !self.is_slc(base + b as u64) {
+                return Err(format!("plane {u} queues block {b} for folding twice or not in SLC mode"));
+            }
+        }
         for &b in &slc {
             let full = written[b as usize] as u32 == self.pages_per_block;
-            let queued = plane.full.contains(&b);
+            let queued = queued_at[b as usize];
             let accounted = if Some(b) == open { !full && !queued } else { full && (queued != (Some(b) == victim)) };
             if !accounted {
                 return Err(format!("SLC block {b} of plane {u} is neither open, queued for folding nor being folded"));
             }
-        }
-        if plane.full.iter().any(|b| !slc.contains(b)) {
-            return Err(format!("plane {u} queues a block for folding that is not in SLC mode"));
         }
         Ok(())
     }
