@@ -374,7 +374,7 @@ impl Device {
                 self.by_class[class].record(now - stamps.device_arrival, stamps.device_internal_wait);
                 self.change_outstanding(now, -1);
                 self.slc_arm_idle(q);
-                if self.hil.completed(self.commands[req.index()].queue) {
+                if self.hil.completed(self.commands[req.index()].queue, requests[req].len as u64) {
                     // Its queue was at its bound of commands in the controller, with more waiting.
                     self.wake_controller(q, requests);
                 }
@@ -425,7 +425,7 @@ impl Device {
             if free_at > now {
                 break;
             }
-            let Some(req) = self.hil.next_command(now) else { return };
+            let Some(req) = self.hil.next_command(now, |r| requests[r].len as u64) else { return };
             requests[req].stamps.device_fetched = now;
             self.hil.control(now, Direction::ToDevice, 1, COMMAND_BYTES);
             let processed = now + self.variability.controller_ns(self.hil.command_process_ns);

@@ -91,6 +91,22 @@ fn a_thousand_flows_of_a_millisecond_stay_under_200_mib() {
 }
 
 #[test]
+fn huge_requests_offered_faster_than_served_stay_bounded() {
+    // 3.8 GiB reads offered at 2M IOPS to mqsim-mlc (a fuzz case): each held command's pages are flash
+    // transactions in memory, and the controller used to hold 512 of them (~20 GB). It now stops fetching
+    // at 1 GiB of held data (`device::hil::MAX_BYTES_HELD`).
+    let text = "name = \"huge\"\nseed = 1\n[run]\nduration = \"10ms\"\n[host]\nmodel = \"device-only\"\n[device]\n\
+                preset = \"mqsim-mlc\"\n[[flow]]\nname = \"reader\"\nrw = \"randread\"\nbs = \"4000000k\"\n\
+                rate_iops = 2000000\n";
+    let (_, peak) = peak_of_run("huge-requests", text, &[]);
+    let Some(peak) = peak else {
+        eprintln!("no VmHWM on this system: the peak is not measured");
+        return;
+    };
+    assert!(peak < 400 * MIB, "3.8 GiB requests at 2M IOPS for 10 ms peaked at {} MiB", peak / MIB);
+}
+
+#[test]
 fn a_flow_that_has_issued_nothing_costs_kilobytes() {
     // The same readers, all starting after the run's only millisecond... but one: the rest never issue.
     let mut text = many_readers(1, "2ms");

@@ -36,6 +36,13 @@ pub enum Direction {
     ToDevice,
 }
 
+/// Most data bytes of the commands the controller holds at once: fetching stops at this much (a command
+/// larger than it is still fetched when nothing else is held). A bound of the simulator, not of a drive:
+/// every page of a held command is a flash transaction in memory, so it bounds a run's memory however large
+/// its requests (a 4 GiB request is ~80 MiB of transactions). Real drives hold far less: NVMe caps a command
+/// at MDTS (typically 128 KiB to 2 MiB) and the host splits larger I/O.
+pub const MAX_BYTES_HELD: u64 = 1 << 30;
+
 /// Bytes of one NVMe submission queue entry (a fetched command).
 pub const COMMAND_BYTES: u64 = 64;
 /// Bytes of one completion queue entry.
@@ -150,6 +157,8 @@ pub struct HostInterface {
     command_slots: u32,
     /// Commands fetched whose completion is not posted yet: the slots held.
     slots_held: u32,
+    /// Data bytes of those commands.
+    bytes_held: u64,
     arbiter: Box<dyn Arbiter>,
     pub doorbell_ns: Time,
     pub command_fetch_ns: Time,
@@ -182,6 +191,7 @@ impl HostInterface {
             max_fetched_per_queue: cfg.max_fetched_per_queue,
             command_slots: controller.command_slots,
             slots_held: 0,
+            bytes_held: 0,
             arbiter,
             doorbell_ns: cfg.doorbell_ns.0,
             command_fetch_ns: cfg.command_fetch_ns.0,
@@ -223,9 +233,10 @@ impl HostInterface {
         self.queues[queue as usize].push(req, now);
     }
 
-    /// Whether every command slot is held (never, without a bound).
+    /// Whether every command slot is held (never, without a bound), or the held commands' data reached
+    /// [`MAX_BYTES_HELD`].
     fn slots_full(&self) -> bool {
-        self.command_slots > 0 && self.slots_held >= self.command_slots
+        (self.command_slots > 0 && self.slots_held >= self.command_slots) || self.bytes_held >= MAX_BYTES_HELD
     }
 
     /// Whether the controller may fetch a command from some submission queue now: a slot is free and a
@@ -234,27 +245,29 @@ impl HostInterface {
         !self.slots_full() && self.queues.iter().any(SubmissionQueue::fetchable)
     }
 
-    /// Arbitrate at `now` and take the next command, if one may be fetched; it holds a slot until its
-    /// completion is posted ([`HostInterface::completed`]).
-    pub fn next_command(&mut self, now: Time) -> Option<ReqId> {
+    /// Arbitrate at `now` and take the next command, if one may be fetched; it holds a slot and its
+    /// `bytes_of` data bytes until its completion is posted ([`HostInterface::completed`]).
+    pub fn next_command(&mut self, now: Time, bytes_of: impl Fn(ReqId) -> u64) -> Option<ReqId> {
         if self.slots_full() {
             return None;
         }
         let q = self.arbiter.pick(&self.queues, now)?;
-        let req = self.queues[q].pop();
-        self.slots_held += req.is_some() as u32;
-        req
+        let req = self.queues[q].pop()?;
+        self.slots_held += 1;
+        self.bytes_held += bytes_of(req);
+        Some(req)
     }
 
     /// The completion of a command fetched from `queue` was posted: it frees its slot and the queue holds one
     /// fewer in the controller. Returns whether that let fetching resume: the queue was at its bound with
     /// commands waiting, or every slot was held while some queue had a command to fetch.
-    pub fn completed(&mut self, queue: u32) -> bool {
+    pub fn completed(&mut self, queue: u32, bytes: u64) -> bool {
         let slots_were_full = self.slots_full();
         let sq = &mut self.queues[queue as usize];
         let was_blocked = !sq.fetchable() && !sq.is_empty();
         sq.fetched -= 1;
         self.slots_held -= 1;
+        self.bytes_held -= bytes;
         was_blocked || (slots_were_full && self.has_fetchable())
     }
 
@@ -445,13 +458,13 @@ pub(crate) mod tests {
             hil.push(a, ReqId(i), 0);
         }
         hil.push(b, ReqId(9), 0);
-        let fetched: Vec<u32> = std::iter::from_fn(|| hil.next_command(0)).map(|r| r.0).collect();
+        let fetched: Vec<u32> = std::iter::from_fn(|| hil.next_command(0, |_| 0)).map(|r| r.0).collect();
         assert_eq!(fetched, [0, 1, 9], "two of a's, then b's; a's other two wait");
         assert!(!hil.has_fetchable());
-        assert!(!hil.completed(b), "b had nothing waiting");
-        assert!(hil.completed(a), "a was at its bound with commands waiting");
-        assert_eq!(hil.next_command(0), Some(ReqId(2)));
-        assert_eq!(hil.next_command(0), None);
+        assert!(!hil.completed(b, 0), "b had nothing waiting");
+        assert!(hil.completed(a, 0), "a was at its bound with commands waiting");
+        assert_eq!(hil.next_command(0, |_| 0), Some(ReqId(2)));
+        assert_eq!(hil.next_command(0, |_| 0), None);
         hil.check_invariants().expect("within the bound");
 
         cfg.max_fetched_per_queue = 0;
@@ -460,7 +473,7 @@ pub(crate) mod tests {
         for i in 0..1000 {
             unbounded.push(q, ReqId(i), 0);
         }
-        assert_eq!(std::iter::from_fn(|| unbounded.next_command(0)).count(), 1000, "0: no bound");
+        assert_eq!(std::iter::from_fn(|| unbounded.next_command(0, |_| 0)).count(), 1000, "0: no bound");
     }
 
     const UNBOUNDED: ControllerConfig = ControllerConfig { command_slots: 0, firmware_cores: 1 };
@@ -474,21 +487,36 @@ pub(crate) mod tests {
         for i in 0..4 {
             hil.push(writes, ReqId(i), 0);
         }
-        let fetched: Vec<u32> = std::iter::from_fn(|| hil.next_command(0)).map(|r| r.0).collect();
+        let fetched: Vec<u32> = std::iter::from_fn(|| hil.next_command(0, |_| 0)).map(|r| r.0).collect();
         assert_eq!(fetched, [0, 1, 2], "three slots: the fourth write waits");
         hil.push(reads, ReqId(7), 1);
         assert!(!hil.has_fetchable(), "the read waits behind the writes holding every slot");
-        assert_eq!(hil.next_command(1), None);
+        assert_eq!(hil.next_command(1, |_| 0), None);
         hil.check_invariants().expect("within the slots");
-        assert!(hil.completed(writes), "a slot freed while commands wait");
+        assert!(hil.completed(writes, 0), "a slot freed while commands wait");
         assert_eq!(hil.slots_held(), 2);
-        let next = hil.next_command(2).expect("a slot is free");
+        let next = hil.next_command(2, |_| 0).expect("a slot is free");
         assert!(next == ReqId(7) || next == ReqId(3));
-        assert_eq!(hil.next_command(2), None, "full again");
-        assert!(hil.completed(writes), "the other command still waits");
-        assert!(hil.next_command(3).is_some());
-        assert!(!hil.completed(writes), "nothing waits any more");
+        assert_eq!(hil.next_command(2, |_| 0), None, "full again");
+        assert!(hil.completed(writes, 0), "the other command still waits");
+        assert!(hil.next_command(3, |_| 0).is_some());
+        assert!(!hil.completed(writes, 0), "nothing waits any more");
         hil.check_invariants().expect("within the slots");
+    }
+
+    #[test]
+    fn fetching_stops_once_the_held_commands_data_reaches_the_bound() {
+        let mut hil = HostInterface::new(&config("round-robin"), &UNBOUNDED).expect("valid");
+        let q = hil.create_queue(NvmePriority::Medium);
+        for i in 0..4 {
+            hil.push(q, ReqId(i), 0);
+        }
+        let half = MAX_BYTES_HELD / 2;
+        let fetched = std::iter::from_fn(|| hil.next_command(0, |_| half)).count();
+        assert_eq!(fetched, 2, "two halves reach the bound");
+        assert!(hil.completed(q, half), "a command's data freed: fetching resumes");
+        assert!(hil.next_command(0, |_| 3 * MAX_BYTES_HELD).is_some(), "below the bound: even a huge one");
+        assert_eq!(hil.next_command(0, |_| 0), None);
     }
 
     /// Two closed-loop readers on their own cores, so on their own submission queues.
