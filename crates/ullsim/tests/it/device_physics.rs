@@ -321,3 +321,19 @@ fn tlc_consumer_qd1_latency() {
     assert!(read > 45.5 && read < 1.35 * 45.5, "QD1 read {read:.1} us");
     assert!(write < 16.7 && write > 5.0, "QD1 write {write:.1} us");
 }
+
+/// Issue 30 §7: a 64 KiB random read's pages sit on different dies and are read in parallel, so at QD1 it
+/// takes about one page read more than a single page's transfers, not four page reads; at QD32 the drive
+/// reaches its sequential-read limit (the read path, or on `tlc-consumer` the Gen4 link just below it).
+#[test]
+fn a_large_read_is_read_in_parallel_and_saturates_the_link() {
+    for (preset, read_ns, sequential_read) in [("tlc-enterprise", 60_000.0, 3.2e9), ("tlc-consumer", 45_000.0, 7.0e9)] {
+        let one_page = device_run(preset, "randread", "16k", 1, 1, "100ms", &[]).flows[0].latency_ns.mean;
+        let large = device_run(preset, "randread", "64k", 1, 1, "100ms", &[]).flows[0].latency_ns.mean;
+        let saturated = device_run(preset, "randread", "64k", 32, 1, "100ms", &[]).flows[0].bandwidth_bytes_per_s;
+        println!("{preset}: 16k QD1 {one_page:.0} ns, 64k QD1 {large:.0} ns, 64k QD32 {:.2} GB/s", saturated / 1e9);
+        assert!(large < one_page + read_ns, "{preset}: 64 KiB at QD1 took {large:.0} ns, 16 KiB {one_page:.0} ns");
+        assert!(large > one_page, "{preset}: more data takes longer");
+        assert!(within(saturated, sequential_read, 0.05), "{preset}: 64 KiB at QD32 moved {saturated:.3e} B/s");
+    }
+}
