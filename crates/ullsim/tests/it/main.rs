@@ -4,6 +4,7 @@
 mod aios;
 mod bad_input;
 mod common;
+mod contention;
 mod controller;
 mod device_physics;
 mod docs;
