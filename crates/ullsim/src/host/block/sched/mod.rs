@@ -73,6 +73,17 @@ pub trait IoScheduler {
     }
 }
 
+/// A `limit_depth` rule shared by kyber and ld: a sync request may take any of a hardware queue's `capacity`
+/// scheduler tags, an async one `percent` of them (at least one, so that async I/O is limited, never locked
+/// out).
+fn sync_or_share(rq: &SchedRequest, capacity: u32, percent: u32) -> u32 {
+    if rq.sync {
+        capacity
+    } else {
+        (capacity * percent / 100).max(1)
+    }
+}
+
 /// Take the first request of `fifo` that `matches` accepts out of it (asking in FIFO order).
 fn remove_first_in(
     fifo: &mut VecDeque<SchedRequest>,
