@@ -184,6 +184,16 @@ pub struct BlockConfig {
     pub deadline_fifo_batch: u32,
     /// mq-deadline: read batches that may pass waiting writes before a write batch (`writes_starved`; 2).
     pub deadline_writes_starved: u32,
+    /// bfq: how long an emptied queue may keep the device waiting for its next request (sysfs `slice_idle`,
+    /// in ms; NSEC_PER_SEC / 125 = 8 ms). 0 disables idling.
+    pub bfq_slice_idle: Millis,
+    /// bfq: weight raising for interactive queues (sysfs `low_latency`; 1).
+    pub bfq_low_latency: bool,
+    /// bfq: how far back, in KiB, the next request of a queue may be and still count as near (sysfs
+    /// `back_seek_max`; 16384).
+    pub bfq_back_seek_max: u32,
+    /// bfq: the cost factor of such a back seek (sysfs `back_seek_penalty`; 2).
+    pub bfq_back_seek_penalty: u32,
 }
 
 impl Default for BlockConfig {
@@ -212,6 +222,12 @@ impl Default for BlockConfig {
             deadline_write_expire: Millis::from_ns(5_000_000_000),
             deadline_fifo_batch: 16,
             deadline_writes_starved: 2,
+            // block/bfq-iosched.c: `bfq_slice_idle`, `low_latency` in `bfq_init_queue`, `bfq_back_max`,
+            // `bfq_back_penalty`.
+            bfq_slice_idle: Millis::from_ns(8_000_000),
+            bfq_low_latency: true,
+            bfq_back_seek_max: 16 * 1024,
+            bfq_back_seek_penalty: 2,
         }
     }
 }

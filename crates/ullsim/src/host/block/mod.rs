@@ -412,8 +412,14 @@ impl BlockLayer {
             self.sched.completed(&rq, t.saturating_sub(rq.inserted_at), t);
             t = self.free_alloc_tag(hwq, t).0;
         }
+        self.run_queues_from(hwq, t, driver_ns, out)
+    }
+
+    /// Run every hardware queue with work, starting with `first`; returns when that work ends.
+    fn run_queues_from(&mut self, first: u32, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
+        let mut t = at;
         for q in 0..self.alloc_tags.len() as u32 {
-            let hq = (hwq + q) % self.alloc_tags.len() as u32;
+            let hq = (first + q) % self.alloc_tags.len() as u32;
             if !self.dispatch_lists[hq as usize].is_empty() || self.sched.queued(hq) > 0 {
                 t = self.run_queue(hq, t, driver_ns, out);
             }
@@ -421,13 +427,40 @@ impl BlockLayer {
         t
     }
 
-    /// A request of `hwq` gave back its allocation tag at `at`: it goes straight to the oldest waiter, which
-    /// enters the scheduler. Returns when that work ends and whether a waiter took the tag.
+    /// When the scheduler's timer is due (bfq's idle-slice timer), if it is armed: the caller runs
+    /// [`Self::run_timer`] then.
+    pub fn timer_due(&self) -> Option<Time> {
+        self.sched.timer_due()
+    }
+
+    /// The scheduler's timer fires at `at` if it is due by then (a stale call does nothing): its work runs
+    /// under the scheduler's lock, then every hardware queue with work is run (Linux's timer schedules
+    /// `blk_mq_run_hw_queues`). Returns when that work ends. It runs on no core of the model: the timer
+    /// interrupt and the kblockd work it queues are not charged to one [inferred: a few microseconds per
+    /// idle slice of milliseconds].
+    pub fn run_timer(&mut self, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
+        if self.sched.timer_due().is_none_or(|due| due > at) {
+            return at;
+        }
+        let t = self.sched_op(at, self.costs.completed_ns);
+        self.sched.timer(t);
+        self.run_queues_from(0, t, driver_ns, out)
+    }
+
+    /// A request of `hwq` gave back its allocation tag at `at`: it goes straight to the oldest waiter the
+    /// scheduler lets take it (a waiter held back by the scheduler's tag limit, e.g. bfq's for writes, keeps
+    /// waiting, as a woken sbitmap waiter that fails its shallow depth again), which enters the scheduler.
+    /// Returns when that work ends and whether a waiter took the tag.
     fn free_alloc_tag(&mut self, hwq: u32, at: Time) -> (Time, bool) {
-        match self.tag_waiters[hwq as usize].pop_front() {
+        let h = hwq as usize;
+        // Tags in use once this one is free.
+        let in_use = self.alloc_capacity - self.alloc_tags[h] - 1;
+        let (sched, capacity) = (&self.sched, self.alloc_capacity);
+        let may_take = |rq: &SchedRequest| in_use < sched.alloc_limit(rq, capacity).min(capacity);
+        match self.tag_waiters[h].iter().position(may_take).and_then(|p| self.tag_waiters[h].remove(p)) {
             Some(waiter) => (self.insert(waiter, hwq, at), true),
             None => {
-                self.alloc_tags[hwq as usize] += 1;
+                self.alloc_tags[h] += 1;
                 (at, false)
             }
         }

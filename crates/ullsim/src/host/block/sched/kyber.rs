@@ -200,7 +200,7 @@ pub struct Kyber {
 impl Kyber {
     pub fn new(hw_queues: u32, params: KyberParams) -> Self {
         Kyber {
-            target_ns: [params.target_ns[READ], params.target_ns[WRITE], DISCARD_TARGET_NS],
+            target_ns: std::array::from_fn(|d| if d == DISCARD { DISCARD_TARGET_NS } else { params.target_ns[d] }),
             hwqs: (0..hw_queues.max(1)).map(|_| HwQueue::default()).collect(),
             depth: MAX_DEPTH,
             in_flight: [0; DOMAINS],
@@ -228,24 +228,24 @@ impl Kyber {
     /// rescale the depths.
     fn adjust_depths(&mut self, now: Time) {
         let mut congested = false;
-        for d in 0..MEASURED {
-            congested |= self.latency[d].percentile(true, 90, now).is_some_and(|p90| p90 >= GOOD_BUCKETS);
+        for latency in &mut self.latency {
+            congested |= latency.percentile(true, 90, now).is_some_and(|p90| p90 >= GOOD_BUCKETS);
         }
-        for d in 0..MEASURED {
-            let mut p99 = self.latency[d].percentile(false, 99, now);
+        let domains = self.latency.iter_mut().zip(&mut self.remembered_p99).zip(&mut self.depth).zip(MAX_DEPTH);
+        for (((latency, remembered), depth), max) in domains {
+            let mut p99 = latency.percentile(false, 99, now);
             if congested {
                 // Use what an earlier window saw if this one gave nothing, then forget it so that the domain
                 // is not throttled again before new data.
-                p99 = p99.or(self.remembered_p99[d]);
-                self.remembered_p99[d] = None;
+                p99 = p99.or(remembered.take());
             } else if p99.is_some() {
-                self.remembered_p99[d] = p99;
+                *remembered = p99;
             }
             let Some(p99) = p99 else { continue };
             // Depth scales with p99 / target: throttle good domains under congestion, relax bad ones always.
             if congested || p99 >= GOOD_BUCKETS {
-                let scaled = (self.depth[d] as u64 * (p99 as u64 + 1)) >> LATENCY_SHIFT;
-                self.depth[d] = scaled.clamp(1, MAX_DEPTH[d] as u64) as u32;
+                let scaled = (*depth as u64 * (p99 as u64 + 1)) >> LATENCY_SHIFT;
+                *depth = scaled.clamp(1, max as u64) as u32;
             }
         }
     }
@@ -602,7 +602,7 @@ mod tests {
         let mut samples = 0;
         let mut windows = 0;
         while samples < WINDOW_SAMPLES {
-            t = wave(&mut k, Op::Read, 10, t, 4 * MS, 100_000, &mut id);
+            wave(&mut k, Op::Read, 10, t, 4 * MS, 100_000, &mut id);
             samples += 10;
             t = fire_timer(&mut k) + 250 * MS;
             if samples < WINDOW_SAMPLES {

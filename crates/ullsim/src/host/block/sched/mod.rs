@@ -71,6 +71,13 @@ pub trait IoScheduler {
     fn alloc_limit(&self, _rq: &SchedRequest, capacity: u32) -> u32 {
         capacity
     }
+    /// When the scheduler's own timer is due (bfq's idle-slice timer), if it is armed.
+    fn timer_due(&self) -> Option<Time> {
+        None
+    }
+    /// Its timer fired at `now` (called at or after `timer_due`); the block layer then runs the hardware
+    /// queues, as the timer's `blk_mq_run_hw_queues` does.
+    fn timer(&mut self, _now: Time) {}
 }
 
 /// A `limit_depth` rule shared by kyber and ld: a sync request may take any of a hardware queue's `capacity`
@@ -106,7 +113,7 @@ pub fn make(name: &str, hw_queues: u32, cfg: &BlockConfig) -> Option<Box<dyn IoS
             Some(Box::new(mq_deadline::MqDeadline::new(hw_queues, mq_deadline::DeadlineParams::from_config(cfg))))
         }
         "kyber" => Some(Box::new(kyber::Kyber::new(hw_queues, kyber::KyberParams::from_config(cfg)))),
-        "bfq" => Some(Box::new(bfq::Bfq::new(hw_queues))),
+        "bfq" => Some(Box::new(bfq::Bfq::new(hw_queues, bfq::BfqParams::from_config(cfg)))),
         "ld" => Some(Box::new(ld::Ld::new(hw_queues, ld::LdParams::from_config(cfg)))),
         _ => None,
     }
@@ -134,6 +141,10 @@ pub(crate) fn check_random_sequences(make: impl Fn(u32) -> Box<dyn IoScheduler>)
         let mut seen = rustc_hash::FxHashSet::default();
         for _ in 0..20_000 {
             now += if next(100) == 0 { next(3_000 * MS) } else { next(50_000) };
+            // The block layer fires a scheduler's timer once it is due.
+            if s.timer_due().is_some_and(|due| due <= now) {
+                s.timer(now);
+            }
             match next(5) {
                 0 | 1 => {
                     let r = SchedRequest {
@@ -199,7 +210,14 @@ pub(crate) fn check_random_sequences(make: impl Fn(u32) -> Box<dyn IoScheduler>)
         }
         while waiting > 0 {
             now += 1_000;
-            let r = (0..hw_queues.max(1)).find_map(|h| s.dispatch(h, now)).expect("waiting requests must go");
+            let mut r = (0..hw_queues.max(1)).find_map(|h| s.dispatch(h, now));
+            // A scheduler that holds requests back (bfq idling) lets them go when its timer fires.
+            if let (None, Some(due)) = (r, s.timer_due()) {
+                now = now.max(due);
+                s.timer(now);
+                r = (0..hw_queues.max(1)).find_map(|h| s.dispatch(h, now));
+            }
+            let r = r.expect("waiting requests must go");
             assert!(seen.insert(r.id));
             waiting -= 1;
             s.completed(&r, 1_000, now);
