@@ -35,8 +35,19 @@ pub struct SchedRequest {
     /// Synchronous in Linux's sense (`op_is_sync`): reads, and writes someone waits for (direct I/O carries
     /// REQ_SYNC). Only buffered writeback would be async; ld schedules the two apart.
     pub sync: bool,
+    /// A bio may merge into it, and it into another request (Linux's `rq_mergeable`/`bio_mergeable`): an
+    /// application request, not a piece of a split one, a file-system bio or a FUA write.
+    pub mergeable: bool,
     /// When it entered the scheduler.
     pub inserted_at: Time,
+}
+
+/// A bio merged into a request waiting in the scheduler: that request's id and its new extent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ElevatorMerge {
+    pub into: ReqId,
+    pub sector: u64,
+    pub sectors: u32,
 }
 
 /// CPU cost of a scheduler's operations, in ns, and whether they hold a queue-wide lock (then concurrent
@@ -71,6 +82,13 @@ pub trait IoScheduler {
     fn alloc_limit(&self, _rq: &SchedRequest, capacity: u32) -> u32 {
         capacity
     }
+    /// Merge the bio `bio` into a request waiting here (the `bio_merge` hook, `blk_mq_sched_try_merge`),
+    /// the two together at most `max_sectors`: the merge, or None (the default: no elevator merges).
+    fn merge(&mut self, _bio: &SchedRequest, _max_sectors: u32) -> Option<ElevatorMerge> {
+        None
+    }
+    /// The waiting request `from` is now named `to` (a merge made it carry several application requests).
+    fn rename(&mut self, _from: ReqId, _to: ReqId) {}
     /// When the scheduler's own timer is due (bfq's idle-slice timer), if it is armed.
     fn timer_due(&self) -> Option<Time> {
         None
@@ -157,6 +175,7 @@ pub(crate) fn check_random_sequences(make: impl Fn(u32) -> Box<dyn IoScheduler>)
                         prio_class: next(5) as u8,
                         critical: next(4) == 0,
                         sync: next(3) != 0,
+                        mergeable: next(2) == 0,
                         inserted_at: now,
                     };
                     inserted += 1;
@@ -228,7 +247,7 @@ pub(crate) fn check_random_sequences(make: impl Fn(u32) -> Box<dyn IoScheduler>)
 
 /// A 4 KiB best-effort read, sync and not critical, for tests to start from.
 #[cfg(test)]
-fn test_request() -> SchedRequest {
+pub(crate) fn test_request() -> SchedRequest {
     SchedRequest {
         id: ReqId(0),
         op: Op::Read,
@@ -239,6 +258,7 @@ fn test_request() -> SchedRequest {
         prio_class: 1,
         critical: false,
         sync: true,
+        mergeable: true,
         inserted_at: 0,
     }
 }

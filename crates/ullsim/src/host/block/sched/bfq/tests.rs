@@ -20,6 +20,7 @@ fn rq(id: u32, task: u32, sector: u64, sectors: u32, op: Op) -> SchedRequest {
         prio_class: 1,
         critical: false,
         sync: true,
+        mergeable: true,
         inserted_at: 0,
     }
 }
