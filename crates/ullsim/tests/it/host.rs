@@ -874,8 +874,8 @@ fn merge_and_bfq_tunables_are_keys_in_linux_units() {
 }
 
 /// With bfq idling for a weight-raised reader (a queue of its own: it starts 200 ms after the writers, whose
-/// queues are merged), the writers' requests wait in the scheduler while the reader is in service, and
-/// with `low_latency` off nothing is raised and nothing plugs.
+/// queues are merged), the writers' requests wait in the scheduler while the reader is in service; with
+/// `low_latency` off nothing is raised and nothing plugs.
 #[test]
 fn bfq_plugs_for_a_weight_raised_reader_beside_writers() {
     let toml = r#"

@@ -89,7 +89,8 @@ pub struct BlockResults {
     pub max_sched_queued: u64,
     /// Plugs flushed with at least one request in them.
     pub plug_flushes: u64,
-    /// Bios merged into a plugged request instead of becoming requests of their own.
+    /// Bios merged into a plugged request, or a request waiting in the scheduler (mq-deadline), instead of
+    /// becoming requests of their own.
     pub merges: u64,
     /// Critical requests that went around the scheduler (`host.block.critical_bypass`).
     pub bypassed: u64,

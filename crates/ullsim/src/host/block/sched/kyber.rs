@@ -493,6 +493,17 @@ mod tests {
         end
     }
 
+    /// 500 writes at 0.1 ms, and the timer: with no congestion the writes' p99 (bucket 0) is remembered.
+    /// Returns when the last write completed.
+    fn remember_a_good_write_p99(k: &mut Kyber, id: &mut u32) -> Time {
+        let mut t = 0;
+        for _ in 0..4 {
+            t = wave(k, Op::Write, 125, t, 0, 100_000, id);
+        }
+        fire_timer(k);
+        t
+    }
+
     /// Let the armed timer run (at its due time, seen at the next call).
     fn fire_timer(k: &mut Kyber) -> Time {
         let due = k.timer_due.expect("the timer is armed");
@@ -566,14 +577,10 @@ mod tests {
         let mut k = Kyber::new(1, KyberParams::default());
         let mut id = 0;
         // A write p99 (bucket 0) is remembered from a window without congestion.
-        let mut t = 0;
-        for _ in 0..4 {
-            t = wave(&mut k, Op::Write, 125, t, 0, 100_000, &mut id);
-        }
-        fire_timer(&mut k);
+        remember_a_good_write_p99(&mut k, &mut id);
         assert_eq!(k.remembered_p99[WRITE], Some(0));
         // Ten reads at 3 ms in the device: the first timer run sets the deadline and waits.
-        t = wave(&mut k, Op::Read, 10, 300 * MS, 0, 3 * MS, &mut id);
+        let t = wave(&mut k, Op::Read, 10, 300 * MS, 0, 3 * MS, &mut id);
         let first = fire_timer(&mut k);
         assert_eq!(k.latency[READ].deadline, Some(first + WINDOW_NS));
         assert_eq!(k.depth[WRITE], 128);
@@ -620,11 +627,7 @@ mod tests {
     fn a_remembered_p99_is_used_once() {
         let mut k = Kyber::new(1, KyberParams::default());
         let mut id = 0;
-        let mut t = 0;
-        for _ in 0..4 {
-            t = wave(&mut k, Op::Write, 125, t, 0, 100_000, &mut id);
-        }
-        fire_timer(&mut k);
+        let mut t = remember_a_good_write_p99(&mut k, &mut id);
         for round in 0..2 {
             t = wave(&mut k, Op::Read, 250, t + 200 * MS, 0, 3 * MS, &mut id);
             t = wave(&mut k, Op::Read, 250, t, 0, 3 * MS, &mut id);

@@ -34,10 +34,32 @@ fn queue_of(b: &Bfq, task: u32) -> usize {
     b.by_key[&(task, 1)]
 }
 
+/// A scheduler whose only queue, task 1's, has one 4 KiB read waiting (inserted at 0).
+fn one_reader(params: BfqParams) -> (Bfq, usize) {
+    let mut b = Bfq::new(1, params);
+    b.insert(0, read(1, 1, 0), 0);
+    let qi = queue_of(&b, 1);
+    (b, qi)
+}
+
 /// End a queue's weight raising, as its time running out would.
 fn unraise(b: &mut Bfq, qi: usize) {
     b.end_wr(qi, 0);
     b.apply_weight(qi);
+}
+
+/// An unraised writer (task 1) in service with a backlog, then a new reader (task 2, raised) with one read at
+/// `APART`: the scheduler and the writer's queue.
+fn unraised_writer_then_new_reader() -> (Bfq, usize) {
+    let mut b = Bfq::new(1, BfqParams::default());
+    let mut load = Load::new();
+    load.add(&mut b, 1, 8, 64, 0);
+    let w = queue_of(&b, 1);
+    unraise(&mut b, w);
+    load.run(&mut b, 3, 0, &[]);
+    assert_eq!(b.in_service, Some(w));
+    b.insert(0, read(900_000, 2, 0), APART);
+    (b, w)
 }
 
 /// Fire the idle timer if it is armed, as the block layer does when it is due; returns when.
@@ -383,9 +405,7 @@ fn eight_queues_created_close_together_are_a_large_burst_and_not_raised() {
 
 #[test]
 fn a_new_queue_is_raised_thirty_times_until_its_time_or_service_is_up() {
-    let mut b = Bfq::new(1, BfqParams::default());
-    b.insert(0, read(1, 1, 0), 0);
-    let qi = queue_of(&b, 1);
+    let (mut b, qi) = one_reader(BfqParams::default());
     assert_eq!((b.queues[qi].wr_coeff, b.queues[qi].weight), (WR_COEFF, WR_COEFF * DEFAULT_WEIGHT));
     assert_eq!(b.queues[qi].budget, 2 * MIN_BUDGET);
     let mut id = 1;
@@ -411,9 +431,7 @@ fn a_new_queue_is_raised_thirty_times_until_its_time_or_service_is_up() {
 
 #[test]
 fn raising_ends_after_its_duration() {
-    let mut b = Bfq::new(1, BfqParams::default());
-    b.insert(0, read(1, 1, 0), 0);
-    let qi = queue_of(&b, 1);
+    let (mut b, qi) = one_reader(BfqParams::default());
     let r = b.dispatch(0, 0).unwrap();
     b.completed(&r, 1_000, WR_DURATION_NS);
     b.insert(0, read(2, 1, 64), WR_DURATION_NS + 1);
@@ -423,9 +441,7 @@ fn raising_ends_after_its_duration() {
 
 #[test]
 fn a_queue_idle_for_two_seconds_is_interactive_again() {
-    let mut b = Bfq::new(1, BfqParams::default());
-    b.insert(0, read(1, 1, 0), 0);
-    let qi = queue_of(&b, 1);
+    let (mut b, qi) = one_reader(BfqParams::default());
     unraise(&mut b, qi);
     let r = b.dispatch(0, 0).unwrap();
     b.completed(&r, 1_000, 1_000);
@@ -445,14 +461,7 @@ fn a_queue_idle_for_two_seconds_is_interactive_again() {
 
 #[test]
 fn a_raised_queue_that_becomes_busy_preempts_a_lighter_one() {
-    let mut b = Bfq::new(1, BfqParams::default());
-    let mut load = Load::new();
-    load.add(&mut b, 1, 8, 64, 0);
-    let w = queue_of(&b, 1);
-    unraise(&mut b, w);
-    load.run(&mut b, 3, 0, &[]);
-    assert_eq!(b.in_service, Some(w));
-    b.insert(0, read(900_000, 2, 0), APART);
+    let (mut b, w) = unraised_writer_then_new_reader();
     let r = queue_of(&b, 2);
     assert_eq!(b.queues[r].wr_coeff, WR_COEFF);
     assert_ne!(b.in_service, Some(w), "preempted");
@@ -466,13 +475,7 @@ fn a_raised_queue_that_becomes_busy_preempts_a_lighter_one() {
 /// 20 ms for a raised queue, ends the wait; a new read ends it at once.
 #[test]
 fn bfq_plugs_for_a_raised_reader_and_the_idle_timer_ends_the_wait() {
-    let mut b = Bfq::new(1, BfqParams::default());
-    let mut load = Load::new();
-    load.add(&mut b, 1, 8, 64, 0);
-    let w = queue_of(&b, 1);
-    unraise(&mut b, w);
-    load.run(&mut b, 3, 0, &[]);
-    b.insert(0, read(900_000, 2, 0), APART);
+    let (mut b, _) = unraised_writer_then_new_reader();
     let reader = b.dispatch(0, APART).unwrap();
     assert_eq!(reader.task, 2);
     // The reader's queue is empty, its request in flight: plugged, no write goes.
@@ -559,9 +562,7 @@ fn injection_is_bounded_by_the_inject_limit() {
 /// a slower one lowers it.
 #[test]
 fn the_inject_limit_follows_the_first_requests_service_time() {
-    let mut b = Bfq::new(1, BfqParams::default());
-    b.insert(0, read(1, 1, 0), 0);
-    let qi = queue_of(&b, 1);
+    let (mut b, qi) = one_reader(BfqParams::default());
     b.max_rq_in_driver = 8;
     b.queues[qi].last_serv_time_ns = 100_000;
     b.queues[qi].inject_limit = 2;
