@@ -163,7 +163,24 @@ pub(crate) fn check_random_sequences(make: impl Fn(u32) -> Box<dyn IoScheduler>)
             if s.timer_due().is_some_and(|due| due <= now) {
                 s.timer(now);
             }
-            match next(5) {
+            match next(6) {
+                5 => {
+                    // A bio near a random sector may merge only into a waiting request, within the limit.
+                    let bio = SchedRequest {
+                        id: ReqId(u32::MAX - 100),
+                        op: if next(2) == 0 { Op::Read } else { Op::Write },
+                        sector: next(1 << 20),
+                        sectors: [8, 256][next(2) as usize],
+                        task: next(5) as u32,
+                        prio_class: next(5) as u8,
+                        mergeable: next(4) != 0,
+                        ..test_request()
+                    };
+                    if let Some(m) = s.merge(&bio, 512) {
+                        assert!(m.into.0 < inserted && !seen.contains(&m.into), "{m:?} is not waiting");
+                        assert!(m.sectors <= 512 && bio.mergeable, "{m:?} of {bio:?}");
+                    }
+                }
                 0 | 1 => {
                     let r = SchedRequest {
                         id: ReqId(inserted),
