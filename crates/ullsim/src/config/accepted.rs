@@ -35,6 +35,8 @@ pub(super) fn whole_number(key: &str) -> Option<String> {
         "host.queue_pairs" => (0, u64::from(super::scenario::MAX_QUEUE_PAIRS)),
         "host.block.nr_requests" => (0, 65_535),
         "host.block.ld_depth" | "host.block.ld_sync_batch" | "host.block.ld_async_batch" => (1, 65_535),
+        "host.block.bfq_back_seek_max" => (0, i32::MAX as u64),
+        "host.block.bfq_back_seek_penalty" => (1, i32::MAX as u64),
         "host.block.max_sectors_kb" => return Some("a multiple of 4 from 4 to 1048576 (KiB)".into()),
         "host.block.noncritical_max_sectors_kb" => {
             return Some("0 (same as max_sectors_kb) or a multiple of 4 from 4 to max_sectors_kb (KiB)".into())

@@ -184,6 +184,18 @@ pub struct BlockConfig {
     pub deadline_fifo_batch: u32,
     /// mq-deadline: read batches that may pass waiting writes before a write batch (`writes_starved`; 2).
     pub deadline_writes_starved: u32,
+    /// mq-deadline: a bio may merge in front of a waiting request it ends at (`front_merges`; 1).
+    pub deadline_front_merges: bool,
+    /// bfq: how long an emptied queue may keep the device waiting for its next request (sysfs `slice_idle`,
+    /// in ms; NSEC_PER_SEC / 125 = 8 ms). 0 disables idling.
+    pub bfq_slice_idle: Millis,
+    /// bfq: weight raising for interactive queues (sysfs `low_latency`; 1).
+    pub bfq_low_latency: bool,
+    /// bfq: how far back, in KiB, the next request of a queue may be and still count as near (sysfs
+    /// `back_seek_max`; 16384).
+    pub bfq_back_seek_max: u32,
+    /// bfq: the cost factor of such a back seek (sysfs `back_seek_penalty`; 2).
+    pub bfq_back_seek_penalty: u32,
 }
 
 impl Default for BlockConfig {
@@ -212,6 +224,13 @@ impl Default for BlockConfig {
             deadline_write_expire: Millis::from_ns(5_000_000_000),
             deadline_fifo_batch: 16,
             deadline_writes_starved: 2,
+            deadline_front_merges: true,
+            // block/bfq-iosched.c: `bfq_slice_idle`, `low_latency` in `bfq_init_queue`, `bfq_back_max`,
+            // `bfq_back_penalty`.
+            bfq_slice_idle: Millis::from_ns(8_000_000),
+            bfq_low_latency: true,
+            bfq_back_seek_max: 16 * 1024,
+            bfq_back_seek_penalty: 2,
         }
     }
 }
@@ -460,6 +479,19 @@ impl HostConfig {
             if !(1..=65_535).contains(&value) {
                 return err(key, format!("expected 1 to 65535 requests, found {value}"));
             }
+        }
+        // bfq's sysfs store clamps these to [0, INT_MAX] and [1, INT_MAX]; here they are errors.
+        if b.bfq_back_seek_max > i32::MAX as u32 {
+            return err(
+                "block.bfq_back_seek_max",
+                format!("expected 0 to 2147483647 (KiB), found {}", b.bfq_back_seek_max),
+            );
+        }
+        if !(1..=i32::MAX as u32).contains(&b.bfq_back_seek_penalty) {
+            return err(
+                "block.bfq_back_seek_penalty",
+                format!("expected 1 to 2147483647, found {}", b.bfq_back_seek_penalty),
+            );
         }
         if n.coalesce_count > 256 {
             return err("nvme.coalesce_count", "expected 0 to 256 completions (NVMe's aggregation threshold)".into());

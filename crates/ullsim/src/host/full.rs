@@ -231,6 +231,8 @@ pub struct FullHost {
     woken_in_irq: Vec<TaskId>,
     xler: Option<xler::Xler>,
     dedcore: Option<dedcore::DedicatedCore>,
+    /// The due time of the I/O scheduler's timer an event is scheduled for.
+    block_timer_armed: Option<Time>,
 }
 
 impl FullHost {
@@ -377,6 +379,7 @@ impl FullHost {
             woken_in_irq: Vec::new(),
             xler: xler::Xler::new(&cfg.xler),
             dedcore,
+            block_timer_armed: None,
         })
     }
 
@@ -466,6 +469,16 @@ impl FullHost {
                     self.fire_irq(q, requests, device, hwq);
                 }
             }
+            HostEvent::BlockTimer => {
+                if self.block_timer_armed == Some(now) {
+                    self.block_timer_armed = None;
+                }
+                let mut out = std::mem::take(&mut self.dispatched);
+                self.block.run_timer(now, self.nvme.submit_ns, &mut out);
+                self.ring_all(q, requests, device, &mut out, None);
+                self.dispatched = out;
+                self.arm_block_timer(q);
+            }
             HostEvent::TimerWake { task, gen } => {
                 if self.timer_gen[task as usize] != gen {
                     return;
@@ -474,6 +487,17 @@ impl FullHost {
                     self.jobs[j as usize].waiting = Waiting::No;
                 }
                 self.cpu.wake(q, task);
+            }
+        }
+    }
+
+    /// Schedule an event for the I/O scheduler's timer if it is armed for a time no event is scheduled for
+    /// (events for a timer re-armed or cancelled since find it not due and do nothing).
+    pub(super) fn arm_block_timer(&mut self, q: &mut EventQueue<Event>) {
+        if let Some(due) = self.block.timer_due() {
+            if self.block_timer_armed != Some(due) {
+                self.block_timer_armed = Some(due);
+                q.schedule_at(due.max(q.now()), Event::Host(HostEvent::BlockTimer));
             }
         }
     }

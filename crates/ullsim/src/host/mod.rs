@@ -48,6 +48,8 @@ pub enum HostEvent {
         task: TaskId,
         gen: u32,
     },
+    /// The I/O scheduler's timer (bfq's idle slice) may be due.
+    BlockTimer,
 }
 
 /// The host of a run, in the model `host.model` names. One per simulation, so the size difference of the

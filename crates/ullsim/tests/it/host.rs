@@ -842,3 +842,69 @@ fn scheduler_tunables_are_keys_in_linux_units() {
     let e = common::load_error(QD1, &["host.block.deadline_fifo_batch=-1"]);
     assert!(e.contains("host.block.deadline_fifo_batch"), "{e}");
 }
+
+/// mq-deadline's `front_merges` and bfq's `slice_idle` (ms, as its sysfs file), `low_latency`,
+/// `back_seek_max` (KiB) and `back_seek_penalty` are keys with Linux's defaults; out-of-range values are
+/// errors naming the key (sysfs would clamp them).
+#[test]
+fn merge_and_bfq_tunables_are_keys_in_linux_units() {
+    let s = scenario_with(
+        QD1,
+        &[
+            "host.block.deadline_front_merges=false",
+            "host.block.bfq_slice_idle=0",
+            "host.block.bfq_low_latency=false",
+            "host.block.bfq_back_seek_max=0",
+            "host.block.bfq_back_seek_penalty=1",
+        ],
+    );
+    let b = &s.host.block;
+    assert!(!b.deadline_front_merges && !b.bfq_low_latency);
+    assert_eq!((b.bfq_slice_idle.0, b.bfq_back_seek_max, b.bfq_back_seek_penalty), (0, 0, 1));
+    let s = scenario_with(QD1, &["host.block.bfq_slice_idle=\"250us\""]);
+    assert_eq!(s.host.block.bfq_slice_idle.0, 250_000);
+    let d = scenario(QD1);
+    let b = &d.host.block;
+    assert!(b.deadline_front_merges && b.bfq_low_latency);
+    assert_eq!((b.bfq_slice_idle.0, b.bfq_back_seek_max, b.bfq_back_seek_penalty), (8_000_000, 16_384, 2));
+    for (key, bad) in [("host.block.bfq_back_seek_penalty", "0"), ("host.block.bfq_back_seek_max", "2147483648")] {
+        let e = common::load_error(QD1, &[&format!("{key}={bad}")]);
+        assert!(e.contains(key), "{e}");
+    }
+}
+
+/// With bfq idling for a weight-raised reader (a queue of its own: it starts 200 ms after the writers, whose
+/// queues are merged), the writers' requests wait in the scheduler while the reader is in service; with
+/// `low_latency` off nothing is raised and nothing plugs.
+#[test]
+fn bfq_plugs_for_a_weight_raised_reader_beside_writers() {
+    let toml = r#"
+name = "reader beside writers"
+seed = 1
+[run]
+duration = "400ms"
+warmup = "250ms"
+[host]
+io_scheduler = "bfq"
+[device]
+preset = "optane-ull"
+[[flow]]
+name = "reader"
+rw = "randread"
+bs = "4k"
+startdelay = "200ms"
+cpus_allowed = "0"
+[[flow]]
+name = "writer"
+rw = "randwrite"
+bs = "4k"
+ioengine = "io_uring"
+iodepth = 32
+numjobs = 2
+cpus_allowed = "1-2"
+"#;
+    let raised = run(&scenario_with(toml, &[]));
+    let plain = run(&scenario_with(toml, &["host.block.bfq_low_latency=false"]));
+    assert!(raised.host.block.max_sched_queued > 32, "{:?}", raised.host.block);
+    assert!(plain.host.block.max_sched_queued <= 2, "{:?}", plain.host.block);
+}

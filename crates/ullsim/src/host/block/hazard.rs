@@ -181,6 +181,7 @@ mod tests {
             prio_class: 1,
             critical,
             sync: true,
+            mergeable: true,
             inserted_at: 0,
         }
     }

@@ -162,6 +162,7 @@ impl FullHost {
         let t = self.block.complete(req, at, self.nvme.submit_ns, &mut out);
         self.ring_all(q, requests, device, &mut out, None);
         self.dispatched = out;
+        self.arm_block_timer(q);
         t
     }
 

@@ -143,8 +143,16 @@ impl FullHost {
             // A request to split goes down on its own, after what the plug holds.
             t = self.flush_plug(q, requests, device, job, t, false);
         }
-        let mut out = std::mem::take(&mut self.dispatched);
         let max_sectors = (max_bytes / 512) as u32;
+        if len <= max_bytes && !bypass {
+            // A request waiting in the scheduler may take the bio (an elevator merge).
+            let rq = self.sched_request(requests, req, job, t);
+            if let Some((end, m)) = self.block.merge_bio(&rq, max_sectors, t) {
+                self.carry(requests, job, m.into, req, m.sector, m.sectors);
+                return end;
+            }
+        }
+        let mut out = std::mem::take(&mut self.dispatched);
         let t = if len <= max_bytes {
             let rq = self.sched_request(requests, req, job, t);
             self.submit_rq(requests, rq, hwq, core, bypass, max_sectors, t, &mut out)
@@ -174,7 +182,8 @@ impl FullHost {
         t
     }
 
-    /// Bio `bio` of job `j` merged into the plugged request `into`, which now spans `sectors` from `sector`.
+    /// Bio `bio` of job `j` merged into the request `into` (plugged, or waiting in the scheduler: of the same
+    /// job either way), which now spans `sectors` from `sector`.
     /// The first merge makes a request of its own for the merged extent; the application requests ride on it.
     fn carry(&mut self, requests: &mut RequestArena, j: u32, into: ReqId, bio: ReqId, sector: u64, sectors: u32) {
         let carrier = if self.reqs[into.index()].riders != NO_PARENT {
@@ -186,7 +195,9 @@ impl FullHost {
             let c = requests.insert(merged);
             let base = self.reqs[into.index()];
             *self.req_mut(c) = HostReq { riders: into.0, ..base };
+            // Wherever the merged request is: in the job's plug, or waiting in the scheduler.
             self.jobs[j as usize].plug.rename(into, c);
+            self.block.rename(into, c);
             c
         };
         let first_rider = self.reqs[carrier.index()].riders;
@@ -210,6 +221,7 @@ impl FullHost {
             prio_class: job.ioprio_class,
             critical: r.class.criticality == Criticality::Critical,
             sync: r.is_sync(),
+            mergeable: !r.fua && !self.reqs[id.index()].fs_bio && self.reqs[id.index()].parent == NO_PARENT,
             inserted_at: at,
         }
     }

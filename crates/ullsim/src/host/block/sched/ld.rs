@@ -209,12 +209,7 @@ impl IoScheduler for Ld {
             .find_map(|fifo| super::remove_first_in(fifo, matches))
     }
     fn alloc_limit(&self, rq: &SchedRequest, capacity: u32) -> u32 {
-        if rq.sync {
-            capacity
-        } else {
-            // At least one tag, so that async requests are limited, never locked out.
-            (capacity * ASYNC_TAG_PERCENT / 100).max(1)
-        }
+        super::sync_or_share(rq, capacity, ASYNC_TAG_PERCENT)
     }
 }
 

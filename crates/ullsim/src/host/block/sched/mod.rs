@@ -35,8 +35,19 @@ pub struct SchedRequest {
     /// Synchronous in Linux's sense (`op_is_sync`): reads, and writes someone waits for (direct I/O carries
     /// REQ_SYNC). Only buffered writeback would be async; ld schedules the two apart.
     pub sync: bool,
+    /// A bio may merge into it, and it into another request (Linux's `rq_mergeable`/`bio_mergeable`): an
+    /// application request, not a piece of a split one, a file-system bio or a FUA write.
+    pub mergeable: bool,
     /// When it entered the scheduler.
     pub inserted_at: Time,
+}
+
+/// A bio merged into a request waiting in the scheduler: that request's id and its new extent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ElevatorMerge {
+    pub into: ReqId,
+    pub sector: u64,
+    pub sectors: u32,
 }
 
 /// CPU cost of a scheduler's operations, in ns, and whether they hold a queue-wide lock (then concurrent
@@ -71,6 +82,31 @@ pub trait IoScheduler {
     fn alloc_limit(&self, _rq: &SchedRequest, capacity: u32) -> u32 {
         capacity
     }
+    /// Merge the bio `bio` into a request waiting here (the `bio_merge` hook, `blk_mq_sched_try_merge`),
+    /// the two together at most `max_sectors`: the merge, or None (the default: no elevator merges).
+    fn merge(&mut self, _bio: &SchedRequest, _max_sectors: u32) -> Option<ElevatorMerge> {
+        None
+    }
+    /// The waiting request `from` is now named `to` (a merge made it carry several application requests).
+    fn rename(&mut self, _from: ReqId, _to: ReqId) {}
+    /// When the scheduler's own timer is due (bfq's idle-slice timer), if it is armed.
+    fn timer_due(&self) -> Option<Time> {
+        None
+    }
+    /// Its timer fired at `now` (called at or after `timer_due`); the block layer then runs the hardware
+    /// queues, as the timer's `blk_mq_run_hw_queues` does.
+    fn timer(&mut self, _now: Time) {}
+}
+
+/// A `limit_depth` rule shared by kyber and ld: a sync request may take any of a hardware queue's `capacity`
+/// scheduler tags, an async one `percent` of them (at least one, so that async I/O is limited, never locked
+/// out).
+fn sync_or_share(rq: &SchedRequest, capacity: u32, percent: u32) -> u32 {
+    if rq.sync {
+        capacity
+    } else {
+        (capacity * percent / 100).max(1)
+    }
 }
 
 /// Take the first request of `fifo` that `matches` accepts out of it (asking in FIFO order).
@@ -95,7 +131,7 @@ pub fn make(name: &str, hw_queues: u32, cfg: &BlockConfig) -> Option<Box<dyn IoS
             Some(Box::new(mq_deadline::MqDeadline::new(hw_queues, mq_deadline::DeadlineParams::from_config(cfg))))
         }
         "kyber" => Some(Box::new(kyber::Kyber::new(hw_queues, kyber::KyberParams::from_config(cfg)))),
-        "bfq" => Some(Box::new(bfq::Bfq::new(hw_queues))),
+        "bfq" => Some(Box::new(bfq::Bfq::new(hw_queues, bfq::BfqParams::from_config(cfg)))),
         "ld" => Some(Box::new(ld::Ld::new(hw_queues, ld::LdParams::from_config(cfg)))),
         _ => None,
     }
@@ -123,7 +159,28 @@ pub(crate) fn check_random_sequences(make: impl Fn(u32) -> Box<dyn IoScheduler>)
         let mut seen = rustc_hash::FxHashSet::default();
         for _ in 0..20_000 {
             now += if next(100) == 0 { next(3_000 * MS) } else { next(50_000) };
-            match next(5) {
+            // The block layer fires a scheduler's timer once it is due.
+            if s.timer_due().is_some_and(|due| due <= now) {
+                s.timer(now);
+            }
+            match next(6) {
+                5 => {
+                    // A bio near a random sector may merge only into a waiting request, within the limit.
+                    let bio = SchedRequest {
+                        id: ReqId(u32::MAX - 100),
+                        op: if next(2) == 0 { Op::Read } else { Op::Write },
+                        sector: next(1 << 20),
+                        sectors: [8, 256][next(2) as usize],
+                        task: next(5) as u32,
+                        prio_class: next(5) as u8,
+                        mergeable: next(4) != 0,
+                        ..test_request()
+                    };
+                    if let Some(m) = s.merge(&bio, 512) {
+                        assert!(m.into.0 < inserted && !seen.contains(&m.into), "{m:?} is not waiting");
+                        assert!(m.sectors <= 512 && bio.mergeable, "{m:?} of {bio:?}");
+                    }
+                }
                 0 | 1 => {
                     let r = SchedRequest {
                         id: ReqId(inserted),
@@ -135,6 +192,7 @@ pub(crate) fn check_random_sequences(make: impl Fn(u32) -> Box<dyn IoScheduler>)
                         prio_class: next(5) as u8,
                         critical: next(4) == 0,
                         sync: next(3) != 0,
+                        mergeable: next(2) == 0,
                         inserted_at: now,
                     };
                     inserted += 1;
@@ -188,7 +246,14 @@ pub(crate) fn check_random_sequences(make: impl Fn(u32) -> Box<dyn IoScheduler>)
         }
         while waiting > 0 {
             now += 1_000;
-            let r = (0..hw_queues.max(1)).find_map(|h| s.dispatch(h, now)).expect("waiting requests must go");
+            let mut r = (0..hw_queues.max(1)).find_map(|h| s.dispatch(h, now));
+            // A scheduler that holds requests back (bfq idling) lets them go when its timer fires.
+            if let (None, Some(due)) = (r, s.timer_due()) {
+                now = now.max(due);
+                s.timer(now);
+                r = (0..hw_queues.max(1)).find_map(|h| s.dispatch(h, now));
+            }
+            let r = r.expect("waiting requests must go");
             assert!(seen.insert(r.id));
             waiting -= 1;
             s.completed(&r, 1_000, now);
@@ -199,7 +264,7 @@ pub(crate) fn check_random_sequences(make: impl Fn(u32) -> Box<dyn IoScheduler>)
 
 /// A 4 KiB best-effort read, sync and not critical, for tests to start from.
 #[cfg(test)]
-fn test_request() -> SchedRequest {
+pub(crate) fn test_request() -> SchedRequest {
     SchedRequest {
         id: ReqId(0),
         op: Op::Read,
@@ -210,6 +275,7 @@ fn test_request() -> SchedRequest {
         prio_class: 1,
         critical: false,
         sync: true,
+        mergeable: true,
         inserted_at: 0,
     }
 }

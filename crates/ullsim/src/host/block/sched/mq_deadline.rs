@@ -26,15 +26,26 @@
 //! inserted for `hwq`, so the counts add up to the total; note that `dispatch(hwq)` can return a request
 //! while `queued(hwq)` is 0 when other hardware queues have requests waiting.
 //!
-//! Ignored: merging (front/back merges and the request hash; the block layer merges before `insert`, if at
-//! all), at-head insertion (the `dispatch` list), zoned-write handling, and `async_depth` (tag allocation
-//! depth for writes and async I/O, which belongs to the block layer's tag model).
+//! - Merging a bio into a waiting request (`dd_bio_merge`, `blk_mq_sched_try_merge`, `elv_merge`): first
+//!   the last request merged into or inserted (`q->last_merge`), in front of it or behind it; then a request
+//!   ending where the bio starts (the request hash: a back merge); then, with `front_merges` (1), one of the
+//!   bio's level and direction starting where the bio ends (`dd_request_merge`: a front merge, after which
+//!   the request moves to its new place in the sort list). Requests merge when they are of the same
+//!   operation and priority class and together at most `max_sectors_kb`; the model also requires the same
+//!   task (the host completes a merged request's bios in one job), and merges only bios of application
+//!   requests (not pieces of split requests, file-system bios or FUA writes).
+//!
+//! Ignored: merging two waiting requests after a bio merge made them adjacent (`attempt_back_merge`,
+//! `attempt_front_merge`) and merging a request leaving a plug into a waiting one (`elv_attempt_insert_merge`);
+//! at-head insertion (the `dispatch` list), zoned-write handling, and `async_depth` (tag allocation depth for
+//! writes and async I/O, which belongs to the block layer's tag model; its default, `nr_requests`, limits
+//! nothing).
 
 use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
-use super::{IoScheduler, SchedCosts, SchedRequest};
+use super::{ElevatorMerge, IoScheduler, SchedCosts, SchedRequest};
 use crate::config::host::BlockConfig;
 use crate::engine::Time;
 use crate::request::{Op, ReqId};
@@ -49,6 +60,8 @@ pub struct DeadlineParams {
     pub writes_starved: u32,
     /// Requests dispatched in one batch: one direction, ascending sectors (`fifo_batch`).
     pub fifo_batch: u32,
+    /// A bio may merge in front of a waiting request found by its sector (`front_merges`).
+    pub front_merges: bool,
 }
 
 impl DeadlineParams {
@@ -57,14 +70,16 @@ impl DeadlineParams {
             expire_ns: [cfg.deadline_read_expire.0, cfg.deadline_write_expire.0],
             writes_starved: cfg.deadline_writes_starved,
             fifo_batch: cfg.deadline_fifo_batch,
+            front_merges: cfg.deadline_front_merges,
         }
     }
 }
 
 impl Default for DeadlineParams {
-    /// Linux's: `read_expire` HZ / 2, `write_expire` 5 * HZ, `writes_starved` 2, `fifo_batch` 16.
+    /// Linux's: `read_expire` HZ / 2, `write_expire` 5 * HZ, `writes_starved` 2, `fifo_batch` 16,
+    /// `front_merges` 1.
     fn default() -> Self {
-        DeadlineParams { expire_ns: [500 * MS, 5_000 * MS], writes_starved: 2, fifo_batch: 16 }
+        DeadlineParams { expire_ns: [500 * MS, 5_000 * MS], writes_starved: 2, fifo_batch: 16, front_merges: true }
     }
 }
 /// A BE or IDLE request older than this goes before higher-priority ones.
@@ -158,6 +173,47 @@ impl DirQueue {
         }
         w
     }
+
+    /// Index (in `by_sector`) of the waiting request with arrival number `seq`.
+    fn find_seq(&self, seq: u64) -> Option<usize> {
+        let &(_, sector) = self.fifo.iter().find(|&&(s, _)| s == seq)?;
+        self.by_sector.binary_search_by(|e| (e.rq.sector, e.seq).cmp(&(sector, seq))).ok()
+    }
+
+    /// The request at `index` now starts at `sector` (a front merge): it moves to its place in sector order.
+    fn move_to(&mut self, index: usize, sector: u64) {
+        let mut w = self.by_sector.remove(index);
+        w.rq.sector = sector;
+        if let Some(entry) = self.fifo.iter_mut().find(|(seq, _)| *seq == w.seq) {
+            entry.1 = sector;
+        }
+        let key = (w.rq.sector, w.seq);
+        let at = self.by_sector.partition_point(|e| (e.rq.sector, e.seq) < key);
+        self.by_sector.insert(at, w);
+    }
+}
+
+/// Where a merge goes: behind the request (it ends where the bio starts) or in front of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MergeSide {
+    Back,
+    Front,
+}
+
+/// `blk_try_merge` with `blk_rq_merge_ok`: how `bio` may merge with the waiting request `rq`, if at all.
+fn try_merge(rq: &SchedRequest, bio: &SchedRequest, max_sectors: u32) -> Option<MergeSide> {
+    let fits = u64::from(rq.sectors) + u64::from(bio.sectors) <= u64::from(max_sectors);
+    let same = rq.op == bio.op && rq.prio_class == bio.prio_class && rq.task == bio.task;
+    if !(rq.mergeable && bio.mergeable && same && fits) {
+        return None;
+    }
+    if rq.sector + u64::from(rq.sectors) == bio.sector {
+        Some(MergeSide::Back)
+    } else if bio.sector + u64::from(bio.sectors) == rq.sector {
+        Some(MergeSide::Front)
+    } else {
+        None
+    }
 }
 
 /// One priority level: both directions and the count Linux's `dd_queued` returns.
@@ -180,6 +236,8 @@ pub struct MqDeadline {
     queued_per_slot: Vec<usize>,
     /// Dispatched requests not completed yet, with their level (to count `pending` down on completion).
     in_flight: FxHashMap<ReqId, u8>,
+    /// The waiting request last merged into or inserted (`q->last_merge`), by level, direction and seq.
+    last_merge: Option<(usize, usize, u64)>,
     params: DeadlineParams,
 }
 
@@ -194,6 +252,7 @@ impl MqDeadline {
             next_seq: 0,
             queued_per_slot: vec![0; hw_queues.max(1) as usize],
             in_flight: FxHashMap::default(),
+            last_merge: None,
         }
     }
 
@@ -250,6 +309,9 @@ impl MqDeadline {
         }
         self.batching += 1;
         let w = dq.remove(index);
+        if self.last_merge == Some((level, dir, w.seq)) {
+            self.last_merge = None;
+        }
         dq.latest_pos = w.rq.sector;
         let slot = w.slot as usize;
         self.queued_per_slot[slot] = self.queued_per_slot[slot].saturating_sub(1);
@@ -279,11 +341,72 @@ impl IoScheduler for MqDeadline {
     }
     fn insert(&mut self, hwq: u32, rq: SchedRequest, now: Time) {
         let slot = self.slot(hwq);
-        let level = &mut self.levels[level_of(rq.prio_class)];
+        let (li, dir) = (level_of(rq.prio_class), direction(rq.op));
+        if rq.mergeable && self.last_merge.is_none() {
+            self.last_merge = Some((li, dir, self.next_seq));
+        }
+        let level = &mut self.levels[li];
         level.pending = level.pending.saturating_add(1);
-        level.dirs[direction(rq.op)].insert(Waiting { rq, seq: self.next_seq, inserted: now, slot: slot as u32 });
+        level.dirs[dir].insert(Waiting { rq, seq: self.next_seq, inserted: now, slot: slot as u32 });
         self.next_seq += 1;
         self.queued_per_slot[slot] += 1;
+    }
+    fn merge(&mut self, bio: &SchedRequest, max_sectors: u32) -> Option<ElevatorMerge> {
+        // `elv_merge`: the one-hit cache first, either side.
+        let cached = self.last_merge.and_then(|(l, d, seq)| {
+            let index = self.levels[l].dirs[d].find_seq(seq)?;
+            let side = try_merge(&self.levels[l].dirs[d].by_sector[index].rq, bio, max_sectors)?;
+            Some((l, d, index, side))
+        });
+        // Then a request that ends where the bio starts (any level or direction: the hash holds all), then
+        // with `front_merges` one of the bio's level and direction that starts where it ends.
+        let found = cached
+            .or_else(|| {
+                self.levels.iter().enumerate().find_map(|(l, level)| {
+                    level.dirs.iter().enumerate().find_map(|(d, dq)| {
+                        let index = dq.by_sector.iter().position(|w| {
+                            w.rq.sector + u64::from(w.rq.sectors) == bio.sector
+                                && try_merge(&w.rq, bio, max_sectors) == Some(MergeSide::Back)
+                        })?;
+                        Some((l, d, index, MergeSide::Back))
+                    })
+                })
+            })
+            .or_else(|| {
+                if !self.params.front_merges {
+                    return None;
+                }
+                let (l, d) = (level_of(bio.prio_class), direction(bio.op));
+                let dq = &self.levels[l].dirs[d];
+                let end = bio.sector + u64::from(bio.sectors);
+                let at = dq.by_sector.partition_point(|w| w.rq.sector < end);
+                let index = (at..dq.by_sector.len())
+                    .take_while(|&i| dq.by_sector[i].rq.sector == end)
+                    .find(|&i| try_merge(&dq.by_sector[i].rq, bio, max_sectors) == Some(MergeSide::Front))?;
+                Some((l, d, index, MergeSide::Front))
+            });
+        let (l, d, index, side) = found?;
+        let dq = &mut self.levels[l].dirs[d];
+        let seq = dq.by_sector[index].seq;
+        dq.by_sector[index].rq.sectors += bio.sectors;
+        if side == MergeSide::Front {
+            // `dd_request_merged`: the request moves to its new start in the sort list.
+            dq.move_to(index, bio.sector);
+        }
+        self.last_merge = Some((l, d, seq));
+        let index = dq.find_seq(seq)?;
+        let rq = &dq.by_sector[index].rq;
+        Some(ElevatorMerge { into: rq.id, sector: rq.sector, sectors: rq.sectors })
+    }
+    fn rename(&mut self, from: ReqId, to: ReqId) {
+        for level in &mut self.levels {
+            for dq in &mut level.dirs {
+                if let Some(w) = dq.by_sector.iter_mut().find(|w| w.rq.id == from) {
+                    w.rq.id = to;
+                    return;
+                }
+            }
+        }
     }
     fn dispatch(&mut self, _hwq: u32, now: Time) -> Option<SchedRequest> {
         if let Some(rq) = self.dispatch_aged(now) {
@@ -317,6 +440,9 @@ impl IoScheduler for MqDeadline {
                     continue;
                 };
                 let w = dq.remove(at);
+                if self.last_merge.is_some_and(|(_, _, seq)| seq == w.seq) {
+                    self.last_merge = None;
+                }
                 // It was inserted and will never complete: `dd_queued` counts it no more.
                 level.pending = level.pending.saturating_sub(1);
                 self.queued_per_slot[slot] = self.queued_per_slot[slot].saturating_sub(1);
@@ -342,6 +468,7 @@ mod tests {
             prio_class,
             critical: false,
             sync: true,
+            mergeable: true,
             inserted_at: 0,
         }
     }
@@ -517,6 +644,76 @@ mod tests {
         s.completed(&r, 1, 3);
         assert_eq!(s.levels.iter().map(|l| l.pending).sum::<u32>(), 0);
         assert_eq!(s.dispatch(0, 4), None);
+    }
+
+    /// The merge `s` makes of bio `bio` (max 256 sectors together), as (into, first sector, sectors).
+    fn merge_of(s: &mut MqDeadline, bio: SchedRequest) -> Option<(u32, u64, u32)> {
+        s.merge(&bio, 256).map(|m| (m.into.0, m.sector, m.sectors))
+    }
+
+    /// `elv_merge`: a bio merges behind the waiting request it follows (the request hash), in front of the
+    /// one it precedes only with `front_merges` (`dd_request_merge`), and either way with the last request
+    /// merged into or inserted (`q->last_merge`, which `front_merges` does not restrict).
+    #[test]
+    fn bios_merge_behind_always_and_in_front_with_front_merges() {
+        for front_merges in [true, false] {
+            let mut s = MqDeadline::new(1, DeadlineParams { front_merges, ..DeadlineParams::default() });
+            // The first request inserted (far away) is the one-hit cache; then one at 100..108.
+            s.insert(0, rq(0, Op::Read, 1_000, 1), 0);
+            s.insert(0, rq(1, Op::Read, 100, 1), 0);
+            // Behind request 1: merged either way, and request 1 becomes the cache.
+            assert_eq!(merge_of(&mut s, rq(2, Op::Read, 108, 1)), Some((1, 100, 16)));
+            // In front of request 0, found by its sector: only with front_merges.
+            let front = merge_of(&mut s, rq(3, Op::Read, 992, 1));
+            assert_eq!(front, front_merges.then_some((0, 992, 16)), "front_merges {front_merges}");
+            // In front of request 1: found by its sector with front_merges, through the cache without.
+            assert_eq!(merge_of(&mut s, rq(4, Op::Read, 92, 1)), Some((1, 92, 24)));
+        }
+    }
+
+    /// A front merge moves the request in sector order: the batch sees it at its new start.
+    #[test]
+    fn a_front_merged_request_moves_to_its_new_start() {
+        let mut s = MqDeadline::new(1, DeadlineParams::default());
+        s.insert(0, rq(0, Op::Read, 5_000, 1), 0);
+        s.insert(0, rq(1, Op::Read, 200, 1), 0);
+        s.insert(0, rq(2, Op::Read, 100, 1), 0);
+        assert_eq!(merge_of(&mut s, rq(3, Op::Read, 192, 1)), Some((1, 192, 16)));
+        assert_eq!(merge_of(&mut s, rq(4, Op::Read, 184, 1)), Some((1, 184, 24)));
+        let order: Vec<u64> = drain(&mut s, 0).iter().map(|r| r.sector).collect();
+        assert_eq!(order, [100, 184, 5_000]);
+    }
+
+    #[test]
+    fn only_like_requests_merge() {
+        let mut s = MqDeadline::new(1, DeadlineParams::default());
+        s.insert(0, rq(0, Op::Read, 100, 1), 0);
+        let behind = rq(1, Op::Read, 108, 1);
+        for bio in [
+            SchedRequest { op: Op::Write, ..behind },
+            SchedRequest { prio_class: 0, ..behind },
+            SchedRequest { task: 7, ..behind },
+            SchedRequest { mergeable: false, ..behind },
+            SchedRequest { sectors: 249, ..behind },
+            SchedRequest { sector: 109, ..behind },
+        ] {
+            assert_eq!(merge_of(&mut s, bio), None, "{bio:?}");
+        }
+        assert_eq!(merge_of(&mut s, SchedRequest { sectors: 248, ..behind }), Some((0, 100, 256)));
+        // A dispatched request takes no more bios.
+        assert_eq!(s.dispatch(0, 0).unwrap().sectors, 256);
+        assert_eq!(merge_of(&mut s, rq(2, Op::Read, 356, 1)), None);
+    }
+
+    #[test]
+    fn a_renamed_request_goes_under_its_new_id() {
+        let mut s = MqDeadline::new(1, DeadlineParams::default());
+        s.insert(0, rq(0, Op::Read, 100, 1), 0);
+        s.rename(ReqId(0), ReqId(9));
+        let d = s.dispatch(0, 0).unwrap();
+        assert_eq!(d.id, ReqId(9));
+        s.completed(&d, 0, 1);
+        assert_eq!(s.levels[BE_LEVEL].pending, 0);
     }
 
     #[test]
