@@ -195,6 +195,10 @@ pub struct Kyber {
     timer_due: Option<Time>,
     holds: FxHashMap<ReqId, TokenHold>,
     target_ns: [Time; MEASURED],
+    /// Per domain, the hardware queues that found no token, oldest first (the domain's sbitmap wait queue):
+    /// a freed token goes to the first of them, so a queue that waits is not passed over for ever by the
+    /// queues whose completions free the tokens (every completion re-runs its own queue first).
+    token_waiters: [VecDeque<usize>; DOMAINS],
 }
 
 impl Kyber {
@@ -208,6 +212,7 @@ impl Kyber {
             remembered_p99: [None; MEASURED],
             timer_due: None,
             holds: FxHashMap::default(),
+            token_waiters: Default::default(),
         }
     }
 
@@ -251,12 +256,29 @@ impl Kyber {
     }
 
     /// Dispatch from the hardware queue's current domain if it has a request and a token is free.
+    /// A queue that finds no token joins the domain's waiters, and while others wait only the first may
+    /// take a freed token (as sbitmap wakes its waiters in turn).
     fn dispatch_cur_domain(&mut self, slot: usize, now: Time) -> Option<SchedRequest> {
-        let hq = &mut self.hwqs[slot];
-        let d = hq.cur_domain;
-        if hq.waiting[d].is_empty() || self.in_flight[d] >= self.depth[d] {
+        let d = self.hwqs[slot].cur_domain;
+        if self.hwqs[slot].waiting[d].is_empty() {
             return None;
         }
+        let waiters = &mut self.token_waiters[d];
+        // Waiters with nothing left to dispatch in the domain have stopped waiting.
+        while waiters.front().is_some_and(|&w| self.hwqs[w].waiting[d].is_empty()) {
+            waiters.pop_front();
+        }
+        let first = waiters.front().is_none_or(|&w| w == slot);
+        if self.in_flight[d] >= self.depth[d] || !first {
+            if !waiters.contains(&slot) {
+                waiters.push_back(slot);
+            }
+            return None;
+        }
+        if !waiters.is_empty() {
+            waiters.pop_front();
+        }
+        let hq = &mut self.hwqs[slot];
         let rq = hq.waiting[d].pop_front()?;
         hq.batching += 1;
         self.in_flight[d] += 1;
@@ -367,6 +389,29 @@ mod tests {
         k.completed(&rq(9_999, Op::Read), 1_000, 4);
         assert_eq!(drain(&mut k, 0, 5).len(), 0);
         assert_eq!(k.in_flight, [256, 128, 0, 0]);
+    }
+
+    #[test]
+    fn a_freed_token_goes_to_the_queue_that_waited_first() {
+        // Queue 1 holds every read token and waits for more; then queue 0's reader finds none and waits
+        // behind it. Freed tokens go to the waiters in turn, whichever queue the block layer runs first.
+        let mut k = Kyber::new(2, KyberParams::default());
+        for i in 0..400 {
+            k.insert(1, rq(i, Op::Read), 0);
+        }
+        let held = drain(&mut k, 1, 1);
+        assert_eq!(held.len(), 256, "queue 1 then waits for a token");
+        k.insert(0, rq(1_000, Op::Read), 2);
+        assert!(k.dispatch(0, 2).is_none(), "no token: queue 0 waits behind queue 1");
+        k.completed(&held[0], 1_000, 3);
+        assert!(k.dispatch(0, 3).is_none(), "the token is queue 1's: it waited first");
+        assert!(k.dispatch(1, 3).is_some());
+        assert!(k.dispatch(1, 3).is_none(), "queue 1 waits again, now behind queue 0");
+        k.completed(&held[1], 1_000, 4);
+        assert!(k.dispatch(1, 4).is_none(), "queue 1 runs first but may not take queue 0's token");
+        assert_eq!(k.dispatch(0, 4).map(|r| r.id), Some(ReqId(1_000)));
+        k.completed(&held[2], 1_000, 5);
+        assert!(k.dispatch(1, 5).is_some(), "queue 0 has nothing left to wait for: queue 1 takes it");
     }
 
     #[test]
