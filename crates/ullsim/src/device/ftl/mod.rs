@@ -10,6 +10,8 @@ mod cmt;
 pub mod gc;
 mod map;
 pub mod precondition;
+#[cfg(test)]
+mod tests;
 
 use std::collections::VecDeque;
 
@@ -20,7 +22,7 @@ use crate::util::perm::Permutation;
 use super::flash::Geometry;
 pub use cmt::MappingCache;
 pub use gc::gc_policy_names;
-use map::PageMap;
+use map::{PageMap, SlotOrder};
 
 /// Free-block counts per plane that steer garbage collection.
 #[derive(Debug, Clone, Copy)]
@@ -145,10 +147,15 @@ impl Ftl {
             ));
         }
         let steady = match cfg.ftl.precondition {
-            Precondition::Random => {
-                let plane_fill = per_plane(0) as f64 / (bpp as u64 * ppb as u64) as f64;
-                Some(precondition::steady_state(ppb, plane_fill, cfg.ftl.gc_threshold, gc_policy.as_mut(), &mut rng))
-            }
+            Precondition::Random if initial_pages > 0 => Some(precondition::RandomSteadyState::new(
+                units,
+                bpp,
+                ppb,
+                initial_pages,
+                FreeBlockThresholds::of(cfg),
+                gc_policy.as_mut(),
+                &mut rng,
+            )),
             _ => None,
         };
         ftl.valid = vec![0; n_blocks];
@@ -156,7 +163,7 @@ impl Ftl {
         ftl.planes = (0..units).map(|_| PlaneState::default()).collect();
         for u in 0..units {
             let init = match (&steady, cfg.ftl.precondition) {
-                (Some(s), _) => s.plane(bpp, ppb, per_plane(u), soft_free_blocks as u32, &mut rng),
+                (Some(s), _) => s.plane(u, bpp, &mut rng),
                 (None, Precondition::Streaming) => {
                     precondition::streaming(bpp, ppb, per_plane(u), soft_free_blocks as u32, &mut rng)
                 }
@@ -165,14 +172,20 @@ impl Ftl {
             let blocks = u as usize * bpp as usize..(u + 1) as usize * bpp as usize;
             ftl.valid[blocks.clone()].copy_from_slice(&init.valid[..bpp as usize]);
             ftl.written[blocks].copy_from_slice(&init.written[..bpp as usize]);
-            ftl.planes[u as usize] =
-                PlaneState { free: init.free.into_iter().collect(), open_user: init.open, open_gc: None, gc: None };
+            ftl.planes[u as usize] = PlaneState {
+                free: init.free.into_iter().collect(),
+                open_user: init.open,
+                open_gc: init.open_gc,
+                gc: None,
+            };
         }
-        let initial_perm = match cfg.ftl.precondition {
-            Precondition::Random => Permutation::new(initial_pages.max(1), rng_key(&mut rng)),
-            _ => Permutation::identity(initial_pages.max(1)),
+        // Random: logical pages scattered over the initially valid pages, whatever share each plane holds.
+        // Otherwise in order, striped over the planes.
+        let (initial_perm, slot_order) = match cfg.ftl.precondition {
+            Precondition::Random => (Permutation::new(initial_pages.max(1), rng_key(&mut rng)), SlotOrder::ByPlane),
+            _ => (Permutation::identity(initial_pages.max(1)), SlotOrder::Striped),
         };
-        ftl.map = PageMap::new(&geometry, logical_pages, initial_pages, initial_perm, ftl.valid.clone());
+        ftl.map = PageMap::new(&geometry, logical_pages, initial_pages, initial_perm, ftl.valid.clone(), slot_order);
         ftl.gc_policy = gc_policy;
         Ok(ftl)
     }
