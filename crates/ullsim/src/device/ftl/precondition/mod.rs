@@ -36,7 +36,7 @@ pub struct PlaneInit {
 }
 
 /// Pages the sample drive may have: whole planes of the real drive, as many as fit (at least one).
-const SAMPLE_PAGES: u64 = 1 << 21;
+const SAMPLE_PAGES: u64 = 1 << 20;
 /// Pages the sample programs once its GC has started, as a multiple of its pages.
 const SAMPLE_REWRITES: f64 = 2.0;
 /// Pages drawn to find valid ones to overwrite, at most, as a multiple of the sample's pages.
