@@ -147,15 +147,18 @@ impl Ftl {
             ));
         }
         let steady = match cfg.ftl.precondition {
-            Precondition::Random if initial_pages > 0 => Some(precondition::RandomSteadyState::new(
-                units,
-                bpp,
-                ppb,
-                initial_pages,
-                FreeBlockThresholds::of(cfg),
-                gc_policy.as_mut(),
-                &mut rng,
-            )),
+            Precondition::Random | Precondition::RandomGcDue if initial_pages > 0 => {
+                Some(precondition::RandomSteadyState::new(
+                    units,
+                    bpp,
+                    ppb,
+                    initial_pages,
+                    FreeBlockThresholds::of(cfg),
+                    cfg.ftl.precondition == Precondition::RandomGcDue,
+                    gc_policy.as_mut(),
+                    &mut rng,
+                ))
+            }
             _ => None,
         };
         ftl.valid = vec![0; n_blocks];
@@ -182,7 +185,9 @@ impl Ftl {
         // Random: logical pages scattered over the initially valid pages, whatever share each plane holds.
         // Otherwise in order, striped over the planes.
         let (initial_perm, slot_order) = match cfg.ftl.precondition {
-            Precondition::Random => (Permutation::new(initial_pages.max(1), rng_key(&mut rng)), SlotOrder::ByPlane),
+            Precondition::Random | Precondition::RandomGcDue => {
+                (Permutation::new(initial_pages.max(1), rng_key(&mut rng)), SlotOrder::ByPlane)
+            }
             _ => (Permutation::identity(initial_pages.max(1)), SlotOrder::Striped),
         };
         ftl.map = PageMap::new(&geometry, logical_pages, initial_pages, initial_perm, ftl.valid.clone(), slot_order);

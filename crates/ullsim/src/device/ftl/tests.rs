@@ -62,23 +62,25 @@ fn histogram(full_valid: &[u16], ppb: usize) -> Vec<f64> {
     h
 }
 
-/// The `random` precondition puts each plane where the FTL's own random overwrites keep it: from the first
+/// The `random` preconditions put each plane where the FTL's own random overwrites keep it: from the first
 /// host page on, write amplification is what it is a drive rewrite later, the planes' shares of the data
-/// spread as much, and the full blocks' valid counts are distributed alike; GC is due on every plane (one
-/// block under its threshold, where GC keeps the pool) and the planes' host blocks are filled to different
-/// points (planes filling theirs in step would all need GC at once).
+/// spread as much, and the full blocks' valid counts are distributed alike; the free pool is at the GC
+/// threshold, where GC keeps it (`random`), or a block under it (`random-gc-due`), and the planes' host
+/// blocks are filled to different points (planes filling theirs in step would all need GC at once).
 #[test]
 fn random_precondition_matches_a_long_timing_free_overwrite_run() {
-    for policy in ["d-choices", "greedy", "random"] {
-        let mut ftl = tight_drive("random", policy);
+    for (precondition, policy) in
+        [("random", "d-choices"), ("random-gc-due", "d-choices"), ("random", "greedy"), ("random-gc-due", "random")]
+    {
+        let mut ftl = tight_drive(precondition, policy);
         let (logical, soft) = (ftl.logical_pages(), ftl.soft_free_blocks);
         let (bpp, ppb) = (ftl.geometry.blocks_per_plane as usize, ftl.geometry.pages_per_block as usize);
         let start = snapshot(&ftl);
-        assert!(start.free.iter().all(|&f| f == soft - 1), "{policy}: GC is due on every plane");
+        let due = usize::from(precondition == "random-gc-due");
+        assert!(start.free.iter().all(|&f| f == soft - due), "{precondition}: the free pool");
         let host_fills: std::collections::BTreeSet<u16> =
             (0..ftl.planes.len()).map(|u| ftl.written[u * bpp + ftl.planes[u].open_user.unwrap() as usize]).collect();
-        assert!(host_fills.len() >= 8, "{policy}: host blocks filled in step: {host_fills:?}");
-        assert!(ftl.planes.iter().all(|p| p.open_gc.is_some()), "{policy}: GC has a block open");
+        assert!(host_fills.len() >= 8, "{precondition}, {policy}: host blocks filled in step: {host_fills:?}");
 
         let mut rng = SimRng::seed_from_u64(1);
         let mut moves = Vec::new();
@@ -88,14 +90,16 @@ fn random_precondition_matches_a_long_timing_free_overwrite_run() {
             let moved: u64 = (0..n).map(|_| overwrite(ftl, rng.random_range(0..logical), &mut moves)).sum();
             (n + moved) as f64 / n as f64
         };
-        wa(&mut ftl, 0.0, 0.02); // each plane pays the GC that was due
+        wa(&mut ftl, 0.0, 0.02); // each plane pays the GC that was due, if any
         let early = wa(&mut ftl, 0.02, 0.15);
         // Later: means over eight snapshots, a tenth of a drive rewrite apart, from 0.3 to 1.1 rewrites.
         let (mut late, mut spread, mut hist) = (0.0, 0.0, vec![0.0; ppb + 1]);
         for k in 0..8 {
             late += wa(&mut ftl, 0.3 + 0.1 * k as f64, 0.4 + 0.1 * k as f64) / 8.0;
             let s = snapshot(&ftl);
-            assert!(s.free.iter().all(|&f| f == soft), "{policy}: GC keeps the threshold free");
+            // GC keeps the threshold free, unless a plane holds so much that GC cannot gain a block.
+            let at_threshold = s.free.iter().filter(|&&f| f == soft).count();
+            assert!(at_threshold * 10 >= s.free.len() * 9 && s.free.iter().all(|&f| f <= soft), "{:?}", s.free);
             spread += sd(&s.plane_pages) / 8.0;
             for (h, x) in hist.iter_mut().zip(histogram(&s.full_valid, ppb)) {
                 *h += x / 8.0;
@@ -104,12 +108,19 @@ fn random_precondition_matches_a_long_timing_free_overwrite_run() {
         let tvd: f64 =
             histogram(&start.full_valid, ppb).iter().zip(&hist).map(|(a, b)| (a - b).abs()).sum::<f64>() / 2.0;
         println!(
-            "{policy}: write amplification {early:.3} over 0.02-0.15 rewrites, {late:.3} over 0.3-1.1; plane shares' \
-             sd {:.1} pages at start, {spread:.1} later; full blocks' valid counts {tvd:.3} apart (total variation)",
+            "{precondition}, {policy}: write amplification {early:.3} over 0.02-0.15 rewrites, {late:.3} over \
+             0.3-1.1; plane shares' sd {:.1} pages at start, {spread:.1} later; full blocks' valid counts {tvd:.3} \
+             apart (total variation)",
             sd(&start.plane_pages)
         );
-        assert!((early / late - 1.0).abs() < 0.03, "{policy}: write amplification {early:.3} early, {late:.3} later");
-        assert!((sd(&start.plane_pages) / spread - 1.0).abs() < 0.25, "{policy}: plane shares spread {spread:.1}");
-        assert!(tvd < 0.06, "{policy}: full blocks' valid counts {tvd:.3} apart");
+        assert!(
+            (early / late - 1.0).abs() < 0.03,
+            "{precondition}, {policy}: write amplification {early:.3} early, {late:.3} later"
+        );
+        assert!(
+            (sd(&start.plane_pages) / spread - 1.0).abs() < 0.25,
+            "{precondition}, {policy}: plane shares spread {spread:.1}"
+        );
+        assert!(tvd < 0.06, "{precondition}, {policy}: full blocks' valid counts {tvd:.3} apart");
     }
 }

@@ -93,6 +93,8 @@ pub fn streaming(blocks: u32, pages_per_block: u32, valid_pages: u64, min_free: 
 pub struct RandomSteadyState {
     pages_per_block: u32,
     thresholds: FreeBlockThresholds,
+    /// Whether GC is a block behind on every plane (`random-gc-due`) rather than caught up.
+    gc_due: bool,
     shares: Vec<u64>,
     sample: SampleDrive,
     sample_planes: usize,
@@ -100,13 +102,15 @@ pub struct RandomSteadyState {
 
 impl RandomSteadyState {
     /// The steady state of a drive of `planes` planes of `blocks` blocks of `pages_per_block` pages holding
-    /// `pages` valid pages, under GC `policy` at `thresholds`.
+    /// `pages` valid pages, under GC `policy` at `thresholds`; `gc_due`: GC a block behind on every plane.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         planes: u32,
         blocks: u32,
         pages_per_block: u32,
         pages: u64,
         thresholds: FreeBlockThresholds,
+        gc_due: bool,
         policy: &mut dyn GcPolicy,
         rng: &mut SimRng,
     ) -> RandomSteadyState {
@@ -129,7 +133,7 @@ impl RandomSteadyState {
             // The sample is the whole drive: its planes' shares are where its own writes left them.
             shares = (0..sample_planes).map(|p| sample.plane_pages(p)).collect();
         }
-        RandomSteadyState { pages_per_block, thresholds, shares, sample, sample_planes }
+        RandomSteadyState { pages_per_block, thresholds, gc_due, shares, sample, sample_planes }
     }
 
     /// Valid pages plane `u` holds.
@@ -137,34 +141,48 @@ impl RandomSteadyState {
         self.shares[u as usize]
     }
 
-    /// Plane `u` of `blocks` blocks. GC is due (the plane is one block under its soft threshold, as GC
-    /// leaves it when the host has just taken a block, with the victim GC would take next still full), and
-    /// the host and GC blocks are part written at independent random points (planes that fill their blocks
-    /// in step would all need GC at once, which sustained writing does not keep them doing).
+    /// Plane `u` of `blocks` blocks: a sample plane's full blocks and GC block, its host block part written
+    /// at an independent random point (planes that fill their host blocks in step would all need GC at once,
+    /// which sustained writing does not keep them doing), and its free pool at the soft threshold, where GC
+    /// leaves it; with `gc_due` one block under it, as when GC has not run yet: the sample plane's last victim
+    /// is still full, its moved pages not yet in the GC block.
     pub fn plane(&self, u: u32, blocks: u32, rng: &mut SimRng) -> PlaneInit {
         let n = blocks as usize;
         let ppb = self.pages_per_block as u16;
         let pages = self.shares[u as usize];
         let sampled = self.sample.plane(u as usize % self.sample_planes);
-        let mut order: Vec<u32> = (0..blocks).collect();
-        order.shuffle(rng);
-        let mut valid = vec![0u16; n];
-        let mut written = vec![0u16; n];
-        // Open blocks hold recent pages, still valid.
-        let host_open = (rng.random_range(0..ppb) as u64).min(pages) as u16;
-        let gc_open = (rng.random_range(0..ppb) as u64).min(pages - host_open as u64) as u16;
-        let in_full = pages - host_open as u64 - gc_open as u64;
-        let n_free = (self.thresholds.soft - 1).min(n - 2 - in_full.div_ceil(ppb as u64) as usize);
-        let free = order[..n_free].to_vec();
-        let (open, open_gc) = (order[n_free], order[n_free + 1]);
-        (valid[open as usize], written[open as usize]) = (host_open, host_open);
-        (valid[open_gc as usize], written[open_gc as usize]) = (gc_open, gc_open);
-        // Full blocks as the sample plane's, then the victims GC has not reclaimed yet, then more draws.
-        let full = &order[n_free + 2..];
         let mut counts = sampled.full;
         counts.shuffle(rng);
+        let mut gc_block = sampled.gc_block;
+        if let (true, Some(victim)) = (self.gc_due, sampled.last_victim) {
+            counts.push(victim);
+            if let Some((written, valid)) = gc_block.as_mut() {
+                let back = victim.min(*valid);
+                (*written, *valid) = (*written - back, *valid - back);
+            }
+        }
+        // Open blocks hold recent pages, still valid.
+        let host_open = (rng.random_range(0..ppb) as u64).min(pages) as u16;
+        let (gc_written, gc_valid) = gc_block.unwrap_or((0, 0));
+        let gc_valid = (gc_valid as u64).min(pages - host_open as u64) as u16;
+        let in_full = pages - host_open as u64 - gc_valid as u64;
+        let opens = 1 + usize::from(gc_block.is_some());
+        let n_free =
+            (self.thresholds.soft - usize::from(self.gc_due)).min(n - opens - in_full.div_ceil(ppb as u64) as usize);
+        let mut order: Vec<u32> = (0..blocks).collect();
+        order.shuffle(rng);
+        let free = order[..n_free].to_vec();
+        let mut valid = vec![0u16; n];
+        let mut written = vec![0u16; n];
+        let open = order[n_free];
+        (valid[open as usize], written[open as usize]) = (host_open, host_open);
+        let open_gc = gc_block.map(|_| order[n_free + 1]);
+        if let Some(b) = open_gc {
+            (valid[b as usize], written[b as usize]) = (gc_valid, gc_written.max(gc_valid));
+        }
+        // The rest are full: as many of the sample plane's as there are, more drawn from them if needed.
+        let full = &order[n_free + opens..];
         counts.truncate(full.len());
-        counts.extend(sampled.recent_victims.iter().rev().take(full.len() - counts.len()));
         while counts.len() < full.len() {
             counts.push(counts.get(rng.random_range(0..counts.len().max(1))).copied().unwrap_or(ppb));
         }
@@ -173,7 +191,7 @@ impl RandomSteadyState {
         }
         let total = nudge_to(&mut valid, full, ppb as u64, in_full, rng);
         assert_eq!(total, in_full, "a plane holds its share beside its GC reserve (plane_shares caps it)");
-        PlaneInit { valid, written, free, open: Some(open), open_gc: Some(open_gc) }
+        PlaneInit { valid, written, free, open: Some(open), open_gc }
     }
 }
 
@@ -280,26 +298,32 @@ mod tests {
     }
 
     #[test]
-    fn a_random_plane_holds_its_share_with_gc_due_and_both_blocks_open() {
+    fn a_random_plane_holds_its_share_at_the_gc_threshold_or_a_block_under_it() {
         let mut rng = SimRng::seed_from_u64(4);
         let thresholds = FreeBlockThresholds { soft: 13, hard: 2, user_reserve: 2 };
         let mut policy = gc::make("d-choices", 5).unwrap();
         let pages = 16 * 7_600;
-        let s = RandomSteadyState::new(16, 256, 32, pages, thresholds, policy.as_mut(), &mut rng);
-        assert_eq!((0..16).map(|u| s.share(u)).sum::<u64>(), pages);
-        for u in 0..16 {
-            let p = s.plane(u, 256, &mut rng);
-            let (open, open_gc) = (p.open.unwrap() as usize, p.open_gc.unwrap() as usize);
-            assert_eq!(p.free.len(), 12, "one block under the threshold: GC is due");
-            assert!(p.free.iter().all(|&b| p.written[b as usize] == 0));
-            for b in [open, open_gc] {
-                assert!(p.written[b] < 32 && p.valid[b] == p.written[b], "open blocks hold recent pages, valid");
+        for gc_due in [false, true] {
+            let s = RandomSteadyState::new(16, 256, 32, pages, thresholds, gc_due, policy.as_mut(), &mut rng);
+            assert_eq!((0..16).map(|u| s.share(u)).sum::<u64>(), pages);
+            let free = 13 - usize::from(gc_due);
+            for u in 0..16 {
+                let p = s.plane(u, 256, &mut rng);
+                let open = p.open.unwrap() as usize;
+                assert_eq!(p.free.len(), free, "GC due: {gc_due}");
+                assert!(p.free.iter().all(|&b| p.written[b as usize] == 0));
+                assert!(p.written[open] < 32 && p.valid[open] == p.written[open], "host pages are recent, valid");
+                if let Some(b) = p.open_gc.map(|b| b as usize) {
+                    assert!(p.written[b] < 32 && p.valid[b] <= p.written[b]);
+                }
+                let opens = [Some(open as u32), p.open_gc];
+                let full: Vec<usize> =
+                    (0..256).filter(|&b| !opens.contains(&Some(b as u32)) && p.written[b] > 0).collect();
+                assert_eq!(full.len(), 256 - free - 1 - usize::from(p.open_gc.is_some()));
+                assert!(full.iter().all(|&b| p.written[b] == 32 && p.valid[b] <= 32));
+                assert!(full.iter().any(|&b| p.valid[b] < 32), "stale pages to collect");
+                assert_eq!(p.valid.iter().map(|&v| v as u64).sum::<u64>(), s.share(u));
             }
-            let full: Vec<usize> = (0..256).filter(|&b| b != open && b != open_gc && p.written[b] > 0).collect();
-            assert_eq!(full.len(), 256 - 12 - 2);
-            assert!(full.iter().all(|&b| p.written[b] == 32 && p.valid[b] <= 32));
-            assert!(full.iter().any(|&b| p.valid[b] < 32), "stale pages to collect");
-            assert_eq!(p.valid.iter().map(|&v| v as u64).sum::<u64>(), s.share(u));
         }
     }
 }

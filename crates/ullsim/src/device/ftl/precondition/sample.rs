@@ -16,9 +16,6 @@ use rand::RngExt;
 use super::super::gc::{fewest_valid, GcPolicy};
 use crate::engine::SimRng;
 
-/// Valid-page counts of the last victims a sample plane reclaimed, kept for [`SampleDrive::plane`].
-const RECENT_VICTIMS: usize = 16;
-
 /// A sample drive of a few planes with the real drive's blocks per plane, pages per block and thresholds.
 pub struct SampleDrive {
     blocks_per_plane: usize,
@@ -40,16 +37,19 @@ struct SamplePlane {
     free: VecDeque<u32>,
     open_user: Option<u32>,
     open_gc: Option<u32>,
-    recent_victims: VecDeque<u16>,
+    /// Valid pages of the last victim when GC took it.
+    last_victim: Option<u16>,
     collected: bool,
 }
 
 /// What a sample plane holds at the end of the run.
-pub struct SampledPlane<'a> {
+pub struct SampledPlane {
     /// Valid pages of each full block.
     pub full: Vec<u16>,
-    /// Valid pages the plane's last victims held when GC took them (most recent last).
-    pub recent_victims: &'a VecDeque<u16>,
+    /// The block GC moves pages to, if one is open: (pages written, valid pages).
+    pub gc_block: Option<(u16, u16)>,
+    /// Valid pages of the last victim when GC took it (its moves are the last pages of `gc_block`).
+    pub last_victim: Option<u16>,
 }
 
 impl SampleDrive {
@@ -134,11 +134,13 @@ impl SampleDrive {
     }
 
     /// The state sample plane `p` ended in.
-    pub fn plane(&self, p: usize) -> SampledPlane<'_> {
+    pub fn plane(&self, p: usize) -> SampledPlane {
         let bpp = self.blocks_per_plane;
         let range = p * bpp..(p + 1) * bpp;
         let full = range.filter(|&b| self.written[b] == self.pages_per_block).map(|b| self.valid[b]).collect();
-        SampledPlane { full, recent_victims: &self.planes[p].recent_victims }
+        let plane = &self.planes[p];
+        let gc_block = plane.open_gc.map(|b| (self.written[p * bpp + b as usize], self.valid[p * bpp + b as usize]));
+        SampledPlane { full, gc_block, last_victim: plane.last_victim }
     }
 
     /// One host overwrite: a uniformly chosen valid page goes stale and a new page is placed, then the plane
@@ -227,10 +229,7 @@ impl SampleDrive {
             let plane = &mut self.planes[p];
             plane.free.push_back(victim as u32);
             plane.collected = true;
-            if plane.recent_victims.len() == RECENT_VICTIMS {
-                plane.recent_victims.pop_front();
-            }
-            plane.recent_victims.push_back(moves);
+            plane.last_victim = Some(moves);
         }
     }
 }
