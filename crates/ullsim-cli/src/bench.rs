@@ -98,7 +98,7 @@ iodepth = 32
         name: "default-gc",
         what: "the built-in default scenario's shared run (no alone runs): a 4 KiB reader beside a 128 KiB \
                sequential writer on znand-ull (800 GB of 2 KiB pages), whose garbage collection moves randomly \
-               preconditioned pages from ~0.6 s on (1 s): the drive's map grows with the pages written",
+               preconditioned pages from its first writes on (1 s): the drive's map grows with the pages written",
         scenario: ullsim::config::scenario::DEFAULT_SCENARIO,
         overrides: &["run.duration=1s", "name=bench default-gc"],
     },

@@ -197,8 +197,12 @@ pub enum Precondition {
     /// `precondition_fill` of the logical space written once in order: striped, blocks fully valid.
     Sequential,
     /// Filled, then randomly overwritten to garbage-collection steady state: logical pages scattered and
-    /// blocks holding a steady-state mix of valid and stale pages.
+    /// blocks holding a steady-state mix of valid and stale pages; GC has caught up (each plane at its GC
+    /// threshold), as after writing at a pace GC keeps up with.
     Random,
+    /// As `Random`, but GC is a block behind on every plane (one block under its threshold), as right after
+    /// writing faster than GC: GC starts with each plane's first host write.
+    RandomGcDue,
     /// MQSim's steady state for a streaming (sequential) writer: logical pages striped in order as
     /// `sequential`, but every used block either fully valid or fully stale and the free pool at the GC
     /// threshold, so GC runs from the start and its victims are mostly stale blocks (erases, few moves).

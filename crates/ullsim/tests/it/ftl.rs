@@ -127,7 +127,7 @@ proptest! {
     #[test]
     fn map_stays_a_bijection_and_loses_no_page(
         ops in steps(),
-        precondition in prop_oneof![Just("none"), Just("sequential"), Just("random")],
+        precondition in prop_oneof![Just("none"), Just("sequential"), Just("random"), Just("random-gc-due")],
         policy in prop_oneof![Just("greedy"), Just("d-choices"), Just("random")],
         pages_per_block in prop_oneof![Just(8u32), Just(64)],
         slc in any::<bool>(),
@@ -180,7 +180,7 @@ proptest! {
 
 #[test]
 fn precondition_builds_a_valid_full_map() {
-    for precondition in ["sequential", "random"] {
+    for precondition in ["sequential", "random", "random-gc-due", "streaming"] {
         let ftl = tiny_ftl(precondition, 1.0, "greedy");
         ftl.check_invariants().unwrap();
         assert!((0..ftl.logical_pages()).all(|l| ftl.lookup(l).is_some()), "{precondition}: unmapped page");

@@ -27,8 +27,24 @@ use super::super::flash::Geometry;
 /// Logical pages per bit of `PageMap::written_touched`.
 const WRITTEN_REGION: u64 = 1024;
 
+/// How the initial layout numbers the initially valid pages of the planes (its slots).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SlotOrder {
+    /// The `q`-th initially valid page of plane `u` is slot `q * planes + u`: logical pages placed in order
+    /// stripe over the planes. The planes hold equal shares (the first ones one page more).
+    Striped,
+    /// Plane `u`'s initially valid pages are the slots after those of planes `0..u`, in order: planes may
+    /// hold any shares.
+    ByPlane,
+}
+
 pub(super) struct PageMap {
     units: u32,
+    slot_order: SlotOrder,
+    /// Per plane and one more: the first slot of the plane (`SlotOrder::ByPlane`).
+    plane_start: Vec<u64>,
+    /// Planes per slot (for the proportional guess in `plane_of_slot`).
+    planes_per_slot: f64,
     blocks_per_plane: u32,
     pages_per_block: u32,
     /// Logical pages mapped by preconditioning are `0..initial_pages`, placed by `initial_perm`.
@@ -62,14 +78,15 @@ pub(super) struct PageMap {
 
 impl PageMap {
     /// The map of a drive of `geometry` with `logical_pages` pages, of which `0..initial_pages` are placed
-    /// by `initial_perm` onto the initially valid pages of each block (`initial_valid`, by global block): the
-    /// `q`-th initially valid page of plane `u` is the permutation's slot `q * planes + u`.
+    /// by `initial_perm` onto the initially valid pages of each block (`initial_valid`, by global block),
+    /// numbered as `slot_order` says.
     pub fn new(
         geometry: &Geometry,
         logical_pages: u64,
         initial_pages: u64,
         initial_perm: Permutation,
         initial_valid: Vec<u16>,
+        slot_order: SlotOrder,
     ) -> PageMap {
         let bpp = geometry.blocks_per_plane as usize;
         let blocks = geometry.blocks() as usize;
@@ -85,8 +102,18 @@ impl PageMap {
             initial_of_plane.push(prefix);
         }
         let per_plane = initial_pages.div_ceil(geometry.planes() as u64);
+        let plane_start = std::iter::once(0)
+            .chain(initial_of_plane.iter().scan(0u64, |start, &n| {
+                *start += n as u64;
+                Some(*start)
+            }))
+            .collect::<Vec<u64>>();
+        debug_assert_eq!(plane_start.last().copied(), Some(initial_pages), "the blocks hold the initial pages");
         PageMap {
             units: geometry.planes(),
+            slot_order,
+            plane_start,
+            planes_per_slot: geometry.planes() as f64 / initial_pages.max(1) as f64,
             blocks_per_plane: geometry.blocks_per_plane,
             pages_per_block: geometry.pages_per_block,
             initial_pages,
@@ -108,6 +135,9 @@ impl PageMap {
     pub fn none() -> PageMap {
         PageMap {
             units: 1,
+            slot_order: SlotOrder::Striped,
+            plane_start: Vec::new(),
+            planes_per_slot: 0.0,
             blocks_per_plane: 1,
             pages_per_block: 1,
             initial_pages: 0,
@@ -142,14 +172,40 @@ impl PageMap {
         self.block_of_slot(self.initial_perm.apply(lpa))
     }
 
-    /// The global block and rank of initial slot `slot` (the `q`-th initially valid page of plane `u` is slot
-    /// `q * units + u`).
+    /// The slot of the `q`-th initially valid page of plane `u`.
+    fn slot_of(&self, u: usize, q: u32) -> u64 {
+        match self.slot_order {
+            SlotOrder::Striped => q as u64 * self.units as u64 + u as u64,
+            SlotOrder::ByPlane => self.plane_start[u] + q as u64,
+        }
+    }
+
+    /// The plane `u` of slot `slot` and its rank `q` among the plane's initially valid pages.
+    fn plane_of_slot(&self, slot: u64) -> (usize, u32) {
+        match self.slot_order {
+            SlotOrder::Striped => {
+                // Page numbers fit in 32 bits (validated), so the divisions are 32-bit.
+                let (units, slot) = (self.units, slot as u32);
+                ((slot % units) as usize, slot / units)
+            }
+            SlotOrder::ByPlane => {
+                // Planes hold similar shares: start from the proportional guess and walk.
+                let start = &self.plane_start;
+                let mut u = ((slot as f64 * self.planes_per_slot) as usize).min(self.units as usize - 1);
+                while start[u] > slot {
+                    u -= 1;
+                }
+                while start[u + 1] <= slot {
+                    u += 1;
+                }
+                (u, (slot - start[u]) as u32)
+            }
+        }
+    }
+
+    /// The global block and rank of initial slot `slot`.
     fn block_of_slot(&self, slot: u64) -> (usize, u32) {
-        // Page numbers fit in 32 bits (validated), so the divisions below are 32-bit.
-        let units = self.units;
-        let slot = slot as u32;
-        let u = (slot % units) as usize;
-        let q = slot / units;
+        let (u, q) = self.plane_of_slot(slot);
         let bpp = self.blocks_per_plane as usize;
         let prefixes = &self.initial_prefix[u * bpp..(u + 1) * bpp];
         // The block holding the q-th initially valid page of the plane: the last block whose prefix is <= q.
@@ -211,10 +267,8 @@ impl PageMap {
                 if page >= self.initial_valid[block] as u32 {
                     return None;
                 }
-                let units = self.units as u64;
-                let u = (block / self.blocks_per_plane as usize) as u64;
-                let q = (self.initial_prefix[block] + page) as u64;
-                Some(self.initial_perm.invert(q * units + u))
+                let u = block / self.blocks_per_plane as usize;
+                Some(self.initial_perm.invert(self.slot_of(u, self.initial_prefix[block] + page)))
             }
             v if v <= self.logical_pages => Some(v - 1),
             v => Some(self.initial_perm.invert(v - self.logical_pages - 1)),
@@ -246,9 +300,8 @@ impl PageMap {
         let len = self.initial_pages_of_block(block) as usize;
         self.moved.set(block, rank as usize, (new_ppa + 1) as u32, len);
         let owner = if self.slots_in_reverse {
-            let bpp = self.blocks_per_plane as usize;
-            let q = (self.initial_prefix[block] + rank) as u64;
-            self.logical_pages + q * self.units as u64 + (block / bpp) as u64 + 1
+            let u = block / self.blocks_per_plane as usize;
+            self.logical_pages + self.slot_of(u, self.initial_prefix[block] + rank) + 1
         } else {
             lpa + 1
         };
@@ -319,12 +372,17 @@ mod tests {
         let valid: Vec<u16> = (0..16).map(|b| [16, 16, 16, 16, 16, 16, 8, 0][b % 8]).collect();
         let initial: u64 = valid.iter().map(|&v| v as u64).sum();
         let logical = initial + 12;
-        let make = |slots| {
-            let mut m = PageMap::new(&g, logical, initial, Permutation::new(initial, 7), valid.clone());
-            m.slots_in_reverse = slots;
-            m
-        };
-        let mut maps = [make(true), make(false)];
+        for order in [SlotOrder::Striped, SlotOrder::ByPlane] {
+            let make = |slots| {
+                let mut m = PageMap::new(&g, logical, initial, Permutation::new(initial, 7), valid.clone(), order);
+                m.slots_in_reverse = slots;
+                m
+            };
+            check_slot_kinds_agree([make(true), make(false)], &g, logical, initial);
+        }
+    }
+
+    fn check_slot_kinds_agree(mut maps: [PageMap; 2], g: &Geometry, logical: u64, initial: u64) {
         let ppb = 16;
         // GC of `victim` into `target`: every valid page, in order, to the target's pages from its first.
         let collect = |m: &mut PageMap, victim: u64, target: u64| {

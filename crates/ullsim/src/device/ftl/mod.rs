@@ -11,6 +11,8 @@ pub mod gc;
 mod map;
 pub mod precondition;
 pub mod slc;
+#[cfg(test)]
+mod tests;
 
 use std::collections::VecDeque;
 
@@ -21,7 +23,7 @@ use crate::util::perm::Permutation;
 use super::flash::Geometry;
 pub use cmt::MappingCache;
 pub use gc::gc_policy_names;
-use map::PageMap;
+use map::{PageMap, SlotOrder};
 use slc::SlcRegion;
 
 /// Free-block counts per plane that steer garbage collection.
@@ -180,9 +182,19 @@ impl Ftl {
         // The SLC cache's static blocks stay free beside GC's reserve (none without an SLC cache).
         let min_free = (soft_free_blocks + thresholds.slc_static) as u32;
         let steady = match cfg.ftl.precondition {
-            Precondition::Random => {
-                let plane_fill = per_plane(0) as f64 / (bpp as u64 * ppb as u64) as f64;
-                Some(precondition::steady_state(ppb, plane_fill, cfg.ftl.gc_threshold, gc_policy.as_mut(), &mut rng))
+            Precondition::Random | Precondition::RandomGcDue if initial_pages > 0 => {
+                Some(precondition::RandomSteadyState::new(
+                    units,
+                    bpp,
+                    ppb,
+                    initial_pages,
+                    // The SLC cache's static blocks stay free beside GC's reserve: the steady state is that of a
+                    // drive keeping both free.
+                    FreeBlockThresholds { soft: min_free as usize, ..thresholds },
+                    cfg.ftl.precondition == Precondition::RandomGcDue,
+                    gc_policy.as_mut(),
+                    &mut rng,
+                ))
             }
             _ => None,
         };
@@ -191,7 +203,7 @@ impl Ftl {
         ftl.planes = (0..units).map(|_| PlaneState::default()).collect();
         for u in 0..units {
             let init = match (&steady, cfg.ftl.precondition) {
-                (Some(s), _) => s.plane(bpp, ppb, per_plane(u), min_free, &mut rng),
+                (Some(s), _) => s.plane(u, bpp, &mut rng),
                 (None, Precondition::Streaming) => precondition::streaming(bpp, ppb, per_plane(u), min_free, &mut rng),
                 (None, _) => precondition::sequential(bpp, ppb, per_plane(u)),
             };
@@ -201,16 +213,20 @@ impl Ftl {
             ftl.planes[u as usize] = PlaneState {
                 free: init.free.into_iter().collect(),
                 open_user: init.open,
-                open_gc: None,
+                open_gc: init.open_gc,
                 open_slc: None,
                 gc: None,
             };
         }
-        let initial_perm = match cfg.ftl.precondition {
-            Precondition::Random => Permutation::new(initial_pages.max(1), rng_key(&mut rng)),
-            _ => Permutation::identity(initial_pages.max(1)),
+        // Random: logical pages scattered over the initially valid pages, whatever share each plane holds.
+        // Otherwise in order, striped over the planes.
+        let (initial_perm, slot_order) = match cfg.ftl.precondition {
+            Precondition::Random | Precondition::RandomGcDue => {
+                (Permutation::new(initial_pages.max(1), rng_key(&mut rng)), SlotOrder::ByPlane)
+            }
+            _ => (Permutation::identity(initial_pages.max(1)), SlotOrder::Striped),
         };
-        ftl.map = PageMap::new(&geometry, logical_pages, initial_pages, initial_perm, ftl.valid.clone());
+        ftl.map = PageMap::new(&geometry, logical_pages, initial_pages, initial_perm, ftl.valid.clone(), slot_order);
         ftl.gc_policy = gc_policy;
         ftl.mapped = initial_pages;
         Ok(ftl)

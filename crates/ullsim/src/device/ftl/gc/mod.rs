@@ -37,7 +37,8 @@ pub(crate) fn fewest_valid(
 ) -> Option<usize> {
     let mut best: Option<usize> = None;
     for b in blocks {
-        if is_candidate(b) && best.is_none_or(|x| valid[b] < valid[x]) {
+        // The count first: most blocks cannot beat the best so far, and need no (indirect) candidate check.
+        if best.is_none_or(|x| valid[b] < valid[x]) && is_candidate(b) {
             best = Some(b);
         }
     }
