@@ -300,7 +300,7 @@ mod tests {
     #[test]
     fn a_random_plane_holds_its_share_at_the_gc_threshold_or_a_block_under_it() {
         let mut rng = SimRng::seed_from_u64(4);
-        let thresholds = FreeBlockThresholds { soft: 13, hard: 2, user_reserve: 2 };
+        let thresholds = FreeBlockThresholds { soft: 13, hard: 2, user_reserve: 2, slc_static: 0 };
         let mut policy = gc::make("d-choices", 5).unwrap();
         let pages = 16 * 7_600;
         for gc_due in [false, true] {
