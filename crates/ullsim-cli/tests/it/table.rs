@@ -23,12 +23,12 @@ fn line_starting<'a>(table: &'a str, start: &str) -> &'a str {
     table.lines().find(|l| l.starts_with(start)).unwrap_or_else(|| panic!("no line starts with {start:?}:\n{table}"))
 }
 
-/// Random writes on a full TLC drive, measured from 20 to 400 ms: GC moves pages (write amplification above 1,
+/// Random writes on a full TLC drive, measured from 20 to 200 ms: GC moves pages (write amplification above 1,
 /// die time) but erases no victim yet, as its blocks hold 768 pages. The device line names both counts, so 0
 /// blocks beside a write amplification above 1 reads as what it is.
 const GC_WITHOUT_ERASES: &str = r#"
 [run]
-duration = "400ms"
+duration = "200ms"
 warmup = "20ms"
 [device]
 preset = "tlc-enterprise"
