@@ -138,12 +138,8 @@ impl Ftl {
         let ppb = geometry.pages_per_block;
         let units = geometry.planes();
         let n_blocks = geometry.blocks() as usize;
-        let FreeBlockThresholds {
-            soft: soft_free_blocks,
-            hard: hard_free_blocks,
-            user_reserve: user_reserve_blocks,
-            ..
-        } = FreeBlockThresholds::of(cfg);
+        let thresholds = FreeBlockThresholds::of(cfg);
+        let soft_free_blocks = thresholds.soft;
 
         let mut ftl = Ftl {
             geometry,
@@ -155,8 +151,8 @@ impl Ftl {
             planes: Vec::new(),
             next_plane: 0,
             soft_free_blocks,
-            hard_free_blocks,
-            user_reserve_blocks,
+            hard_free_blocks: thresholds.hard,
+            user_reserve_blocks: thresholds.user_reserve,
             gc_policy: gc::make("greedy", 1).expect("greedy exists"),
             rng: stream_rng(seed, "device:gc"),
             mapped: 0,
@@ -170,7 +166,6 @@ impl Ftl {
         let fill = precondition_fill(cfg);
         let initial_pages = initial_pages(cfg);
         let per_plane = |u: u32| initial_pages / units as u64 + u64::from((u as u64) < initial_pages % units as u64);
-        let thresholds = FreeBlockThresholds::of(cfg);
         if !thresholds.room_for(cfg, per_plane(0)) {
             return Err(format!(
                 "device.ftl.precondition_fill: {fill} of the logical space does not fit beside the GC free-block \
@@ -179,8 +174,9 @@ impl Ftl {
                 slc_static_note(thresholds.slc_static)
             ));
         }
-        // The SLC cache's static blocks stay free beside GC's reserve (none without an SLC cache).
-        let min_free = (soft_free_blocks + thresholds.slc_static) as u32;
+        // The SLC cache's static blocks stay free beside GC's reserve (none without an SLC cache): the random
+        // steady state is that of a drive keeping both free, and streaming leaves both free.
+        let min_free = soft_free_blocks + thresholds.slc_static;
         let steady = match cfg.ftl.precondition {
             Precondition::Random | Precondition::RandomGcDue if initial_pages > 0 => {
                 Some(precondition::RandomSteadyState::new(
@@ -188,9 +184,7 @@ impl Ftl {
                     bpp,
                     ppb,
                     initial_pages,
-                    // The SLC cache's static blocks stay free beside GC's reserve: the steady state is that of a
-                    // drive keeping both free.
-                    FreeBlockThresholds { soft: min_free as usize, ..thresholds },
+                    FreeBlockThresholds { soft: min_free, ..thresholds },
                     cfg.ftl.precondition == Precondition::RandomGcDue,
                     gc_policy.as_mut(),
                     &mut rng,
@@ -204,7 +198,9 @@ impl Ftl {
         for u in 0..units {
             let init = match (&steady, cfg.ftl.precondition) {
                 (Some(s), _) => s.plane(u, bpp, &mut rng),
-                (None, Precondition::Streaming) => precondition::streaming(bpp, ppb, per_plane(u), min_free, &mut rng),
+                (None, Precondition::Streaming) => {
+                    precondition::streaming(bpp, ppb, per_plane(u), min_free as u32, &mut rng)
+                }
                 (None, _) => precondition::sequential(bpp, ppb, per_plane(u)),
             };
             let blocks = u as usize * bpp as usize..(u + 1) as usize * bpp as usize;
