@@ -195,6 +195,7 @@ impl Simulation {
         let mut delivered = Vec::with_capacity(64);
         self.workload.start(&mut self.q);
         self.host.start(&mut self.q);
+        self.device.start(&mut self.q);
         let mut window_opened: Option<(DeviceCounters, HostCounters)> = None;
         // The run stops at run.duration unless every flow finishes first (or nothing is left to happen).
         let mut reached_duration = true;

@@ -64,6 +64,8 @@ pub(super) fn whole_number(key: &str) -> Option<String> {
         "device.host_interface.max_fetched_per_queue" => (0, 1 << 16),
         "device.controller.command_slots" => (0, 1 << 20),
         "device.tsu.read_bypass_limit" => (0, 1 << 16),
+        "device.ftl.precondition_timed_writes" => (0, u64::from(super::device::MAX_TIMED_PRECONDITION_BLOCKS)),
+        "device.ftl.precondition_timed_depth" => (1, u64::from(super::device::MAX_TIMED_PRECONDITION_DEPTH)),
         "device.controller.firmware_cores" => (1, 64),
         "device.host_interface.pcie_lanes" => (1, 64),
         "device.host_interface.pcie_tlp_overhead_bytes" => (0, 64),

@@ -7,6 +7,11 @@ use super::units::{Bytes, Nanos};
 
 /// Largest weighted-round-robin weight: the NVMe Arbitration feature holds each weight in 8 bits, 0's based.
 pub const MAX_WRR_WEIGHT: u32 = 256;
+/// Most blocks per plane `device.ftl.precondition_timed_writes` may ask for: its cost grows with it (each
+/// block per plane is `planes x pages_per_block` programs), its effect settles after a few dozen.
+pub const MAX_TIMED_PRECONDITION_BLOCKS: u32 = 1024;
+/// Most writes `device.ftl.precondition_timed_depth` may keep in flight (each is one transaction in memory).
+pub const MAX_TIMED_PRECONDITION_DEPTH: u32 = 1 << 16;
 
 /// Everything the SSD model needs. Every field comes from the preset unless the scenario overrides it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -228,6 +233,11 @@ pub struct FtlConfig {
     pub cmt_entry_bytes: u32,
     pub precondition: Precondition,
     pub precondition_fill: f64,
+    /// Blocks' worth of pages per plane (host and GC programs together) the drive writes, timed, before time
+    /// 0: uniform random overwrites of its data (`device/timed_precondition.rs`); 0: none.
+    pub precondition_timed_writes: u32,
+    /// Writes the timed preconditioning keeps in flight (its queue depth).
+    pub precondition_timed_depth: u32,
 }
 
 /// `[device.tsu]`: the transaction scheduler and its parameters (each key is documented, with its unit, in
@@ -601,6 +611,35 @@ impl DeviceConfig {
         check((0.0..0.9).contains(&ftl.overprovisioning), "ftl.overprovisioning", "expected a fraction in [0, 0.9)");
         check(ftl.gc_d_choices >= 1, "ftl.gc_d_choices", "expected a whole number >= 1");
         check((0.0..=1.0).contains(&ftl.precondition_fill), "ftl.precondition_fill", "expected a fraction in [0, 1]");
+        check(
+            ftl.precondition_timed_writes <= MAX_TIMED_PRECONDITION_BLOCKS,
+            "ftl.precondition_timed_writes",
+            &format!("expected a whole number of blocks per plane from 0 to {MAX_TIMED_PRECONDITION_BLOCKS}"),
+        );
+        check(
+            (1..=MAX_TIMED_PRECONDITION_DEPTH).contains(&ftl.precondition_timed_depth),
+            "ftl.precondition_timed_depth",
+            &format!("expected a whole number of writes from 1 to {MAX_TIMED_PRECONDITION_DEPTH}"),
+        );
+        if ftl.precondition_timed_writes > 0 {
+            check(
+                ftl.mapping == MappingKind::Page,
+                "ftl.precondition_timed_writes",
+                "timed preconditioning writes need page mapping (device.ftl.mapping = \"page\"): 0 otherwise",
+            );
+            check(
+                ftl.precondition != Precondition::None && ftl.precondition_fill > 0.0,
+                "ftl.precondition_timed_writes",
+                "timed preconditioning overwrites the drive's data: it needs precondition other than \"none\" \
+                 and precondition_fill above 0",
+            );
+            check(
+                crate::device::tsu::supports_flowless_writes(&self.tsu.scheduler),
+                "ftl.precondition_timed_writes",
+                "timed preconditioning runs under device.tsu.scheduler = \"fifo\" only (its writes belong to \
+                 no flow, which the per-flow schedulers have no place for): 0 otherwise",
+            );
+        }
         check(ftl.cmt_entry_bytes >= 1, "ftl.cmt_entry_bytes", "expected a whole number >= 1");
         let slc = &self.slc;
         check(

@@ -54,16 +54,42 @@ impl Device {
         }
         let mut moves = std::mem::take(&mut self.gc_moves);
         if self.ftl.start_reclaim(unit, &mut moves).is_some() {
-            self.gc_cost.job_started(unit);
-            if moves.is_empty() {
-                self.erase_victim(q, unit);
-            }
-            let unread = &mut self.gc_unread[unit as usize];
-            debug_assert!(unread.is_empty() && self.gc_buffered[unit as usize] == 0, "one GC job per plane");
-            unread.extend(moves.iter().rev());
-            self.read_ahead(q, unit, true);
+            debug_assert_eq!(self.gc_buffered[unit as usize], 0, "a new job starts with an empty GC buffer");
+            self.run_job(q, unit, &moves);
         }
         self.gc_moves = moves;
+    }
+
+    /// Resume plane `unit`'s job carried over from the timed preconditioning (`timed_precondition.rs`), if
+    /// it has one (false if not): its victim's valid pages are the moves left to read.
+    pub(super) fn resume_carried_job(&mut self, q: &mut EventQueue<Event>, unit: u32) -> bool {
+        let mut moves = std::mem::take(&mut self.gc_moves);
+        let resumed = self.ftl.carried_job_moves(unit, &mut moves);
+        if resumed {
+            self.run_job(q, unit, &moves);
+        }
+        self.gc_moves = moves;
+        resumed
+    }
+
+    /// Queue the program of a move of plane `unit`'s job carried over from the timed preconditioning: its
+    /// page was read (the data waits in the GC buffer) and has its new home `ppa`.
+    pub(super) fn resume_carried_move(&mut self, q: &mut EventQueue<Event>, unit: u32, ppa: u64, lpa: u64) {
+        self.gc_buffered[unit as usize] += 1;
+        self.queue_gc_work(q, FlashOp::Program, ppa, lpa, unit);
+    }
+
+    /// Run plane `unit`'s job, whose moves not yet read (all valid now) are `moves`: read them ahead, or erase
+    /// the victim at once if no move is left at all.
+    fn run_job(&mut self, q: &mut EventQueue<Event>, unit: u32, moves: &[(u64, u64)]) {
+        self.gc_cost.job_started(unit);
+        if self.ftl.gc_job(unit).is_some_and(|job| job.pending_moves == 0) {
+            self.erase_victim(q, unit);
+        }
+        let unread = &mut self.gc_unread[unit as usize];
+        debug_assert!(unread.is_empty(), "one GC job per plane");
+        unread.extend(moves.iter().rev());
+        self.read_ahead(q, unit, true);
     }
 
     /// Read plane `unit`'s next moves while its GC buffer has room; moves whose page the host overwrote

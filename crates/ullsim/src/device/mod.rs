@@ -18,6 +18,7 @@ mod results;
 mod slc;
 mod start_gate;
 pub mod suspend;
+mod timed_precondition;
 pub mod transaction;
 pub mod tsu;
 mod variability;
@@ -153,6 +154,10 @@ pub struct Device {
     /// Pages programmed (programs finished) for host data and for GC moves.
     host_pages_programmed: u64,
     gc_pages_programmed: u64,
+    /// Pages the timed preconditioning's writes (no flow's) programmed (`timed_precondition.rs`).
+    precondition_writes_done: u64,
+    /// What the timed preconditioning carries into time 0 (`start` takes it).
+    carried: timed_precondition::Carried,
     /// GC die time and the flows it is charged to.
     gc_cost: GcCost,
     /// Scratch: the charges of the GC batch that just finished (only if the scheduler wants them).
@@ -173,6 +178,16 @@ impl Device {
     /// Build and precondition the device. Errors name the configuration key at fault.
     /// `flows` is the number of flows the run has (the write buffer may be split among them).
     pub fn new(cfg: &DeviceConfig, seed: u64, flows: usize) -> Result<Device, String> {
+        let ftl = Ftl::new(cfg, seed)?;
+        if cfg.ftl.precondition_timed_writes == 0 {
+            return Device::assemble(cfg, seed, flows, ftl);
+        }
+        let (ftl, carried) = Device::precondition_timed(cfg, seed, ftl)?;
+        Ok(Device { carried, ..Device::assemble(cfg, seed, flows, ftl)? })
+    }
+
+    /// The device around an FTL already preconditioned.
+    fn assemble(cfg: &DeviceConfig, seed: u64, flows: usize, ftl: Ftl) -> Result<Device, String> {
         let geometry = Geometry::from_config(&cfg.flash);
         let tsu = tsu::make(&SchedulerSetup {
             dies: geometry.dies(),
@@ -197,7 +212,9 @@ impl Device {
             cache,
             durability: Durability::new(cfg.cache.power_loss_protection),
             flushes_released: Vec::new(),
-            ftl: Ftl::new(cfg, seed)?,
+            ftl,
+            precondition_writes_done: 0,
+            carried: Default::default(),
             cmt: MappingCache::new(
                 ideal_map,
                 cfg.ftl.cmt_capacity_bytes.0,
@@ -777,6 +794,8 @@ impl Device {
                 self.host_pages_programmed += 1;
                 self.request_part_done(q, requests, ReqId(t.req), t.dispatched_at - t.enqueued_at);
             }
+            // The timed preconditioning's (`timed_precondition.rs`): no flow's, not host data of the run.
+            Purpose::UserWrite if t.flow == NONE => self.precondition_writes_done += 1,
             Purpose::UserWrite => {
                 self.host_pages_programmed += 1;
                 let part = self.cache.partition(t.flow);

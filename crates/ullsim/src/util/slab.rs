@@ -64,7 +64,13 @@ impl<T, Id: SlabId> Slab<T, Id> {
 
     /// The values alive, in slot order.
     pub fn iter_live(&self) -> impl Iterator<Item = &T> {
-        self.slots.iter().zip(&self.in_use).filter(|(_, &used)| used).map(|(v, _)| v)
+        self.iter_live_ids().map(|(_, v)| v)
+    }
+
+    /// The values alive with their ids, in slot order.
+    pub fn iter_live_ids(&self) -> impl Iterator<Item = (Id, &T)> {
+        let live = self.slots.iter().zip(&self.in_use).enumerate().filter(|(_, (_, &used))| used);
+        live.map(|(i, (v, _))| (Id::from_index(i as u32), v))
     }
 }
 

@@ -30,6 +30,7 @@ mod overload;
 mod per_job;
 mod slc;
 mod suspend;
+mod timed_precondition;
 mod timeseries;
 mod tsu;
 mod window;

@@ -467,6 +467,13 @@ impl Ftl {
 
     /// Make global block `gb` plane `u`'s job's victim and list its valid pages `(ppa, lpa)` into `moves`.
     fn start_job(&mut self, u: u32, gb: u64, moves: &mut Vec<(u64, u64)>) {
+        self.list_valid_pages(gb, moves);
+        self.planes[u as usize].gc =
+            Some(GcJob { victim: gb, pending_moves: moves.len() as u32, victim_valid: moves.len() as u32 });
+    }
+
+    /// List the valid pages `(ppa, lpa)` of global block `gb` into `moves`.
+    fn list_valid_pages(&self, gb: u64, moves: &mut Vec<(u64, u64)>) {
         let ppb = self.geometry.pages_per_block as u64;
         moves.clear();
         for page in 0..self.written[gb as usize] as u64 {
@@ -476,8 +483,36 @@ impl Ftl {
             }
         }
         debug_assert_eq!(moves.len(), self.valid[gb as usize] as usize);
-        self.planes[u as usize].gc =
-            Some(GcJob { victim: gb, pending_moves: moves.len() as u32, victim_valid: moves.len() as u32 });
+    }
+
+    /// Logical pages that have a home.
+    pub fn mapped_pages(&self) -> u64 {
+        self.mapped
+    }
+
+    /// The timed preconditioning writes stopped with work in flight (`device/timed_precondition.rs`): a GC
+    /// job's moves not yet finished are the pages still valid in its victim (listed again by
+    /// [`Ftl::carried_job_moves`]) and the `moves_in_flight[plane]` whose read finished (they have their new
+    /// home; their programs are carried over). The counters start from zero: the writes were setup, not the
+    /// run.
+    pub fn end_timed_precondition(&mut self, moves_in_flight: &[u32]) {
+        for (plane, &in_flight) in self.planes.iter_mut().zip(moves_in_flight) {
+            if let Some(job) = plane.gc.as_mut() {
+                job.pending_moves = self.valid[job.victim as usize] as u32 + in_flight;
+            }
+        }
+        self.stats = FtlStats::default();
+        if let Some(slc) = self.slc.as_mut() {
+            slc.stats = Default::default();
+        }
+    }
+
+    /// List the moves plane `u`'s job still has (its victim's valid pages) into `moves`; false when the plane
+    /// has no job. For jobs carried over from the timed preconditioning.
+    pub fn carried_job_moves(&self, u: u32, moves: &mut Vec<(u64, u64)>) -> bool {
+        let Some(job) = self.planes[u as usize].gc else { return false };
+        self.list_valid_pages(job.victim, moves);
+        true
     }
 
     /// The GC job of plane `u`, if any.

@@ -165,6 +165,14 @@ impl TransactionScheduler for Fifo {
         let q = &self.dies[die as usize];
         !q.map_reads.is_empty() || !q.user_reads.is_empty()
     }
+
+    fn gc_credit(&self, die: u32) -> Option<f64> {
+        Some(self.dies[die as usize].gc_credit.get())
+    }
+
+    fn set_gc_credit(&mut self, die: u32, credit: f64) {
+        self.dies[die as usize].gc_credit = GcCredit::of(credit);
+    }
 }
 
 #[cfg(test)]

@@ -90,6 +90,19 @@ pub trait TransactionScheduler {
     fn reads_waiting(&self, _die: u32) -> bool {
         false
     }
+    /// GC pacing credit of `die` (`GcCredit`), for the timed preconditioning to carry into time 0
+    /// (`device/timed_precondition.rs`); `None` from a policy that keeps none per die.
+    fn gc_credit(&self, _die: u32) -> Option<f64> {
+        None
+    }
+    /// Set `die`'s GC pacing credit (what `gc_credit` gave).
+    fn set_gc_credit(&mut self, _die: u32, _credit: f64) {}
+}
+
+/// Whether the timed preconditioning (`device.ftl.precondition_timed_writes`) can run under scheduler
+/// `name`: its writes belong to no flow, which per-flow policies have no place for.
+pub fn supports_flowless_writes(name: &str) -> bool {
+    name == "fifo"
 }
 
 /// Names accepted by `device.tsu.scheduler`.
@@ -130,6 +143,16 @@ pub fn service_ns(timing: &Timing, tx: &Transaction) -> Time {
 pub(super) struct GcCredit(f64);
 
 impl GcCredit {
+    /// Credit now, in GC transactions.
+    pub fn get(self) -> f64 {
+        self.0
+    }
+
+    /// Credit of `transactions` GC transactions.
+    pub fn of(transactions: f64) -> Self {
+        GcCredit(transactions)
+    }
+
     /// Whether GC goes before host writes now; `gc_waiting`: the die has GC work queued.
     pub fn gc_first(&mut self, gc_waiting: bool) -> bool {
         if !gc_waiting {
