@@ -124,6 +124,20 @@ iodepth = 32
         overrides: &["host.stack=aios", "run.duration=3s"],
     },
     Case {
+        name: "contention-tlc",
+        what: "contention inside a consumer drive (issue 30): a QD1 4 KiB reader beside 8 QD128 4 KiB random \
+               writers on tlc-consumer (command slots, bounded read priority, GC at its steady state), Kyber, \
+               8 cores",
+        scenario: include_str!("../../../scenarios/contention/randwrite-4k.toml"),
+        overrides: &[
+            "flow.bulk.numjobs=8",
+            "host.io_scheduler=kyber",
+            "metrics.fairness=false",
+            "run.duration=1s",
+            "name=bench contention-tlc",
+        ],
+    },
+    Case {
         name: "flashshare-selectisr",
         what: "FlashShare's SelectISR stack on znand-ull: a polled critical 4 KiB reader beside a 64-deep bulk \
                reader, dual SQs with the drain rule, the partitioned read cache with its ghost caches",

@@ -196,6 +196,8 @@ impl Simulation {
         self.workload.start(&mut self.q);
         self.host.start(&mut self.q);
         self.device.start(&mut self.q);
+        // The timed preconditioning (device.ftl.precondition_timed_writes) may have grown the map already.
+        self.check_map_memory(0)?;
         let mut window_opened: Option<(DeviceCounters, HostCounters)> = None;
         // The run stops at run.duration unless every flow finishes first (or nothing is left to happen).
         let mut reached_duration = true;
