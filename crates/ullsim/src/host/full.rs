@@ -69,7 +69,24 @@ struct HostReq {
     /// For a command made by FlashShare's hazard merge (`full/hazard.rs`): the bypassed critical request and
     /// the queued one it took along, each completed through its own path when the command completes.
     hazard_merged: Option<(ReqId, ReqId)>,
+    /// For a file-system bio: the I/O context of the task that submitted it (None: the job's). bfq queues a
+    /// request by its submitter's context (`bfq_prepare_request` takes `ioc_find_get_icq` of `current`,
+    /// `bfq_get_queue` the context's ioprio), so the journal thread's commit writes go to the journal
+    /// thread's queue, not to the queue of the task whose fsync asked for the commit.
+    io_context: Option<IoContext>,
 }
+
+/// What the block layer's schedulers see of the task a request comes from: the task (bfq's process queue)
+/// and its I/O priority class and level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct IoContext {
+    task: TaskId,
+    class: u8,
+    level: u8,
+}
+
+/// The I/O priority level of a task that set none: IOPRIO_BE_NORM (`task_nice_ioprio` at nice 0).
+const IOPRIO_NORM_LEVEL: u8 = 4;
 
 impl Default for HostReq {
     fn default() -> Self {
@@ -84,6 +101,7 @@ impl Default for HostReq {
             fs_bio: false,
             lbio: false,
             hazard_merged: None,
+            io_context: None,
         }
     }
 }

@@ -344,3 +344,69 @@ fn fillsyncs_background_syncs_whole_files_and_its_burst_reaches_the_updates_tail
         max_fsync(&wal_only)
     );
 }
+
+/// A WAL (4 KiB append + fsync) beside a 128 KiB writer, 300 ms, with `overrides`.
+fn wal_beside_bulk(overrides: &[&str]) -> ullsim::sim::RunResults {
+    let text = format!("{WAL}\n[[flow]]\nname = \"bulk\"\nrate_iops = 4000\n");
+    let base =
+        ["run.duration=\"300ms\"", "flow.bulk.rw=\"write\"", "flow.bulk.bs=\"128k\"", "flow.bulk.ioengine=\"psync\""];
+    let more = ["flow.bulk.offset=\"1g\"", "flow.bulk.size=\"8g\""];
+    run(&scenario_with(&text, &[&base[..], &more[..], overrides].concat()))
+}
+
+fn fsyncs(r: &ullsim::sim::RunResults) -> &ullsim::metrics::LatencySummary {
+    &r.flows[0].flush.as_ref().expect("the WAL's fsyncs").latency_ns
+}
+
+/// The journal thread's commit writes are its own I/O: bfq queues them in the journal thread's queue
+/// (`bfq_prepare_request` takes `current`'s I/O context), at ext4's `journal_ioprio` (best-effort 3), not in
+/// the queue of the task whose fsync asked for the commit. Beside a direct writer (no writeback for the
+/// commit to wait for), that costs the first fsyncs a stall: the WAL's queue, new and so weight-raised,
+/// idles for its next request (a raised queue at least 20 ms) while the journal's log writes wait, since a
+/// raised in-service queue with a short think time admits no injection. The stalls make the WAL's think
+/// time long, and once its requests have followed the journal's completions within 4 ms three times,
+/// `bfq_check_waker` makes the journal its waker, whose requests bfq then injects without limit: after that
+/// the fsyncs run about as under `none`. When the journal's writes rode in the WAL's own queue (before),
+/// they ended its idling at once and no fsync ever waited 20 ms.
+#[test]
+fn bfq_queues_the_journal_threads_writes_apart_and_injects_them_once_they_wake_the_fsync() {
+    let direct = ["flow.bulk.direct=1"];
+    let early = wal_beside_bulk(&[&direct[..], &["host.io_scheduler=\"bfq\"", "run.warmup=\"0ms\""]].concat());
+    assert!(fsyncs(&early).max >= 20_000_000, "no fsync waited out a raised queue's idle slice: {:?}", fsyncs(&early));
+    // After 100 ms the journal thread is the WAL's waker.
+    let later = ["run.warmup=\"100ms\""];
+    let bfq = wal_beside_bulk(&[&direct[..], &later[..], &["host.io_scheduler=\"bfq\""]].concat());
+    let none = wal_beside_bulk(&[&direct[..], &later[..]].concat());
+    let rate = |r: &ullsim::sim::RunResults| r.flows[0].flush.as_ref().unwrap().iops;
+    // bfq costs 1.9 µs of CPU per request under a device-wide lock and dispatches the waker's requests one
+    // call at a time: a third off none's rate at most, and the tail stays the device's (no idle slice).
+    assert!(rate(&bfq) > 2.0 / 3.0 * rate(&none), "bfq {:.0} fsyncs/s, none {:.0}", rate(&bfq), rate(&none));
+    assert!(fsyncs(&bfq).p99_9 < 2 * fsyncs(&none).p99_9, "bfq {:?}\nnone {:?}", fsyncs(&bfq), fsyncs(&none));
+}
+
+/// Beside buffered writeback (`scenarios/examples/fsync-beside-writeback.toml`), bfq's fsyncs wait out the
+/// WAL's idle slice, and that alone: the commit waits for the other file's writeback in flight (T_D2, ext4's
+/// ordered mode), which is asynchronous and sits in bfq's async queue, and while the WAL's queue (new, so
+/// weight-raised for 3.75 s) idles for its next request, bfq sends that queue nothing: no injection for a
+/// raised queue with a short think time, and once its think time is long, the async queue's next 1 MiB
+/// write (charged 3 x 2048 sectors) does not fit the budget it has left (`bfq_choose_bfqq_for_injection`
+/// and the waker injection both require it). Each fsync then takes the 20 ms a raised queue idles; without
+/// idling (`slice_idle = 0`) bfq keeps pace with `none`.
+#[test]
+fn beside_writeback_bfq_fsyncs_wait_out_the_raised_wal_s_idle_slice() {
+    let buffered = ["flow.bulk.direct=0", "host.fs.memory_bytes=64m", "run.warmup=\"50ms\""];
+    let bfq = wal_beside_bulk(&[&buffered[..], &["host.io_scheduler=\"bfq\""]].concat());
+    let phases = bfq.flows[0].fsync_phases_ns.as_ref().unwrap();
+    assert!(fsyncs(&bfq).p50 >= 20_000_000, "{:?}", fsyncs(&bfq));
+    assert!(phases.d2.mean > 0.9 * fsyncs(&bfq).mean, "T_D2 {} ns of {} ns", phases.d2.mean, fsyncs(&bfq).mean);
+    let unplugged =
+        wal_beside_bulk(&[&buffered[..], &["host.io_scheduler=\"bfq\"", "host.block.bfq_slice_idle=0"]].concat());
+    let none = wal_beside_bulk(&buffered);
+    let rate = |r: &ullsim::sim::RunResults| r.flows[0].flush.as_ref().unwrap().iops;
+    assert!(
+        rate(&unplugged) > 0.8 * rate(&none),
+        "bfq without idling {:.0}/s, none {:.0}/s",
+        rate(&unplugged),
+        rate(&none)
+    );
+}

@@ -175,14 +175,9 @@ mod tests {
             id: ReqId(id),
             op,
             sector,
-            sectors: 8,
             flow: u32::from(critical),
-            task: 0,
-            prio_class: 1,
             critical,
-            sync: true,
-            mergeable: true,
-            inserted_at: 0,
+            ..crate::host::block::sched::test_request()
         }
     }
 

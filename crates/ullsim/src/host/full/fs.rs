@@ -16,6 +16,9 @@ use crate::host::syscall::fs_step::FsStep;
 use crate::host::syscall::fsync::Fsync;
 use crate::metrics::{FsyncPhases, Recorder};
 
+/// ext4's default `journal_ioprio` level (best-effort 3, fs/ext4/super.c `DEFAULT_JOURNAL_IOPRIO`).
+const EXT4_JOURNAL_IOPRIO_LEVEL: u8 = 3;
+
 /// A file-system call in progress on a job's task.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum FsCall {
@@ -553,6 +556,7 @@ impl FullHost {
         start: Time,
     ) -> Time {
         let core = self.cpu.core_of(task);
+        let io_context = Some(self.io_context_of(task));
         let mut t = start;
         for bio in bios {
             let prio = self.fs.as_deref().expect("file-system bios have a file system").prio[bio.flow as usize];
@@ -578,7 +582,7 @@ impl FullHost {
                 Some(j) => (j, WaitMode::Poll),
                 None => (self.first_job[bio.flow as usize], WaitMode::Interrupt),
             };
-            *self.req_mut(req) = HostReq { job, mode, fs_bio: true, lbio, ..HostReq::default() };
+            *self.req_mut(req) = HostReq { job, mode, fs_bio: true, lbio, io_context, ..HostReq::default() };
             t = self.submit_to_block(q, requests, device, req, core, t);
         }
         t
@@ -649,6 +653,24 @@ impl FullHost {
                 fsh.tasks[task as usize].waits_bios = false;
                 self.wake_fs_waiter(q, task);
             }
+        }
+    }
+
+    /// The I/O context of the bios `task` submits. A job's: its task, its flow's class, the default level.
+    /// The file system's kernel threads: their own task, best-effort. Linux: bfq takes the submitting
+    /// task's context (`bfq_prepare_request`), and a kernel thread that set no ioprio is IOPRIO_CLASS_NONE,
+    /// which bfq and mq-deadline treat as best-effort at level 4 (`bfq_set_next_ioprio_data`,
+    /// `task_nice_ioprio` at nice 0; `dd_rq_ioclass`). ext4 sets its journal thread to best-effort level 3
+    /// (fs/ext4/super.c: `journal_ioprio` mount option, default `IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, 3)`,
+    /// applied with `set_task_ioprio` on the jbd2 task), so bfq weighs its queue (8 - 3) x 10 = 50.
+    fn io_context_of(&self, task: TaskId) -> IoContext {
+        let best_effort = crate::config::scenario::IoPrioClass::Be.level();
+        match self.job_of_task(task) {
+            Some(j) => IoContext { task, class: self.jobs[j as usize].ioprio_class, level: IOPRIO_NORM_LEVEL },
+            None if self.fs.as_deref().is_some_and(|fsh| fsh.jbd2_task == task) => {
+                IoContext { task, class: best_effort, level: EXT4_JOURNAL_IOPRIO_LEVEL }
+            }
+            None => IoContext { task, class: best_effort, level: IOPRIO_NORM_LEVEL },
         }
     }
 

@@ -211,14 +211,20 @@ impl FullHost {
     /// The block layer's view of request `id` of job `job`, entering it at `at`.
     fn sched_request(&self, requests: &RequestArena, id: ReqId, job: u32, at: Time) -> SchedRequest {
         let (r, job) = (&requests[id], &self.jobs[job as usize]);
+        let io = self.reqs[id.index()].io_context.unwrap_or(IoContext {
+            task: job.task,
+            class: job.ioprio_class,
+            level: IOPRIO_NORM_LEVEL,
+        });
         SchedRequest {
             id,
             op: r.op,
             sector: r.offset / 512,
             sectors: r.len.div_ceil(512),
             flow: r.flow,
-            task: job.task,
-            prio_class: job.ioprio_class,
+            task: io.task,
+            prio_class: io.class,
+            prio_level: io.level,
             critical: r.class.criticality == Criticality::Critical,
             sync: r.is_sync(),
             mergeable: !r.fua && !self.reqs[id.index()].fs_bio && self.reqs[id.index()].parent == NO_PARENT,

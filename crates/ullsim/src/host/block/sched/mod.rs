@@ -30,6 +30,10 @@ pub struct SchedRequest {
     pub task: u32,
     /// I/O priority class of the issuer: 0 real-time, 1 best-effort, 2 idle (mq-deadline and bfq use it).
     pub prio_class: u8,
+    /// I/O priority level within the class, 0 (highest) to 7 (Linux's `IOPRIO_PRIO_LEVEL`): 4
+    /// (`IOPRIO_BE_NORM`) for a task that set none, 3 for ext4's journal thread (`journal_ioprio`). bfq
+    /// weighs a queue by it; the other schedulers ignore it.
+    pub prio_level: u8,
     /// Its flow is latency-critical (`class = "critical"`; ld lets it bypass the token limit).
     pub critical: bool,
     /// Synchronous in Linux's sense (`op_is_sync`): reads, and writes someone waits for (direct I/O carries
@@ -190,6 +194,7 @@ pub(crate) fn check_random_sequences(make: impl Fn(u32) -> Box<dyn IoScheduler>)
                         flow: next(4) as u32,
                         task: next(5) as u32,
                         prio_class: next(5) as u8,
+                        prio_level: next(10) as u8,
                         critical: next(4) == 0,
                         sync: next(3) != 0,
                         mergeable: next(2) == 0,
@@ -273,6 +278,7 @@ pub(crate) fn test_request() -> SchedRequest {
         flow: 0,
         task: 0,
         prio_class: 1,
+        prio_level: 4,
         critical: false,
         sync: true,
         mergeable: true,

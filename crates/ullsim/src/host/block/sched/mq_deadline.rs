@@ -458,19 +458,7 @@ mod tests {
     use super::*;
 
     fn rq(id: u32, op: Op, sector: u64, prio_class: u8) -> SchedRequest {
-        SchedRequest {
-            id: ReqId(id),
-            op,
-            sector,
-            sectors: 8,
-            flow: 0,
-            task: 0,
-            prio_class,
-            critical: false,
-            sync: true,
-            mergeable: true,
-            inserted_at: 0,
-        }
+        SchedRequest { id: ReqId(id), op, sector, prio_class, ..super::super::test_request() }
     }
 
     fn drain(s: &mut MqDeadline, now: Time) -> Vec<SchedRequest> {

@@ -2,12 +2,15 @@
 //! decide a latency-sensitive reader's fate beside throughput flows on a flash drive with command queueing.
 //!
 //! Modeled, each with Linux's parameter (the sysfs tunables are keys, `host.block.bfq_*`):
-//! - Queues. One sync queue per process (`task`) and I/O priority class; async requests (writeback) share
-//!   one queue per class (`async_bfqq`). Weight (8 - ioprio) * 10 = 40 (our requests carry no ioprio
-//!   level). **Stable merge** (`bfq_do_or_sched_stable_merge`): a new sync queue created within
-//!   `bfq_burst_interval` (180 ms) of the last queue created (the reference; it moves to a queue created
-//!   more than 600 ms after it, or of another class) is merged into it at creation, for good, on a
-//!   non-rotational drive with queueing: processes that start their I/O together share one queue.
+//! - Queues. One sync queue per process (`task`: the submitting task's I/O context, so the journal
+//!   thread's commit writes are its own) and I/O priority class; async requests (writeback) share one
+//!   queue per class and level (`async_bfqq[class][ioprio]`). Weight (8 - ioprio level) x 10
+//!   (`bfq_ioprio_to_weight`): 40 for the applications (level 4, none set), 50 for ext4's journal thread
+//!   (level 3, `journal_ioprio`). **Stable merge** (`bfq_do_or_sched_stable_merge`): a new sync queue
+//!   created within `bfq_burst_interval` (180 ms) of the last queue created (the reference; it moves to a
+//!   queue created more than 600 ms after it, or of another class or level) is merged into it at creation,
+//!   for good, on a non-rotational drive with queueing: processes that start their I/O together share one
+//!   queue.
 //! - B-WF2Q+ per class (bfq-wf2q.c): virtual start and finish times, V advanced by service / weight sum,
 //!   idle queues keeping their weight until V passes their finish (forgotten one per update, as
 //!   `bfq_forget_idle`), the eligible queue with the smallest finish served next, V jumping to the smallest
@@ -26,11 +29,12 @@
 //! - Next request of a queue: `bfq_choose_req` from the last dispatched position, back seeks up to
 //!   `back_seek_max` (16384 KiB) costing `back_seek_penalty` (2) times their distance, farther ones last;
 //!   an expired FIFO head (125 ms sync, 250 ms async) goes first, checked once per service slot.
-//! - Weight raising (`low_latency`, default on): a sync queue that is new or was idle for 2 s
-//!   (`bfq_wr_min_idle_time`), not in a large burst, is "interactive" when it becomes busy: its weight is
-//!   raised x30 (`bfq_wr_coeff`) for `bfq_wr_duration` (3.75 s: see below) or until it received 120000
-//!   sectors (`max_service_from_wr`). An async queue is raised when a request arrives more than 500 ms after
-//!   the last one. A weight-raised queue that becomes busy preempts a queue of lower weight.
+//! - Weight raising (`low_latency`, default on): a sync queue of the default weight (40) that is new or
+//!   was idle for 2 s (`bfq_wr_min_idle_time`), not in a large burst, is "interactive" when it becomes
+//!   busy: its weight is raised x30 (`bfq_wr_coeff`) for `bfq_wr_duration` (3.75 s: see below) or until
+//!   it received 120000 sectors (`max_service_from_wr`). An async queue is raised when a request arrives
+//!   more than 500 ms after the last one. A weight-raised queue that becomes busy preempts a queue of lower
+//!   weight.
 //! - Large bursts (`bfq_handle_burst`): 8 queues (`bfq_large_burst_thresh`) created within 180 ms of each
 //!   other are in a large burst and not weight-raised.
 //! - Idling (I/O-dispatch plugging, `bfq_better_to_idle`): when the in-service sync queue empties, it stays
@@ -162,7 +166,15 @@ const BURST_INTERVAL_NS: Time = 180 * MS;
 const STABLE_MERGE_WINDOW_NS: Time = 600 * MS;
 /// The IDLE class gets a turn when it has not been considered for this long (`BFQ_CL_IDLE_TIMEOUT`).
 const IDLE_CLASS_TIMEOUT_NS: Time = 200 * MS;
-/// Weight of a queue with the default ioprio 4: (IOPRIO_NR_LEVELS - 4) * BFQ_WEIGHT_CONVERSION_COEFF.
+/// I/O priority levels (`IOPRIO_NR_LEVELS`); a level past the last counts as the last, as
+/// `bfq_set_next_ioprio_data` clamps it.
+const IOPRIO_NR_LEVELS: u8 = 8;
+/// Weight of a queue of ioprio `level` (`bfq_ioprio_to_weight`: (IOPRIO_NR_LEVELS - level) x
+/// BFQ_WEIGHT_CONVERSION_COEFF).
+fn ioprio_weight(level: u8) -> u64 {
+    u64::from(IOPRIO_NR_LEVELS - level.min(IOPRIO_NR_LEVELS - 1)) * 10
+}
+/// Weight of a queue with the default ioprio 4 (`IOPRIO_BE_NORM`), the only weight deemed interactive.
 const DEFAULT_WEIGHT: u64 = (8 - 4) * 10;
 
 /// Classes, highest first: RT, BE, IDLE.
@@ -205,6 +217,8 @@ enum TreeState {
 #[derive(Debug)]
 struct BfqQueue {
     class: usize,
+    /// Its ioprio level (`ioprio`): stable merging joins only queues of the same one.
+    level: u8,
     sync: bool,
     orig_weight: u64,
     weight: u64,
@@ -262,13 +276,14 @@ struct BfqQueue {
 }
 
 impl BfqQueue {
-    /// `bfq_init_bfqq`.
-    fn new(class: usize, sync: bool, now: Time) -> Self {
+    /// `bfq_init_bfqq`, with the weight of its ioprio `level` (`bfq_set_next_ioprio_data`).
+    fn new(class: usize, level: u8, sync: bool, now: Time) -> Self {
         BfqQueue {
             class,
+            level,
             sync,
-            orig_weight: DEFAULT_WEIGHT,
-            weight: DEFAULT_WEIGHT,
+            orig_weight: ioprio_weight(level),
+            weight: ioprio_weight(level),
             weight_stale: false,
             requests: Requests::default(),
             queued: [0; 2],
@@ -337,7 +352,8 @@ impl BfqQueue {
 pub struct Bfq {
     params: BfqParams,
     queues: Vec<BfqQueue>,
-    by_key: FxHashMap<(u32, u8), usize>,
+    /// Queues by (task, class, level); async queues have the task `ASYNC_TASK` (`async_bfqq[class][level]`).
+    by_key: FxHashMap<(u32, u8, u8), usize>,
     trees: [ServiceTree; CLASSES],
     /// Queues in the active trees, most recently inserted last (`active_list`, searched for injection).
     active_list: Vec<usize>,
@@ -448,11 +464,12 @@ impl Bfq {
     /// The queue a request of `task` goes to, created if needed (`bfq_get_queue`), with stable merging.
     fn queue_for(&mut self, rq: &SchedRequest, now: Time) -> usize {
         let class = class_of(rq.prio_class);
-        let key = if rq.sync { (rq.task, class as u8) } else { (ASYNC_TASK, class as u8) };
+        let level = rq.prio_level.min(IOPRIO_NR_LEVELS - 1);
+        let key = (if rq.sync { rq.task } else { ASYNC_TASK }, class as u8, level);
         if let Some(&qi) = self.by_key.get(&key) {
             return qi;
         }
-        self.queues.push(BfqQueue::new(class, rq.sync, now));
+        self.queues.push(BfqQueue::new(class, level, rq.sync, now));
         let mut qi = self.queues.len() - 1;
         if rq.sync {
             qi = self.stable_merge(qi, now);
@@ -461,12 +478,14 @@ impl Bfq {
         qi
     }
 
-    /// `bfq_do_or_sched_stable_merge` for the new sync queue `qi`: the queue it is to use.
+    /// `bfq_do_or_sched_stable_merge` for the new sync queue `qi`: the queue it is to use. The reference
+    /// moves to `qi` when it is older than the window or of another class or ioprio.
     fn stable_merge(&mut self, qi: usize, now: Time) -> usize {
         let q = &self.queues[qi];
         match self.last_created {
             Some(last)
-                if self.queues[last].creation + STABLE_MERGE_WINDOW_NS >= now && self.queues[last].class == q.class =>
+                if self.queues[last].creation + STABLE_MERGE_WINDOW_NS >= now
+                    && (self.queues[last].class, self.queues[last].level) == (q.class, q.level) =>
             {
                 if self.queues[last].creation + BURST_INTERVAL_NS >= now && self.nonrot_with_queueing() {
                     // The new queue was never used: the process's requests go to the reference queue.

@@ -10,19 +10,7 @@ const CORE: BfqParams =
 const APART: Time = 200 * MS;
 
 fn rq(id: u32, task: u32, sector: u64, sectors: u32, op: Op) -> SchedRequest {
-    SchedRequest {
-        id: ReqId(id),
-        op,
-        sector,
-        sectors,
-        flow: task,
-        task,
-        prio_class: 1,
-        critical: false,
-        sync: true,
-        mergeable: true,
-        inserted_at: 0,
-    }
+    SchedRequest { id: ReqId(id), op, sector, sectors, flow: task, task, ..super::super::test_request() }
 }
 
 fn read(id: u32, task: u32, sector: u64) -> SchedRequest {
@@ -31,7 +19,7 @@ fn read(id: u32, task: u32, sector: u64) -> SchedRequest {
 
 /// The queue of `task` (its sync queue of the BE class).
 fn queue_of(b: &Bfq, task: u32) -> usize {
-    b.by_key[&(task, 1)]
+    b.by_key[&(task, 1, 4)]
 }
 
 /// A scheduler whose only queue, task 1's, has one 4 KiB read waiting (inserted at 0).
@@ -375,7 +363,7 @@ fn queues_created_within_180ms_are_merged_for_good() {
     assert_eq!(queue_of(&b, 7), queue_of(&b, 6));
     // Another class is never merged.
     b.insert(0, SchedRequest { prio_class: 0, ..read(8, 8, 448) }, 701 * MS);
-    assert_ne!(b.by_key[&(8, 0)], queue_of(&b, 6));
+    assert_ne!(b.by_key[&(8, 0, 4)], queue_of(&b, 6));
 }
 
 #[test]
@@ -386,7 +374,7 @@ fn eight_queues_created_close_together_are_a_large_burst_and_not_raised() {
         let r = SchedRequest { prio_class: (i % 2) as u8, ..read(i, i, i as u64 * 64) };
         b.insert(0, r, i as Time * 20 * MS);
     }
-    let queue = |i: u32| &b.queues[b.by_key[&(i, (i % 2) as u8)]];
+    let queue = |i: u32| &b.queues[b.by_key[&(i, (i % 2) as u8, 4)]];
     assert!((0..8).all(|i| queue(i).in_large_burst));
     assert!(b.large_burst);
     // The ninth, created within the burst, is in it from the start: not raised.
@@ -394,14 +382,60 @@ fn eight_queues_created_close_together_are_a_large_burst_and_not_raised() {
     assert_eq!(queue(8).wr_coeff, 1);
     assert_eq!(queue(0).wr_coeff, WR_COEFF, "raised before the burst was known");
     // Its raising ends at its next dispatch.
-    let q0 = b.by_key[&(0, 0)];
+    let q0 = b.by_key[&(0, 0, 4)];
     while b.queues[q0].dispatched == 0 {
         b.dispatch(0, 200 * MS).unwrap();
     }
     assert_eq!(b.queues[q0].wr_coeff, 1);
 }
 
+/// `bfq_set_next_ioprio_data` and `bfq_do_or_sched_stable_merge`: a queue weighs (8 - level) x 10; a queue
+/// of another ioprio level is not merged into the reference but becomes the reference; levels past 7 count
+/// as 7. ext4's journal thread (best-effort level 3) thus gets a queue of weight 50 of its own beside an
+/// application that started with it.
+#[test]
+fn the_ioprio_level_sets_the_weight_and_keeps_queues_apart() {
+    let mut b = Bfq::new(1, BfqParams::default());
+    b.insert(0, read(1, 1, 0), 0);
+    b.insert(0, SchedRequest { prio_level: 3, ..read(2, 2, 64) }, 10 * MS);
+    let journal = b.by_key[&(2, 1, 3)];
+    assert_ne!(journal, queue_of(&b, 1), "another ioprio is never stably merged");
+    assert_eq!(b.queues[journal].orig_weight, 50);
+    // The level-3 queue is now the reference: a level-4 queue created next is not merged into either.
+    b.insert(0, read(3, 3, 128), 20 * MS);
+    assert!(queue_of(&b, 3) != queue_of(&b, 1) && queue_of(&b, 3) != journal);
+    // ...and the one after it, of its level and within 180 ms of it, is merged into it.
+    b.insert(0, read(4, 4, 192), 30 * MS);
+    assert_eq!(queue_of(&b, 4), queue_of(&b, 3));
+    // Out-of-range levels are clamped to the lowest priority, weight 10.
+    b.insert(0, SchedRequest { prio_level: 200, ..read(5, 5, 256) }, 40 * MS);
+    assert_eq!(b.queues[b.by_key[&(5, 1, 7)]].orig_weight, 10);
+    // Async queues are one per class and level (`async_bfqq[class][level]`).
+    let wb =
+        |id, task, level| SchedRequest { sync: false, prio_level: level, ..rq(id, task, id as u64 * 64, 8, Op::Write) };
+    b.insert(0, wb(6, 1, 4), 50 * MS);
+    b.insert(0, wb(7, 2, 4), 50 * MS);
+    b.insert(0, wb(8, 2, 3), 50 * MS);
+    assert_eq!(b.by_key[&(ASYNC_TASK, 1, 4)], b.queues.len() - 2);
+    assert_eq!(b.by_key[&(ASYNC_TASK, 1, 3)], b.queues.len() - 1);
+}
+
 // ---- weight raising ----
+
+/// Only a queue of the default weight is deemed interactive (`*interactive = ... new_weight == 40`): ext4's
+/// journal thread, at best-effort level 3 (weight 50), is never weight-raised, however long it was idle.
+#[test]
+fn a_queue_of_another_ioprio_is_never_raised() {
+    let mut b = Bfq::new(1, BfqParams::default());
+    b.insert(0, SchedRequest { prio_level: 3, ..read(1, 1, 0) }, 0);
+    let qi = b.by_key[&(1, 1, 3)];
+    assert_eq!((b.queues[qi].wr_coeff, b.queues[qi].weight), (1, 50));
+    let r = b.dispatch(0, 0).unwrap();
+    b.completed(&r, 1_000, 1_000);
+    // Idle for 3 s (more than `bfq_wr_min_idle_time`), then busy again: still not raised.
+    b.insert(0, SchedRequest { prio_level: 3, ..read(2, 1, 64) }, 3_000 * MS);
+    assert_eq!((b.queues[qi].wr_coeff, b.queues[qi].weight), (1, 50));
+}
 
 #[test]
 fn a_new_queue_is_raised_thirty_times_until_its_time_or_service_is_up() {
