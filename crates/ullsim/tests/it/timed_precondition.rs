@@ -88,3 +88,45 @@ fn timed_preconditioning_refuses_what_it_cannot_do() {
         assert!(message.contains(key) && message.contains(needle), "{overrides:?}: {message}");
     }
 }
+
+/// On a drive with an SLC cache (a shrunk `tlc-consumer`: 64 blocks per plane, a 512 MiB region), sustained
+/// writing before time 0 leaves the cache as a sustained writer finds it: used up, so the run's random writes
+/// go straight to TLC (folding keeps what it frees until the drive idles), where without the timed writes
+/// they fill the 128 MiB static part first. The map and the blocks stay consistent (`check_invariants`).
+#[test]
+fn timed_writes_leave_an_slc_cache_used_up() {
+    let text = r#"
+seed = 1
+[run]
+duration = "100ms"
+warmup = "0ms"
+check_invariants = true
+[device]
+preset = "tlc-consumer"
+[device.flash]
+blocks_per_plane = 64
+[device.ftl]
+precondition = "random"
+precondition_fill = 0.5
+[device.cache]
+capacity_bytes = "8MiB"
+[device.slc]
+static_bytes = "128MiB"
+dynamic_max_bytes = "384MiB"
+[[flow]]
+name = "w"
+rw = "randwrite"
+bs = "4k"
+iodepth = 32
+"#;
+    let slc_pages = |timed: &str| {
+        let r = run(&scenario_with(text, &[timed]));
+        let slc = r.device.slc.expect("the drive has an SLC cache");
+        (slc.host_pages_slc, slc.host_pages_native)
+    };
+    let (fresh_slc, _) = slc_pages("device.ftl.precondition_timed_writes=0");
+    let (used_slc, used_native) = slc_pages("device.ftl.precondition_timed_writes=2");
+    assert!(fresh_slc > 4_000, "without timed writes the static part takes the first writes: {fresh_slc} pages");
+    assert_eq!(used_slc, 0, "after sustained writing, writes go to TLC ({used_native} pages did)");
+    assert!(used_native > 4_000, "{used_native} pages written to TLC");
+}
