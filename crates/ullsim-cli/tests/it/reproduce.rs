@@ -330,6 +330,13 @@ fn reproduce_fastresponse22_writes_every_figure_and_ld_bounds_the_device_queue()
         "a longer --duration",
     ]);
     ullsim(["reproduce", "fastresponse22", "--set", "host.nope=1"]).fails_with(&["fastresponse22", "host.nope"]);
+    // Its runs have different flows: a --set naming a flow goes to the runs that have it (db_bench's clock on
+    // the read path's readrandom changes the read rows), and one naming a flow no run has is an error.
+    let short = ["reproduce", "fastresponse22", "--duration", "100ms"];
+    let submit = json(&[&short[..], &["--set", "flow.readrandom.latency_from=submit"]].concat());
+    assert_ne!(submit["rows"], json(&short)["rows"], "the override reached no run");
+    ullsim([&short[..], &["--set", "flow.readrandomx.latency_from=submit"]].concat())
+        .fails_with(&["flow.readrandomx", "no run of this reproduction has a flow named"]);
 }
 
 #[test]

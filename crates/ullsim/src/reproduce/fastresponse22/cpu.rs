@@ -7,7 +7,7 @@
 
 use super::{Options, DATASET, SERVER_CORES};
 use crate::reproduce::rows::Reproduction;
-use crate::reproduce::{over_settings, run_toml};
+use crate::reproduce::{over_settings, overrides_for, run_toml};
 use crate::sim::RunResults;
 
 /// The stacks of Fig. 18: (label, `host.stack`).
@@ -52,10 +52,20 @@ fn measure(bench: &str, r: &RunResults) -> (f64, f64) {
     (100.0 * r.host.busy_cores, done as f64 / r.window.seconds())
 }
 
+/// Fig. 18's settings: (bench, its flow's keys, stack).
+fn settings() -> Vec<(&'static str, &'static str, &'static str)> {
+    BENCHES.iter().flat_map(|&(bench, keys)| STACKS.iter().map(move |&(_, stack)| (bench, keys, stack))).collect()
+}
+
+/// The scenarios Fig. 18 runs.
+pub(super) fn texts(options: &Options) -> Vec<String> {
+    let duration_ns = options.duration_ns.min(MAX_DURATION_NS);
+    settings().into_iter().map(|(_, keys, stack)| scenario_text(keys, stack, duration_ns)).collect()
+}
+
 /// Run Fig. 18 and add its rows to `out`.
 pub fn rows(options: &Options, out: &mut Reproduction) -> Result<(), String> {
-    let settings: Vec<(&str, &str, &str)> =
-        BENCHES.iter().flat_map(|&(bench, keys)| STACKS.iter().map(move |&(_, stack)| (bench, keys, stack))).collect();
+    let settings = settings();
     let duration_ns = options.duration_ns.min(MAX_DURATION_NS);
     let measured = over_settings(
         settings.len(),
@@ -63,8 +73,9 @@ pub fn rows(options: &Options, out: &mut Reproduction) -> Result<(), String> {
         options.seeds,
         |i, seed| {
             let (bench, keys, stack) = settings[i];
+            let text = scenario_text(keys, stack, duration_ns);
             let (_, results) =
-                run_toml(&scenario_text(keys, stack, duration_ns), "fastresponse22 fig18", seed, &options.overrides)?;
+                run_toml(&text, "fastresponse22 fig18", seed, &overrides_for(&text, &options.overrides))?;
             Ok(measure(bench, &results))
         },
         |runs| {

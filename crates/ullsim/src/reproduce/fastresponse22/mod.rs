@@ -11,7 +11,7 @@ pub mod cpu;
 pub mod write;
 
 use super::rows::Reproduction;
-use super::{over_settings, run_toml};
+use super::{check_flow_overrides, over_settings, overrides_for, run_toml};
 use crate::sim::RunResults;
 use crate::workload::app::fastresponse::TABLE1;
 
@@ -256,13 +256,19 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
     for &rate in &options.issue_rates {
         settings.push(Setting { gets_per_s: Some(rate), ..Setting::new(Some(sensitivity_app), "fastresponse-bs") });
     }
+    // Its runs have different flows: a `--set flow.NAME.key` goes to the runs that have the flow.
+    let mut texts: Vec<String> = settings.iter().map(|s| scenario_text(s, options.duration_ns)).collect();
+    texts.extend(write::texts(options));
+    texts.extend(cpu::texts(options));
+    check_flow_overrides(&texts, &options.overrides)?;
     let measured = over_settings(
         settings.len(),
         options.seed,
         options.seeds,
         |i, seed| {
             let text = scenario_text(&settings[i], options.duration_ns);
-            let (scenario, results) = run_toml(&text, "fastresponse22", seed, &options.overrides)?;
+            let (scenario, results) =
+                run_toml(&text, "fastresponse22", seed, &overrides_for(&text, &options.overrides))?;
             let cpu = &scenario.host.cpu;
             Ok(measure(&results, cpu.syscall_entry_ns.0 as f64))
         },

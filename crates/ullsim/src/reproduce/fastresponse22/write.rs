@@ -10,7 +10,7 @@
 use super::{Options, DATASET, SERVER_CORES, WARMUP_NS};
 use crate::reproduce::over_settings;
 use crate::reproduce::rows::Reproduction;
-use crate::reproduce::run_toml;
+use crate::reproduce::{overrides_for, run_toml};
 use crate::sim::RunResults;
 use crate::workload::app::fastresponse::TABLE1;
 
@@ -113,12 +113,23 @@ fn mean_of(runs: &[Measured]) -> Measured {
     }
 }
 
-/// Run the write path and add its rows to `out`.
-pub fn rows(options: &Options, out: &mut Reproduction) -> Result<(), String> {
+/// The write path's settings: (app beside, stack).
+fn settings(options: &Options) -> Vec<(Option<&str>, &str)> {
     let mut settings: Vec<(Option<&str>, &str)> = vec![(None, "vanilla")];
     for app in &options.apps {
         settings.extend(STACKS.iter().map(|&(_, stack)| (Some(app.as_str()), stack)));
     }
+    settings
+}
+
+/// The scenarios the write path runs.
+pub(super) fn texts(options: &Options) -> Vec<String> {
+    settings(options).into_iter().map(|(app, stack)| scenario_text(app, stack, options.duration_ns)).collect()
+}
+
+/// Run the write path and add its rows to `out`.
+pub fn rows(options: &Options, out: &mut Reproduction) -> Result<(), String> {
+    let settings = settings(options);
     let measured = over_settings(
         settings.len(),
         options.seed,
@@ -126,7 +137,8 @@ pub fn rows(options: &Options, out: &mut Reproduction) -> Result<(), String> {
         |i, seed| {
             let (app, stack) = settings[i];
             let text = scenario_text(app, stack, options.duration_ns);
-            let (_, results) = run_toml(&text, "fastresponse22 write path", seed, &options.overrides)?;
+            let (_, results) =
+                run_toml(&text, "fastresponse22 write path", seed, &overrides_for(&text, &options.overrides))?;
             measure(&results)
         },
         mean_of,
