@@ -70,21 +70,31 @@ fn read_goes_first(reads: TxId, writes: TxId, view: &DispatchView, bypasses: &mu
     false
 }
 
-/// Take the head of `queue` and, if allowed, more transactions of the same operation on other planes.
+/// Take the head of `queue` and, if allowed, more transactions of the same operation on other planes
+/// (multi-plane), and transactions on other units of the flash pages taken (one page operation each).
 #[inline(always)]
 pub(super) fn take_batch(queue: &mut VecDeque<TxId>, view: &DispatchView, planes_per_die: u32, batch: &mut Vec<TxId>) {
     let Some(head) = queue.pop_front() else { return };
+    let start = batch.len();
     batch.push(head);
     let op = view.txs[head].op;
-    if !view.multiplane || planes_per_die == 1 || op == FlashOp::Erase {
+    let multiplane = view.multiplane && planes_per_die > 1;
+    if op == FlashOp::Erase || (!multiplane && view.units_per_page == 1) {
         return;
     }
+    let most = planes_per_die as usize * view.units_per_page as usize;
     let mut planes_used: u64 = 1 << view.txs[head].plane;
     let mut i = 0;
-    while i < queue.len().min(MULTIPLANE_WINDOW) && batch.len() < planes_per_die as usize {
+    while i < queue.len().min(MULTIPLANE_WINDOW) && batch.len() - start < most {
         let candidate = queue[i];
         let tx = &view.txs[candidate];
-        if tx.op == op && planes_used & (1 << tx.plane) == 0 && view.pairs_with(head, candidate) {
+        let joins = tx.op == op
+            && if planes_used & (1 << tx.plane) == 0 {
+                multiplane && view.pairs_with(head, candidate)
+            } else {
+                batch[start..].iter().any(|&b| view.same_flash_page(b, candidate))
+            };
+        if joins {
             planes_used |= 1 << tx.plane;
             batch.push(candidate);
             queue.remove(i);
