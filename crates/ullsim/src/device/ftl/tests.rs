@@ -129,7 +129,7 @@ fn random_precondition_matches_a_long_timing_free_overwrite_run() {
 fn four_unit_drive() -> Ftl {
     let text = "[device]\npreset = \"mqsim-mlc\"\n[device.flash]\nchannels = 2\nchips_per_channel = 1\n\
                 dies_per_chip = 1\nplanes_per_die = 2\nblocks_per_plane = 32\npages_per_block = 16\n\
-                page_bytes = \"16KiB\"\n[device.ftl]\nmapping_unit_bytes = \"4KiB\"\nprecondition = \"none\"\n\
+                page_bytes = \"16KiB\"\n[device.ftl]\nmapping_unit_bytes = \"4KiB\"\noverprovisioning = 0.2\nprecondition = \"none\"\n\
                 [[flow]]\nname = \"w\"\nrw = \"randwrite\"\n";
     let scenario = crate::Scenario::from_toml_str(text, "t", std::path::Path::new("."), &[]).expect("a valid scenario");
     Ftl::new(&scenario.device, 5).expect("an FTL")
@@ -156,9 +156,10 @@ fn units_fill_a_page_per_plane_and_a_padded_page_is_skipped() {
     // Allocation goes on at the next page of the same plane (the padded page was that plane's turn).
     let after = ftl.allocate_user(6).expect("room");
     assert_eq!(after, next + 4, "the padded units are skipped");
-    // Overwrite a unit of the padded page: the block's valid count drops by one, the pads never count.
-    ftl.allocate_user(4).expect("room");
+    // Overwrite a unit of the padded page (it goes to the plane's next unit): the block holds three valid
+    // units (lpa 5, 6 and 4's new copy) of six written, two of them pads that never count.
+    assert_eq!(ftl.allocate_user(4), Some(after + 1));
     let block = ftl.geometry.block_of(next) as usize;
-    assert_eq!((ftl.valid[block], ftl.written[block]), (2, 12));
+    assert_eq!((ftl.valid[block], ftl.written[block]), (3, 6));
     ftl.check_invariants().expect("consistent after an overwrite");
 }
