@@ -496,7 +496,7 @@ impl DeviceConfig {
             || (unit >= 512
                 && unit.is_power_of_two()
                 && unit <= f.page_bytes.0
-                && f.page_bytes.0 % unit == 0
+                && f.page_bytes.0.is_multiple_of(unit)
                 && f.page_bytes.0 / unit <= 64);
         check(
             unit_ok,

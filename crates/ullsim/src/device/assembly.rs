@@ -44,11 +44,6 @@ impl PageAssembly {
             }
         }
     }
-
-    /// Programs waiting on pages (for tests and the timed preconditioning's cut).
-    pub fn waiting(&self) -> usize {
-        self.pages.values().map(|(_, held)| held.len()).sum()
-    }
 }
 
 impl Device {

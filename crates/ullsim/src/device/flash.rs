@@ -59,7 +59,7 @@ impl Geometry {
     /// Whether unit `ppa` is the last of its flash page.
     #[inline]
     pub fn is_last_unit(&self, ppa: u64) -> bool {
-        (ppa + 1) % self.units_per_page as u64 == 0
+        (ppa + 1).is_multiple_of(self.units_per_page as u64)
     }
     pub fn chips(&self) -> u32 {
         self.channels * self.chips_per_channel
