@@ -83,3 +83,16 @@ fn timed_preconditioning_in_units_keeps_the_map_consistent() {
     println!("after timed preconditioning: {} IOPS, {} GC units", r.flows[0].iops, d.gc_pages_programmed);
     assert!(r.flows[0].completed > 0 && d.gc_pages_programmed > 0, "writes and GC go on after the cut");
 }
+
+/// A unit that does not divide the page, or is too small or too large, is an error naming the key.
+#[test]
+fn a_bad_mapping_unit_is_an_error_naming_the_key() {
+    let text = four_unit_writer("10ms", "");
+    for unit in ["3000", "256", "32KiB", "256B"] {
+        let set = format!("device.ftl.mapping_unit_bytes={unit}");
+        let e = common::load_error(&text, &[FOUR_UNITS[0], &set]);
+        assert!(e.contains("device.ftl.mapping_unit_bytes") && e.contains("dividing flash.page_bytes"), "{unit}: {e}");
+    }
+    let e = common::load_error(&text, &["device.ftl.page_fill_timeout_ns=0"]);
+    assert!(e.contains("device.ftl.page_fill_timeout_ns"), "{e}");
+}

@@ -92,7 +92,7 @@ pub(super) fn take_batch(queue: &mut VecDeque<TxId>, view: &DispatchView, planes
             && if planes_used & (1 << tx.plane) == 0 {
                 multiplane && view.pairs_with(head, candidate)
             } else {
-                batch[start..].iter().any(|&b| view.same_flash_page(b, candidate))
+                view.units_per_page > 1 && batch[start..].iter().any(|&b| view.same_flash_page(b, candidate))
             };
         if joins {
             planes_used |= 1 << tx.plane;

@@ -469,7 +469,7 @@ impl Flin {
                 && if planes_used & (1 << e.plane) == 0 {
                     multiplane && view.pairs_with(head.tx, e.tx)
                 } else {
-                    batch.iter().any(|&b| view.same_flash_page(b, e.tx))
+                    view.units_per_page > 1 && batch.iter().any(|&b| view.same_flash_page(b, e.tx))
                 };
             if joins {
                 planes_used |= 1 << e.plane;
