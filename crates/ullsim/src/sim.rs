@@ -63,7 +63,7 @@ pub fn map_memory_note(scenario: &Scenario) -> Option<String> {
              with the pages the run writes; docs/model.md, \"Memory\")",
             describe_bytes(most),
             scenario.device.logical_pages(),
-            scenario.device.flash.page_bytes.0,
+            scenario.device.mapping_unit_bytes(),
             describe_bytes(limit),
         )
     })

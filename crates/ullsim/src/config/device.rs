@@ -238,6 +238,12 @@ pub struct FtlConfig {
     pub precondition_timed_writes: u32,
     /// Writes the timed preconditioning keeps in flight (its queue depth).
     pub precondition_timed_depth: u32,
+    /// The FTL's logical page, the unit it maps and allocates: a power of two dividing `flash.page_bytes`
+    /// (a flash page then holds several units, programmed together). 0: the flash page.
+    pub mapping_unit_bytes: Bytes,
+    /// With mapping units smaller than the page: how long a page's first units wait for the rest before the
+    /// firmware pads the page and programs what it has.
+    pub page_fill_timeout_ns: Nanos,
 }
 
 /// `[device.tsu]`: the transaction scheduler and its parameters (each key is documented, with its unit, in
@@ -367,9 +373,22 @@ pub struct SlcConfig {
 }
 
 impl DeviceConfig {
-    /// The flash array's shape.
+    /// The flash array's shape as the FTL sees it: in mapping units (`Geometry::of`).
     pub fn geometry(&self) -> crate::device::flash::Geometry {
-        crate::device::flash::Geometry::from_config(&self.flash)
+        crate::device::flash::Geometry::of(self)
+    }
+
+    /// Bytes of the FTL's mapping unit (`ftl.mapping_unit_bytes`, 0: the flash page).
+    pub fn mapping_unit_bytes(&self) -> u64 {
+        match self.ftl.mapping_unit_bytes.0 {
+            0 => self.flash.page_bytes.0,
+            unit => unit,
+        }
+    }
+
+    /// Mapping units per flash page (1 when the unit is the page).
+    pub fn units_per_page(&self) -> u32 {
+        (self.flash.page_bytes.0 / self.mapping_unit_bytes().max(1)).max(1) as u32
     }
 
     /// Number of logical pages the host can address.
@@ -383,7 +402,7 @@ impl DeviceConfig {
 
     /// Capacity the host sees, in bytes.
     pub fn logical_capacity_bytes(&self) -> u64 {
-        self.logical_pages() * self.flash.page_bytes.0
+        self.logical_pages() * self.mapping_unit_bytes()
     }
 
     /// Check that the values describe a device that can exist. Each message names the key.
@@ -472,6 +491,25 @@ impl DeviceConfig {
             "flash.page_bytes",
             "expected a power of two between 512 B and 1 MiB",
         );
+        let unit = self.ftl.mapping_unit_bytes.0;
+        let unit_ok = unit == 0
+            || (unit >= 512
+                && unit.is_power_of_two()
+                && unit <= f.page_bytes.0
+                && f.page_bytes.0.is_multiple_of(unit)
+                && f.page_bytes.0 / unit <= 64);
+        check(
+            unit_ok,
+            "ftl.mapping_unit_bytes",
+            "expected 0 (the flash page) or a power of two of at least 512 B dividing flash.page_bytes, at most 64 \
+             units per page",
+        );
+        check(
+            self.ftl.page_fill_timeout_ns.0 >= 1 && self.ftl.page_fill_timeout_ns.0 <= 1_000_000_000,
+            "ftl.page_fill_timeout_ns",
+            "expected a time from 1 ns to 1 s",
+        );
+        let units_per_page = if unit_ok { self.units_per_page() as u128 } else { 1 };
         let physical_pages = f.channels as u128
             * f.chips_per_channel as u128
             * f.dies_per_chip as u128
@@ -482,6 +520,16 @@ impl DeviceConfig {
             physical_pages < u32::MAX as u128 - 1,
             "flash",
             "impossible geometry: the device has 2^32 or more physical pages (the model indexes pages with 32 bits)",
+        );
+        check(
+            physical_pages >= u32::MAX as u128 - 1 || physical_pages * units_per_page < u32::MAX as u128 - 1,
+            "ftl.mapping_unit_bytes",
+            "impossible geometry: the device has 2^32 or more mapping units (the model indexes them with 32 bits)",
+        );
+        check(
+            f.pages_per_block as u128 * units_per_page <= 65_535,
+            "ftl.mapping_unit_bytes",
+            "expected at most 65535 mapping units per block (pages_per_block x units per page)",
         );
         check(
             (64..=4096).contains(&self.host_interface.pcie_max_payload_bytes)
@@ -674,7 +722,8 @@ impl DeviceConfig {
                 "an SLC-mode block holds pages_per_block / bits_per_cell pages: expected at most pages_per_block",
             );
         }
-        let geometry_fits = physical_pages < u32::MAX as u128 - 1;
+        // Mapping units are numbered like pages: they too must stay below 2^32.
+        let geometry_fits = physical_pages * units_per_page < u32::MAX as u128 - 1;
         // The simulator keeps a few bytes per block, per cache page and per cached map entry: bound them so
         // an extreme value is an error, not an out-of-memory abort.
         let blocks = physical_pages / f.pages_per_block.max(1) as u128;

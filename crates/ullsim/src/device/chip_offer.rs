@@ -65,7 +65,8 @@ impl Device {
     /// Count a multi-plane operation, and whether it joins different page indices (for results).
     pub(super) fn count_multiplane(&mut self, batch: &[TxId]) {
         let pages_per_block = self.flash.geometry.pages_per_block as u64;
-        let page = |tx: TxId| self.txs[tx].ppa % pages_per_block;
+        let units_per_page = self.flash.geometry.units_per_page as u64;
+        let page = |tx: TxId| (self.txs[tx].ppa % pages_per_block) / units_per_page;
         let mixed = batch.iter().any(|&tx| page(tx) != page(batch[0]));
         self.multiplane_ops[0] += 1;
         self.multiplane_ops[1] += mixed as u64;

@@ -125,6 +125,10 @@ impl Device {
         let bytes = if op == FlashOp::Erase { 0 } else { self.page_bytes as u32 };
         let tx = self.new_transaction(op, Purpose::Gc, ppa, lpa, bytes, NONE, NONE, NvmePriority::Medium);
         self.txs[tx].link = unit; // the victim's plane
-        self.enqueue(q, tx);
+        if op == FlashOp::Program {
+            self.queue_program(q, tx);
+        } else {
+            self.enqueue(q, tx);
+        }
     }
 }

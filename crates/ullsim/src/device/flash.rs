@@ -5,7 +5,7 @@
 //! within the die `u / dies`; a die's channel is `die % channels`. A physical page number (PPA) is
 //! `(u * blocks_per_plane + block) * pages_per_block + page`.
 
-use crate::config::device::FlashConfig;
+use crate::config::device::{DeviceConfig, FlashConfig};
 use crate::engine::Time;
 
 /// The shape of the flash array.
@@ -18,9 +18,13 @@ pub struct Geometry {
     pub blocks_per_plane: u32,
     pub pages_per_block: u32,
     pub page_bytes: u64,
+    /// Mapping units per flash page: `pages_per_block` and `page_bytes` count units, and a flash page is
+    /// `units_per_page` consecutive page numbers (1: the unit is the page).
+    pub units_per_page: u32,
 }
 
 impl Geometry {
+    /// The physical array: one unit per flash page.
     pub fn from_config(f: &FlashConfig) -> Self {
         Geometry {
             channels: f.channels,
@@ -30,7 +34,32 @@ impl Geometry {
             blocks_per_plane: f.blocks_per_plane,
             pages_per_block: f.pages_per_block,
             page_bytes: f.page_bytes.0,
+            units_per_page: 1,
         }
+    }
+
+    /// The array as the FTL, caches and read path see it: "pages" are mapping units
+    /// (`device.ftl.mapping_unit_bytes`), a block holds `pages_per_block x units_per_page` of them.
+    pub fn of(cfg: &DeviceConfig) -> Self {
+        let units_per_page = cfg.units_per_page();
+        Geometry {
+            pages_per_block: cfg.flash.pages_per_block * units_per_page,
+            page_bytes: cfg.mapping_unit_bytes(),
+            units_per_page,
+            ..Geometry::from_config(&cfg.flash)
+        }
+    }
+
+    /// The flash page holding unit `ppa` (units of one page share it).
+    #[inline]
+    pub fn flash_page_of(&self, ppa: u64) -> u64 {
+        ppa / self.units_per_page as u64
+    }
+
+    /// Whether unit `ppa` is the last of its flash page.
+    #[inline]
+    pub fn is_last_unit(&self, ppa: u64) -> bool {
+        (ppa + 1).is_multiple_of(self.units_per_page as u64)
     }
     pub fn chips(&self) -> u32 {
         self.channels * self.chips_per_channel
@@ -257,6 +286,7 @@ mod tests {
             blocks_per_plane: 4,
             pages_per_block: 4,
             page_bytes: 4096,
+            units_per_page: 1,
         };
         let timing = Timing { read_ns: 1, program_ns: 1, erase_ns: 1, command_ns: 0, channel_ns_per_byte: 1.0 };
         let mut b = Backend::new(geometry, timing);

@@ -4,6 +4,7 @@
 //! talks to the rest of the simulation through three calls: `create_queue`, `ring_doorbell` (a command is in
 //! a submission queue) and `handle` (its own events), which reports requests whose completion was posted.
 
+mod assembly;
 pub mod buffer_waiters;
 pub mod cache;
 mod chip_offer;
@@ -24,6 +25,8 @@ pub mod tsu;
 mod variability;
 
 use std::collections::VecDeque;
+
+use assembly::PageAssembly;
 
 use crate::config::device::{DeviceConfig, MappingKind};
 use crate::engine::{EventQueue, Time};
@@ -79,6 +82,9 @@ pub enum DeviceEvent {
     /// The drive has had no command inside for `device.slc.fold_idle_ns` since it emptied after arrival
     /// number `generation`: stale, and ignored, if a command arrived since (`slc.rs`).
     SlcIdle { generation: u32 },
+    /// Flash page `page` has waited `device.ftl.page_fill_timeout_ns` for its other mapping units since its
+    /// list `generation` started: pad it (`assembly.rs`). Stale, and ignored, if the page filled meanwhile.
+    PageFillDue { page: u32, generation: u32 },
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -172,6 +178,8 @@ pub struct Device {
     by_class: [ClassCounters; 2],
     /// The SLC cache's timing and idle timer (`None` without an SLC cache).
     slc: Option<slc::SlcTiming>,
+    /// Programs waiting for the other mapping units of their flash page (`assembly.rs`).
+    assembly: PageAssembly,
 }
 
 impl Device {
@@ -188,7 +196,7 @@ impl Device {
 
     /// The device around an FTL already preconditioned.
     fn assemble(cfg: &DeviceConfig, seed: u64, flows: usize, ftl: Ftl) -> Result<Device, String> {
-        let geometry = Geometry::from_config(&cfg.flash);
+        let geometry = Geometry::of(cfg);
         let tsu = tsu::make(&SchedulerSetup {
             dies: geometry.dies(),
             planes_per_die: geometry.planes_per_die,
@@ -219,7 +227,8 @@ impl Device {
                 ideal_map,
                 cfg.ftl.cmt_capacity_bytes.0,
                 cfg.ftl.cmt_entry_bytes,
-                geometry.page_bytes,
+                // Translation pages are flash pages, whatever the mapping unit.
+                cfg.flash.page_bytes.0,
             ),
             tsu,
             flash: Backend::new(geometry, Timing::from_config(&cfg.flash)),
@@ -255,6 +264,7 @@ impl Device {
             link_done: Vec::new(),
             by_class: [ClassCounters::default(); 2],
             slc: slc::SlcTiming::new(cfg),
+            assembly: PageAssembly::new(cfg.ftl.page_fill_timeout_ns.0),
         })
     }
 
@@ -398,6 +408,7 @@ impl Device {
                 completed.push(req);
             }
             DeviceEvent::SlcIdle { generation } => self.slc_idle(q, generation),
+            DeviceEvent::PageFillDue { page, generation } => self.page_fill_due(q, page, generation),
         }
     }
 
@@ -466,6 +477,9 @@ impl Device {
                 cmd.data_arrived = q.now();
                 if self.durability.flush(req, cmd.flush_mark) {
                     self.post_completion(q, req, q.now());
+                } else {
+                    // Buffered data the flush waits for may sit in pages still filling: pad them now.
+                    self.pad_waiting_pages(q);
                 }
             }
         }
@@ -558,7 +572,7 @@ impl Device {
                 if flow != NONE {
                     self.gc_cost.host_write(unit, flow);
                 }
-                self.enqueue(q, tx);
+                self.queue_program(q, tx);
                 self.maybe_collect(q, unit);
             }
             None => self.waiting_for_space.push_back(tx),
@@ -609,12 +623,7 @@ impl Device {
     }
 
     fn enqueue(&mut self, q: &mut EventQueue<Event>, tx: TxId) {
-        let t = &mut self.txs[tx];
-        t.enqueued_at = q.now();
-        if t.req == NONE {
-            t.arrived_at = t.enqueued_at;
-        }
-        self.tsu.enqueue(tx, &self.txs);
+        self.stamp_and_queue(q, tx);
         let die = self.txs[tx].die;
         if self.flash.die_is_busy(die) {
             if self.suspension.enabled() && matches!(self.txs[tx].purpose, Purpose::UserRead | Purpose::MapRead) {
@@ -623,6 +632,16 @@ impl Device {
         } else {
             self.dispatch(q, die);
         }
+    }
+
+    /// Stamp `tx` queued now and hand it to the scheduler (without starting its die).
+    fn stamp_and_queue(&mut self, q: &EventQueue<Event>, tx: TxId) {
+        let t = &mut self.txs[tx];
+        t.enqueued_at = q.now();
+        if t.req == NONE {
+            t.arrived_at = t.enqueued_at;
+        }
+        self.tsu.enqueue(tx, &self.txs);
     }
 
     /// Ask the scheduler what `die` runs next (`reads_only`: inside a suspension) into `batch`.
@@ -635,6 +654,7 @@ impl Device {
             multiplane: self.multiplane,
             multiplane_same_page: self.multiplane_same_page,
             pages_per_block: self.flash.geometry.pages_per_block,
+            units_per_page: self.flash.geometry.units_per_page,
             host_writes_blocked_since: self.waiting_for_buffer.blocked_since(),
             reads_only,
         };
@@ -673,7 +693,8 @@ impl Device {
         for &tx in batch {
             self.txs[tx].dispatched_at = now;
         }
-        if batch.len() > 1 {
+        let page_ops = self.page_operations(batch);
+        if page_ops > 1 {
             self.count_multiplane(batch);
         }
         let timing = self.flash.timing;
@@ -687,13 +708,13 @@ impl Device {
         };
         match op {
             FlashOp::Read => {
-                self.flash_ops[0] += batch.len() as u64;
+                self.flash_ops[0] += page_ops;
                 let sensed = commanded + self.variability.read_ns(self.array_ns(op, timing.read_ns, batch));
                 q.schedule_at(sensed, Event::Device(DeviceEvent::DieSensed { die }));
                 (commanded, sensed)
             }
             FlashOp::Program => {
-                self.flash_ops[1] += batch.len() as u64;
+                self.flash_ops[1] += page_ops;
                 let bytes: u64 = batch.iter().map(|&t| self.txs[t].bytes as u64).sum();
                 let data_in = self.flash.reserve_channel(die, commanded, bytes);
                 let end = data_in + self.variability.program_ns(self.array_ns(op, timing.program_ns, batch));
@@ -701,12 +722,21 @@ impl Device {
                 (data_in, end)
             }
             FlashOp::Erase => {
-                self.flash_ops[2] += batch.len() as u64;
+                self.flash_ops[2] += page_ops;
                 let end = commanded + timing.erase_ns;
                 q.schedule_at(end, Event::Device(DeviceEvent::DieDone { die, generation }));
                 (commanded, end)
             }
         }
+    }
+
+    /// Flash page (or block) operations of `batch`: one per plane it uses (units of one page are one
+    /// operation), its length when the unit is the page.
+    fn page_operations(&self, batch: &[TxId]) -> u64 {
+        if self.flash.geometry.units_per_page == 1 {
+            return batch.len() as u64;
+        }
+        batch.iter().fold(0u64, |planes, &tx| planes | 1 << self.txs[tx].plane).count_ones() as u64
     }
 
     /// A read was queued on busy `die`: suspend the program or erase it runs, if allowed and the scheduler

@@ -134,6 +134,7 @@ mod tests {
             blocks_per_plane: 4,
             pages_per_block: 4,
             page_bytes: 4096,
+            units_per_page: 1,
         }
     }
 

@@ -103,6 +103,7 @@ impl Device {
             }
         }
         let cut = q.now();
+        drive.pad_waiting_pages_at_cut();
         // When each die's running operation ends (its last event: sensing done, or done).
         let mut busy_until = vec![cut; geometry.dies() as usize];
         while let Some((at, event)) = q.pop() {

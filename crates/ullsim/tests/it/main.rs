@@ -22,6 +22,7 @@ mod ftl;
 mod fuzz_scenarios;
 mod gc;
 mod host;
+mod mapping_unit;
 mod memory;
 mod messages;
 mod model;

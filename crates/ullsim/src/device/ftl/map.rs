@@ -367,6 +367,7 @@ mod tests {
             blocks_per_plane: 8,
             pages_per_block: 16,
             page_bytes: 4096,
+            units_per_page: 1,
         };
         // Each plane: six full blocks, a half-full one, a free one.
         let valid: Vec<u16> = (0..16).map(|b| [16, 16, 16, 16, 16, 16, 8, 0][b % 8]).collect();

@@ -57,7 +57,7 @@ impl FreeBlockThresholds {
     pub fn room_for(&self, cfg: &DeviceConfig, pages_per_plane: u64) -> bool {
         let blocks = cfg.flash.blocks_per_plane as u64;
         let kept = (self.soft as u64).saturating_add(2).saturating_add(self.slc_static as u64);
-        blocks > kept && pages_per_plane <= (blocks - kept) * cfg.flash.pages_per_block as u64
+        blocks > kept && pages_per_plane <= (blocks - kept) * cfg.geometry().pages_per_block as u64
     }
 }
 
@@ -129,7 +129,7 @@ pub struct Ftl {
 impl Ftl {
     /// Build the FTL for `cfg` and precondition it. Errors name the key at fault.
     pub fn new(cfg: &DeviceConfig, seed: u64) -> Result<Ftl, String> {
-        let geometry = Geometry::from_config(&cfg.flash);
+        let geometry = Geometry::of(cfg);
         let logical_pages = cfg.logical_pages();
         let mut rng = stream_rng(seed, "device:ftl");
         let mut gc_policy = gc::make(&cfg.ftl.gc_policy, cfg.ftl.gc_d_choices)
@@ -247,7 +247,7 @@ impl Ftl {
         if cfg.ftl.mapping == MappingKind::InPlace {
             return 0;
         }
-        let geometry = Geometry::from_config(&cfg.flash);
+        let geometry = Geometry::of(cfg);
         let blocks = geometry.blocks();
         // valid and written counts, and a free list per plane that may grow to twice its blocks.
         let per_block = blocks * (2 + 2 + 2 * 4);
@@ -372,7 +372,9 @@ impl Ftl {
         for i in 0..units {
             let u = (self.next_plane + i) % units;
             if let Some(ppa) = self.allocate_host_in_plane(u) {
-                self.next_plane = (u + 1) % units;
+                // The units of a flash page are consecutive allocations on one plane: move on to the next
+                // plane after a page's last unit (after every page when the unit is the page).
+                self.next_plane = if self.geometry.is_last_unit(ppa) { (u + 1) % units } else { u };
                 let old = self.lookup(lpa);
                 self.mapped += u64::from(old.is_none());
                 self.count_valid(old, ppa);
@@ -381,6 +383,50 @@ impl Ftl {
             }
         }
         None
+    }
+
+    /// Whether every unit of the flash page holding unit `ppa` has been allocated (or padded).
+    pub fn page_complete(&self, ppa: u64) -> bool {
+        let ppb = self.geometry.pages_per_block as u64;
+        let upp = self.geometry.units_per_page as u64;
+        let page_end = ((ppa % ppb) / upp + 1) * upp;
+        self.written[self.geometry.block_of(ppa) as usize] as u64 >= page_end
+    }
+
+    /// The firmware pads the flash page holding unit `ppa` (it cannot wait longer for the page's other
+    /// units): the page's unallocated units count as written, holding nothing, so allocation goes on at the
+    /// next page. No effect if they were allocated meanwhile.
+    pub fn pad_page(&mut self, ppa: u64) {
+        let ppb = self.geometry.pages_per_block as u64;
+        let upp = self.geometry.units_per_page as u64;
+        let gb = self.geometry.block_of(ppa);
+        let page_end = ((ppa % ppb) / upp + 1) * upp;
+        let written = self.written[gb as usize] as u64;
+        if written >= page_end || written <= ppa % ppb {
+            return; // filled meanwhile (or, for `ppa` already erased, a block reused since: nothing to pad)
+        }
+        self.written[gb as usize] = page_end as u16;
+        let u = self.geometry.plane_of_block(gb);
+        let block = (gb % self.geometry.blocks_per_plane as u64) as u32;
+        let capacity = if self.slc.as_ref().is_some_and(|s| s.is_slc(gb)) {
+            self.slc.as_ref().map_or(ppb, |s| s.pages_per_block as u64)
+        } else {
+            ppb
+        };
+        if page_end < capacity {
+            return;
+        }
+        let plane = &mut self.planes[u as usize];
+        for (open, stream) in
+            [(&mut plane.open_user, Stream::Host), (&mut plane.open_gc, Stream::Gc), (&mut plane.open_slc, Stream::Slc)]
+        {
+            if *open == Some(block) {
+                *open = None;
+                if let (Stream::Slc, Some(slc)) = (stream, self.slc.as_mut()) {
+                    slc.closed(u, block);
+                }
+            }
+        }
     }
 
     /// Whether plane `u` should start a GC job now.

@@ -25,15 +25,15 @@ pub fn static_blocks_per_plane(cfg: &DeviceConfig) -> u32 {
     if !cfg.slc.enabled || cfg.ftl.mapping != MappingKind::Page {
         return 0;
     }
-    let block_bytes = slc_pages_per_block(cfg) as u64 * cfg.flash.page_bytes.0;
-    let planes = Geometry::from_config(&cfg.flash).planes() as u64;
+    let block_bytes = slc_pages_per_block(cfg) as u64 * cfg.mapping_unit_bytes();
+    let planes = Geometry::of(cfg).planes() as u64;
     // Validation bounds the geometry, not these bytes: saturate rather than overflow.
     cfg.slc.static_bytes.0.div_ceil(block_bytes.max(1) * planes.max(1)).min(u32::MAX as u64) as u32
 }
 
-/// Pages a block holds in SLC mode.
+/// Mapping units a block holds in SLC mode: its first `pages_per_block / bits_per_cell` flash pages.
 fn slc_pages_per_block(cfg: &DeviceConfig) -> u32 {
-    (cfg.flash.pages_per_block / cfg.slc.bits_per_cell.max(1)).max(1)
+    (cfg.flash.pages_per_block / cfg.slc.bits_per_cell.max(1)).max(1) * cfg.units_per_page()
 }
 
 /// Counters the results report (cumulative).
@@ -84,7 +84,7 @@ impl SlcRegion {
         }
         let pages_per_block = slc_pages_per_block(cfg);
         let planes = geometry.planes() as u64;
-        let row = pages_per_block as u64 * cfg.flash.page_bytes.0 * planes;
+        let row = pages_per_block as u64 * cfg.mapping_unit_bytes() * planes;
         Some(SlcRegion {
             pages_per_block,
             static_blocks: static_blocks_per_plane(cfg),
@@ -269,7 +269,7 @@ mod tests {
         let text = "[device]\npreset = \"tlc-consumer\"\n[device.flash]\nblocks_per_plane = 64\n[device.slc]\n\
                     static_bytes = \"128MiB\"\ndynamic_max_bytes = \"384MiB\"\n[[flow]]\nname = \"f\"\nrw = \"read\"\n";
         let s = Scenario::from_toml_str(text, "t", std::path::Path::new("."), &[]).expect("a valid scenario");
-        let g = Geometry::from_config(&s.device.flash);
+        let g = Geometry::of(&s.device);
         (SlcRegion::new(&s.device, &g).expect("an SLC cache"), s.device)
     }
 

@@ -124,3 +124,42 @@ fn random_precondition_matches_a_long_timing_free_overwrite_run() {
         assert!(tvd < 0.06, "{precondition}, {policy}: full blocks' valid counts {tvd:.3} apart");
     }
 }
+
+/// A small drive of 16 KiB pages mapped in 4 KiB units, empty.
+fn four_unit_drive() -> Ftl {
+    let text = "[device]\npreset = \"mqsim-mlc\"\n[device.flash]\nchannels = 2\nchips_per_channel = 1\n\
+                dies_per_chip = 1\nplanes_per_die = 2\nblocks_per_plane = 32\npages_per_block = 16\n\
+                page_bytes = \"16KiB\"\n[device.ftl]\nmapping_unit_bytes = \"4KiB\"\noverprovisioning = 0.2\nprecondition = \"none\"\n\
+                [[flow]]\nname = \"w\"\nrw = \"randwrite\"\n";
+    let scenario = crate::Scenario::from_toml_str(text, "t", std::path::Path::new("."), &[]).expect("a valid scenario");
+    Ftl::new(&scenario.device, 5).expect("an FTL")
+}
+
+/// With 4 units per flash page, host writes fill a page of one plane before moving to the next plane; a
+/// padded page's other units are skipped (written, holding nothing) and the map stays consistent.
+#[test]
+fn units_fill_a_page_per_plane_and_a_padded_page_is_skipped() {
+    let mut ftl = four_unit_drive();
+    assert_eq!((ftl.geometry.units_per_page, ftl.geometry.pages_per_block, ftl.geometry.page_bytes), (4, 64, 4096));
+    let first: Vec<u64> = (0..4).map(|lpa| ftl.allocate_user(lpa).expect("room")).collect();
+    assert_eq!(first, [first[0], first[0] + 1, first[0] + 2, first[0] + 3], "one page's units, in order");
+    assert!(ftl.page_complete(first[0]));
+    let next = ftl.allocate_user(4).expect("room");
+    let plane = |ftl: &Ftl, ppa: u64| ftl.geometry.plane_of_page(ppa);
+    assert_ne!(plane(&ftl, next), plane(&ftl, first[0]), "the next page is on the next plane");
+    let second = ftl.allocate_user(5).expect("room");
+    assert_eq!(second, next + 1);
+    assert!(!ftl.page_complete(next));
+    ftl.pad_page(next);
+    assert!(ftl.page_complete(next));
+    ftl.check_invariants().expect("padding keeps the map consistent");
+    // Allocation goes on at the next page of the same plane (the padded page was that plane's turn).
+    let after = ftl.allocate_user(6).expect("room");
+    assert_eq!(after, next + 4, "the padded units are skipped");
+    // Overwrite a unit of the padded page (it goes to the plane's next unit): the block holds three valid
+    // units (lpa 5, 6 and 4's new copy) of six written, two of them pads that never count.
+    assert_eq!(ftl.allocate_user(4), Some(after + 1));
+    let block = ftl.geometry.block_of(next) as usize;
+    assert_eq!((ftl.valid[block], ftl.written[block]), (3, 6));
+    ftl.check_invariants().expect("consistent after an overwrite");
+}

@@ -70,21 +70,31 @@ fn read_goes_first(reads: TxId, writes: TxId, view: &DispatchView, bypasses: &mu
     false
 }
 
-/// Take the head of `queue` and, if allowed, more transactions of the same operation on other planes.
+/// Take the head of `queue` and, if allowed, more transactions of the same operation on other planes
+/// (multi-plane), and transactions on other units of the flash pages taken (one page operation each).
 #[inline(always)]
 pub(super) fn take_batch(queue: &mut VecDeque<TxId>, view: &DispatchView, planes_per_die: u32, batch: &mut Vec<TxId>) {
     let Some(head) = queue.pop_front() else { return };
+    let start = batch.len();
     batch.push(head);
     let op = view.txs[head].op;
-    if !view.multiplane || planes_per_die == 1 || op == FlashOp::Erase {
+    let multiplane = view.multiplane && planes_per_die > 1;
+    if op == FlashOp::Erase || (!multiplane && view.units_per_page == 1) {
         return;
     }
+    let most = planes_per_die as usize * view.units_per_page as usize;
     let mut planes_used: u64 = 1 << view.txs[head].plane;
     let mut i = 0;
-    while i < queue.len().min(MULTIPLANE_WINDOW) && batch.len() < planes_per_die as usize {
+    while i < queue.len().min(MULTIPLANE_WINDOW) && batch.len() - start < most {
         let candidate = queue[i];
         let tx = &view.txs[candidate];
-        if tx.op == op && planes_used & (1 << tx.plane) == 0 && view.pairs_with(head, candidate) {
+        let joins = tx.op == op
+            && if planes_used & (1 << tx.plane) == 0 {
+                multiplane && view.pairs_with(head, candidate)
+            } else {
+                view.units_per_page > 1 && batch[start..].iter().any(|&b| view.same_flash_page(b, candidate))
+            };
+        if joins {
             planes_used |= 1 << tx.plane;
             batch.push(candidate);
             queue.remove(i);
@@ -240,5 +250,42 @@ mod tests {
             (0..4).map(|i| add(s.as_mut(), &mut txs, tx(UserRead, 0, 0, 2 + i, 1, 1 + i as u64))).collect();
         let served: Vec<TxId> = (0..6).map(|_| next(s.as_mut(), &txs, 0, 100)[0]).collect();
         assert_eq!(served, [reads[0], w1, reads[1], w2, reads[2], reads[3]]);
+    }
+
+    /// Units of one flash page queued on a plane join one operation (with or without multi-plane), units of
+    /// another page of the plane do not; with one unit per page, two transactions on a page stay two.
+    #[test]
+    fn units_of_one_flash_page_join_one_batch() {
+        let mut txs = TxArena::default();
+        let mut queue = VecDeque::new();
+        // Plane 0: units 8..11 (page 2) with unit 12 (page 3) among them; plane 1: unit 100.
+        for (plane, ppa) in [(0, 8), (0, 9), (0, 12), (1, 100), (0, 10), (0, 11)] {
+            let mut t = tx(UserWrite, 0, plane, 0, 0, 0);
+            t.ppa = ppa;
+            queue.push_back(txs.insert(t));
+        }
+        let ppas = |batch: &[TxId]| batch.iter().map(|&t| txs[t].ppa).collect::<Vec<_>>();
+        let take = |units_per_page: u32, multiplane: bool| {
+            let v = DispatchView { units_per_page, multiplane, ..super::super::testing::view(&txs, 0) };
+            let (mut q, mut batch) = (queue.clone(), Vec::new());
+            take_batch(&mut q, &v, 2, &mut batch);
+            ppas(&batch)
+        };
+        assert_eq!(take(4, false), [8, 9, 10, 11], "one page's units");
+        assert_eq!(take(4, true), [8, 9, 100, 10, 11], "and another plane's page (multi-plane)");
+        assert_eq!(take(1, false), [8], "one unit per page: no joining");
+        assert_eq!(take(1, true), [8, 100], "multi-plane only");
+        // Two transactions on the very same unit (two reads of one page) join only when units are smaller.
+        let same: Vec<TxId> = (0..2)
+            .map(|_| {
+                let mut t = tx(UserRead, 0, 0, 0, 0, 0);
+                t.ppa = 5;
+                txs.insert(t)
+            })
+            .collect();
+        let mut q: VecDeque<TxId> = same.iter().copied().collect();
+        let mut batch = Vec::new();
+        take_batch(&mut q, &DispatchView { multiplane: false, ..super::super::testing::view(&txs, 0) }, 2, &mut batch);
+        assert_eq!(batch.len(), 1);
     }
 }

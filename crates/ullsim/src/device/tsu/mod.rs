@@ -28,6 +28,9 @@ pub struct DispatchView<'a> {
     /// [`DispatchView::pairs_with`]).
     pub multiplane_same_page: bool,
     pub pages_per_block: u32,
+    /// Mapping units per flash page (`Geometry::units_per_page`): transactions on units of the same flash
+    /// page join one operation (1: every transaction is a page of its own).
+    pub units_per_page: u32,
     /// Since when host writes have been waiting for write-buffer space (`None`: they are not). Until then a
     /// background destage (a program with `req == NONE`, its host write already complete) stalls nobody.
     pub host_writes_blocked_since: Option<Time>,
@@ -42,8 +45,20 @@ impl DispatchView<'_> {
     /// indices within the blocks, as MQSim's `issue_command_to_chip` does.
     #[inline(always)]
     pub fn pairs_with(&self, head: TxId, other: TxId) -> bool {
-        !self.multiplane_same_page
-            || self.txs[head].ppa % self.pages_per_block as u64 == self.txs[other].ppa % self.pages_per_block as u64
+        let page = |tx: TxId| (self.txs[tx].ppa % self.pages_per_block as u64) / self.units_per_page as u64;
+        !self.multiplane_same_page || page(head) == page(other)
+    }
+
+    /// Whether `other` is on the same flash page as `head` (same plane, units of one page), so the two are
+    /// one page read or program. Never when the unit is the page: two transactions on one page are then two
+    /// operations (two reads of one page, say).
+    #[inline(always)]
+    pub fn same_flash_page(&self, head: TxId, other: TxId) -> bool {
+        let (a, b) = (&self.txs[head], &self.txs[other]);
+        self.units_per_page > 1
+            && a.die == b.die
+            && a.plane == b.plane
+            && a.ppa / self.units_per_page as u64 == b.ppa / self.units_per_page as u64
     }
 }
 
@@ -269,6 +284,7 @@ pub(super) mod testing {
             multiplane: true,
             multiplane_same_page: false,
             pages_per_block: 64,
+            units_per_page: 1,
             host_writes_blocked_since: None,
             reads_only: false,
         }

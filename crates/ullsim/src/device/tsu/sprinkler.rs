@@ -221,11 +221,22 @@ fn take_faro(
 ) {
     let (plane, index) = flow.and_then(|f| queues.oldest_of_flow(f)).unwrap_or_else(|| queues.anchor());
     let anchor = queues.remove(plane, index);
-    let mut take = |w: Waiting, batch: &mut Vec<TxId>| {
+    let mut take = |w: Waiting, queues: &mut PlaneQueues, plane: usize, batch: &mut Vec<TxId>| {
         flow_queued[w.flow as usize][kind] -= 1;
         batch.push(w.tx);
+        // With mapping units smaller than the page, the other units of a taken page go with it.
+        let mut i = 0;
+        while view.units_per_page > 1 && i < queues.planes[plane].len().min(FARO_WINDOW) {
+            if view.same_flash_page(w.tx, queues.planes[plane][i].tx) {
+                let unit = queues.remove(plane, i);
+                flow_queued[unit.flow as usize][kind] -= 1;
+                batch.push(unit.tx);
+            } else {
+                i += 1;
+            }
+        }
     };
-    take(anchor, batch);
+    take(anchor, queues, plane, batch);
     if !view.multiplane || planes_per_die == 1 {
         return;
     }
@@ -241,10 +252,11 @@ fn take_faro(
             .or_else(|| flow.and_then(|f| window().position(|(w, pairs)| pairs && w.flow == f)))
             .or_else(|| window().position(|(_, pairs)| pairs));
         if let Some(index) = index {
-            take(queues.remove(other, index), batch);
+            let w = queues.remove(other, index);
+            take(w, queues, other, batch);
         }
     }
-    debug_assert!(batch.len() <= planes_per_die as usize);
+    debug_assert!(batch.len() <= (planes_per_die * view.units_per_page) as usize);
 }
 
 /// Plain Sprinkler.

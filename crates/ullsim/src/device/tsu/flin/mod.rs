@@ -455,15 +455,23 @@ impl Flin {
         let d = &mut self.dies[die];
         let Slot { entry: head, class, .. } = d.slots[kind].take().expect("slot is filled");
         batch.push(head.tx);
-        if !view.multiplane || self.planes_per_die == 1 {
+        let multiplane = view.multiplane && self.planes_per_die > 1;
+        if !multiplane && view.units_per_page == 1 {
             return;
         }
         let q = &mut d.queues[kind][class];
         let mut planes_used: u64 = 1 << head.plane;
+        let most = self.planes_per_die as usize * view.units_per_page as usize;
         let mut i = 0;
-        while i < q.entries.len().min(MULTIPLANE_WINDOW) && batch.len() < self.planes_per_die as usize {
+        while i < q.entries.len().min(MULTIPLANE_WINDOW) && batch.len() < most {
             let e = q.entries[i];
-            if e.op == head.op && planes_used & (1 << e.plane) == 0 && view.pairs_with(head.tx, e.tx) {
+            let joins = e.op == head.op
+                && if planes_used & (1 << e.plane) == 0 {
+                    multiplane && view.pairs_with(head.tx, e.tx)
+                } else {
+                    view.units_per_page > 1 && batch.iter().any(|&b| view.same_flash_page(b, e.tx))
+                };
+            if joins {
                 planes_used |= 1 << e.plane;
                 batch.push(q.remove(i).tx);
                 d.in_queues[kind] -= 1;
