@@ -247,7 +247,9 @@ impl Device {
             gc_moves: Vec::new(),
             gc_unread: vec![Vec::new(); geometry.planes() as usize],
             gc_buffered: vec![0; geometry.planes() as usize],
-            gc_read_ahead: cfg.ftl.gc_read_ahead,
+            // The key counts flash pages; the buffer holds whole pages of mapping units, so that a GC page fills
+            // before its program (fewer would pad every GC page and waste its other units).
+            gc_read_ahead: cfg.ftl.gc_read_ahead * geometry.units_per_page,
             outstanding: 0,
             max_outstanding: 0,
             outstanding_area: 0,

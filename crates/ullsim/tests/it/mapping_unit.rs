@@ -96,3 +96,39 @@ fn a_bad_mapping_unit_is_an_error_naming_the_key() {
     let e = common::load_error(&text, &["device.ftl.page_fill_timeout_ns=0"]);
     assert!(e.contains("device.ftl.page_fill_timeout_ns"), "{e}");
 }
+
+/// GC's buffer (`device.ftl.gc_read_ahead`, in flash pages) holds whole pages of units, so a GC page fills
+/// before its program. Regression: counted in units, it let a job read two units ahead, every GC page was
+/// padded after its two units, jobs needed twice the room, and a plane of a full `tlc-consumer` (shrunk to
+/// 64 blocks a plane, its SLC cache off) under deep 4 KiB random writes ran out of pages for its moves
+/// within 1.5 s (a panic). Now it keeps collecting, with the map consistent.
+#[test]
+fn gc_fills_its_pages_with_4k_units_on_a_full_consumer_drive() {
+    let text = r#"
+seed = 1
+[run]
+duration = "1500ms"
+warmup = "0ms"
+check_invariants = true
+[host]
+model = "device-only"
+[device]
+preset = "tlc-consumer"
+[device.flash]
+blocks_per_plane = 64
+[device.ftl]
+precondition = "random"
+mapping_unit_bytes = "4KiB"
+[device.slc]
+enabled = false
+[[flow]]
+name = "w"
+rw = "randwrite"
+bs = "4k"
+iodepth = 256
+"#;
+    let d = run(&scenario_with(text, &[])).device;
+    println!("{} erases, WA {:.2}", d.gc_count, d.write_amplification.unwrap_or(0.0));
+    assert!(d.gc_count > 100, "GC ran: {} erases", d.gc_count);
+    assert!(d.gc_pages_programmed > d.host_pages_programmed, "a full drive moves more than it writes");
+}
