@@ -104,30 +104,9 @@ fn a_bad_mapping_unit_is_an_error_naming_the_key() {
 /// within 1.5 s (a panic). Now it keeps collecting, with the map consistent.
 #[test]
 fn gc_fills_its_pages_with_4k_units_on_a_full_consumer_drive() {
-    let text = r#"
-seed = 1
-[run]
-duration = "1500ms"
-warmup = "0ms"
-check_invariants = true
-[host]
-model = "device-only"
-[device]
-preset = "tlc-consumer"
-[device.flash]
-blocks_per_plane = 64
-[device.ftl]
-precondition = "random"
-mapping_unit_bytes = "4KiB"
-[device.slc]
-enabled = false
-[[flow]]
-name = "w"
-rw = "randwrite"
-bs = "4k"
-iodepth = 256
-"#;
-    let d = run(&scenario_with(text, &[])).device;
+    let text = common::small_consumer_writer("1500ms", 256);
+    let overrides = ["host.model=device-only", "device.ftl.mapping_unit_bytes=4KiB", "device.slc.enabled=false"];
+    let d = run(&scenario_with(&text, &overrides)).device;
     println!("{} erases, WA {:.2}", d.gc_count, d.write_amplification.unwrap_or(0.0));
     assert!(d.gc_count > 100, "GC ran: {} erases", d.gc_count);
     assert!(d.gc_pages_programmed > d.host_pages_programmed, "a full drive moves more than it writes");

@@ -95,32 +95,16 @@ fn timed_preconditioning_refuses_what_it_cannot_do() {
 /// they fill the 128 MiB static part first. The map and the blocks stay consistent (`check_invariants`).
 #[test]
 fn timed_writes_leave_an_slc_cache_used_up() {
-    let text = r#"
-seed = 1
-[run]
-duration = "100ms"
-warmup = "0ms"
-check_invariants = true
-[device]
-preset = "tlc-consumer"
-[device.flash]
-blocks_per_plane = 64
-[device.ftl]
-precondition = "random"
-precondition_fill = 0.5
-[device.cache]
-capacity_bytes = "8MiB"
-[device.slc]
-static_bytes = "128MiB"
-dynamic_max_bytes = "384MiB"
-[[flow]]
-name = "w"
-rw = "randwrite"
-bs = "4k"
-iodepth = 32
-"#;
+    let text = common::small_consumer_writer("100ms", 32);
     let slc_pages = |timed: &str| {
-        let r = run(&scenario_with(text, &[timed]));
+        let overrides = [
+            "device.ftl.precondition_fill=0.5",
+            "device.cache.capacity_bytes=8MiB",
+            "device.slc.static_bytes=128MiB",
+            "device.slc.dynamic_max_bytes=384MiB",
+            timed,
+        ];
+        let r = run(&scenario_with(&text, &overrides));
         let slc = r.device.slc.expect("the drive has an SLC cache");
         (slc.host_pages_slc, slc.host_pages_native)
     };

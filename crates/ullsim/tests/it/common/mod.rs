@@ -29,6 +29,16 @@ pub fn run(s: &Scenario) -> RunResults {
     ullsim::run_scenario(s).unwrap_or_else(|e| panic!("run failed: {e}"))
 }
 
+/// A `tlc-consumer` shrunk to 64 blocks per plane, full and randomly overwritten, map invariants checked at
+/// the end, and one 4 KiB random writer at `iodepth` for `duration`: tests give the rest with `--set`s.
+pub fn small_consumer_writer(duration: &str, iodepth: u32) -> String {
+    format!(
+        "seed = 1\n[run]\nduration = \"{duration}\"\nwarmup = \"0ms\"\ncheck_invariants = true\n[device]\n\
+         preset = \"tlc-consumer\"\n[device.flash]\nblocks_per_plane = 64\n[device.ftl]\nprecondition = \"random\"\n\
+         [[flow]]\nname = \"w\"\nrw = \"randwrite\"\nbs = \"4k\"\niodepth = {iodepth}\n"
+    )
+}
+
 /// A small page-mapped MLC drive (2 channels x 1 chip x 1 die x 2 planes x 64 blocks x 64 pages x 8 KiB =
 /// 128 MiB raw, 15% over-provisioned) with a 1 MiB write buffer: garbage collection starts after a few MiB of writes.
 pub const SMALL_MLC: &str = r#"
