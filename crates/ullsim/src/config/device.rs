@@ -681,12 +681,6 @@ impl DeviceConfig {
                 "timed preconditioning overwrites the drive's data: it needs precondition other than \"none\" \
                  and precondition_fill above 0",
             );
-            check(
-                crate::device::tsu::supports_flowless_writes(&self.tsu.scheduler),
-                "ftl.precondition_timed_writes",
-                "timed preconditioning runs under device.tsu.scheduler = \"fifo\" only (its writes belong to \
-                 no flow, which the per-flow schedulers have no place for): 0 otherwise",
-            );
         }
         check(ftl.cmt_entry_bytes >= 1, "ftl.cmt_entry_bytes", "expected a whole number >= 1");
         let slc = &self.slc;

@@ -160,8 +160,11 @@ pub struct Device {
     /// Pages programmed (programs finished) for host data and for GC moves.
     host_pages_programmed: u64,
     gc_pages_programmed: u64,
-    /// Pages the timed preconditioning's writes (no flow's) programmed (`timed_precondition.rs`).
+    /// Pages the timed preconditioning's writes (`precondition_flow`) programmed (`timed_precondition.rs`).
     precondition_writes_done: u64,
+    /// The flow slot of the timed preconditioning's writes: the one after the run's flows, so that the
+    /// per-flow schedulers (FLIN, Sprinkler) see them as the writes of a job of their own.
+    precondition_flow: u32,
     /// What the timed preconditioning carries into time 0 (`start` takes it).
     carried: timed_precondition::Carried,
     /// GC die time and the flows it is charged to.
@@ -190,7 +193,7 @@ impl Device {
         if cfg.ftl.precondition_timed_writes == 0 {
             return Device::assemble(cfg, seed, flows, ftl);
         }
-        let (ftl, carried) = Device::precondition_timed(cfg, seed, ftl)?;
+        let (ftl, carried) = Device::precondition_timed(cfg, seed, flows, ftl)?;
         Ok(Device { carried, ..Device::assemble(cfg, seed, flows, ftl)? })
     }
 
@@ -222,6 +225,7 @@ impl Device {
             flushes_released: Vec::new(),
             ftl,
             precondition_writes_done: 0,
+            precondition_flow: flows as u32,
             carried: Default::default(),
             cmt: MappingCache::new(
                 ideal_map,
@@ -571,7 +575,9 @@ impl Device {
                 self.locate(tx, ppa);
                 let unit = self.flash.geometry().plane_of_page(ppa);
                 let flow = self.txs[tx].flow;
-                if flow != NONE {
+                // GC after the timed preconditioning's writes stays charged to the run's flows, as in a run
+                // without them.
+                if flow != NONE && flow != self.precondition_flow {
                     self.gc_cost.host_write(unit, flow);
                 }
                 self.queue_program(q, tx);
@@ -827,7 +833,7 @@ impl Device {
                 self.request_part_done(q, requests, ReqId(t.req), t.dispatched_at - t.enqueued_at);
             }
             // The timed preconditioning's (`timed_precondition.rs`): no flow's, not host data of the run.
-            Purpose::UserWrite if t.flow == NONE => self.precondition_writes_done += 1,
+            Purpose::UserWrite if t.flow == self.precondition_flow => self.precondition_writes_done += 1,
             Purpose::UserWrite => {
                 self.host_pages_programmed += 1;
                 let part = self.cache.partition(t.flow);

@@ -21,8 +21,11 @@
 //! - each die keeps its GC pacing credit (`tsu/mod.rs`, `GcCredit`): GC owed for the writes before time 0
 //!   still goes first.
 //!
-//! Only under the `fifo` scheduler: the writes belong to no flow, and the per-flow policies (Sprinkler's
-//! fairness variant, FLIN) have no place for such writes (`tsu::supports_flowless_writes`).
+//! The writes are a flow of their own to the transaction scheduler (`Device::precondition_flow`, the slot
+//! after the run's flows), under the run's scheduler before and after time 0: the per-flow policies
+//! (Sprinkler, its fairness variant, FLIN) see the job before the measured one finish as another flow's
+//! writes. Its per-flow state (FLIN's estimates, Sprinkler's budgets) is not carried over: only each die's
+//! GC credit, which `fifo` keeps.
 
 use rand::RngExt;
 use rustc_hash::FxHashSet;
@@ -61,8 +64,13 @@ enum CarriedWrite {
 impl Device {
     /// Run the timed preconditioning on a drive built around `ftl`; return the FTL as it left it and what
     /// else it carries into time 0.
-    pub(super) fn precondition_timed(cfg: &DeviceConfig, seed: u64, ftl: Ftl) -> Result<(Ftl, Carried), String> {
-        let mut drive = Device::assemble(cfg, seed, 0, ftl)?;
+    pub(super) fn precondition_timed(
+        cfg: &DeviceConfig,
+        seed: u64,
+        flows: usize,
+        ftl: Ftl,
+    ) -> Result<(Ftl, Carried), String> {
+        let mut drive = Device::assemble(cfg, seed, flows, ftl)?;
         let geometry = *drive.flash.geometry();
         let planes = geometry.planes() as u64;
         // As many writes in flight as the key says: how deep the queue of the writing workload is shapes where
@@ -90,7 +98,7 @@ impl Device {
                     lpa,
                     drive.page_bytes as u32,
                     NONE,
-                    NONE,
+                    drive.precondition_flow,
                     NvmePriority::Medium,
                 );
                 drive.place_write(&mut q, tx);
@@ -171,18 +179,19 @@ impl Device {
             let generation = self.suspension.generation(die);
             q.schedule_at(busy, Event::Device(DeviceEvent::DieDone { die, generation }));
         }
+        let flow = self.precondition_flow;
         for write in carried.writes {
             let bytes = self.page_bytes as u32;
             let medium = NvmePriority::Medium;
             match write {
                 CarriedWrite::Placed { ppa, lpa } => {
                     let tx =
-                        self.new_transaction(FlashOp::Program, Purpose::UserWrite, ppa, lpa, bytes, NONE, NONE, medium);
+                        self.new_transaction(FlashOp::Program, Purpose::UserWrite, ppa, lpa, bytes, NONE, flow, medium);
                     self.enqueue(q, tx);
                 }
                 CarriedWrite::Unplaced { lpa } => {
                     let tx =
-                        self.new_transaction(FlashOp::Program, Purpose::UserWrite, 0, lpa, bytes, NONE, NONE, medium);
+                        self.new_transaction(FlashOp::Program, Purpose::UserWrite, 0, lpa, bytes, NONE, flow, medium);
                     self.place_write(q, tx);
                 }
                 CarriedWrite::GcMove { ppa, lpa, unit } => self.resume_carried_move(q, unit, ppa, lpa),

@@ -114,12 +114,6 @@ pub trait TransactionScheduler {
     fn set_gc_credit(&mut self, _die: u32, _credit: f64) {}
 }
 
-/// Whether the timed preconditioning (`device.ftl.precondition_timed_writes`) can run under scheduler
-/// `name`: its writes belong to no flow, which per-flow policies have no place for.
-pub fn supports_flowless_writes(name: &str) -> bool {
-    name == "fifo"
-}
-
 /// Names accepted by `device.tsu.scheduler`.
 pub fn scheduler_names() -> &'static [&'static str] {
     &["fifo", "sprinkler", "sprinkler-fairness", "flin"]
