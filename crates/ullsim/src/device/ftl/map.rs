@@ -30,16 +30,28 @@ const WRITTEN_REGION: u64 = 1024;
 /// How the initial layout numbers the initially valid pages of the planes (its slots).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum SlotOrder {
-    /// The `q`-th initially valid page of plane `u` is slot `q * planes + u`: logical pages placed in order
-    /// stripe over the planes. The planes hold equal shares (the first ones one page more).
+    /// Logical pages placed in order stripe over the planes a flash page at a time, as the FTL's writes do:
+    /// slots `g * units_per_page ..` of group `g` fill a flash page of plane `g % planes` (with whole-page
+    /// units the `q`-th initially valid page of plane `u` is slot `q * planes + u`). The planes hold equal
+    /// shares, give or take a flash page ([`striped_share`]).
     Striped,
     /// Plane `u`'s initially valid pages are the slots after those of planes `0..u`, in order: planes may
     /// hold any shares.
     ByPlane,
 }
 
+/// Initially valid pages plane `u` of `planes` holds when `pages` are placed in order by
+/// `SlotOrder::Striped`, a flash page of `units_per_page` at a time.
+pub(super) fn striped_share(pages: u64, planes: u32, units_per_page: u32, u: u32) -> u64 {
+    let (group, round) = (units_per_page as u64, units_per_page as u64 * planes as u64);
+    let before = u as u64 * group;
+    pages / round * group + (pages % round).saturating_sub(before).min(group)
+}
+
 pub(super) struct PageMap {
     units: u32,
+    /// Mapping units per flash page: `SlotOrder::Striped` fills a page of a plane before the next plane.
+    units_per_page: u32,
     slot_order: SlotOrder,
     /// Per plane and one more: the first slot of the plane (`SlotOrder::ByPlane`).
     plane_start: Vec<u64>,
@@ -111,6 +123,7 @@ impl PageMap {
         debug_assert_eq!(plane_start.last().copied(), Some(initial_pages), "the blocks hold the initial pages");
         PageMap {
             units: geometry.planes(),
+            units_per_page: geometry.units_per_page,
             slot_order,
             plane_start,
             planes_per_slot: geometry.planes() as f64 / initial_pages.max(1) as f64,
@@ -135,6 +148,7 @@ impl PageMap {
     pub fn none() -> PageMap {
         PageMap {
             units: 1,
+            units_per_page: 1,
             slot_order: SlotOrder::Striped,
             plane_start: Vec::new(),
             planes_per_slot: 0.0,
@@ -175,7 +189,10 @@ impl PageMap {
     /// The slot of the `q`-th initially valid page of plane `u`.
     fn slot_of(&self, u: usize, q: u32) -> u64 {
         match self.slot_order {
-            SlotOrder::Striped => q as u64 * self.units as u64 + u as u64,
+            SlotOrder::Striped => {
+                let group = self.units_per_page as u64;
+                (q as u64 / group * self.units as u64 + u as u64) * group + q as u64 % group
+            }
             SlotOrder::ByPlane => self.plane_start[u] + q as u64,
         }
     }
@@ -185,8 +202,9 @@ impl PageMap {
         match self.slot_order {
             SlotOrder::Striped => {
                 // Page numbers fit in 32 bits (validated), so the divisions are 32-bit.
-                let (units, slot) = (self.units, slot as u32);
-                ((slot % units) as usize, slot / units)
+                let (units, group, slot) = (self.units, self.units_per_page, slot as u32);
+                let page = slot / group;
+                ((page % units) as usize, page / units * group + slot % group)
             }
             SlotOrder::ByPlane => {
                 // Planes hold similar shares: start from the proportional guess and walk.
@@ -381,6 +399,43 @@ mod tests {
             };
             check_slot_kinds_agree([make(true), make(false)], &g, logical, initial);
         }
+    }
+
+    /// Placed in order with 4 KiB units in 16 KiB pages, consecutive logical pages fill a flash page of one
+    /// plane before the next plane, as the FTL's writes do (a 16 KiB read of them is one page), and every
+    /// logical page has its own physical page, on the plane `striped_share` counted it on.
+    #[test]
+    fn striped_initial_layout_fills_a_flash_page_before_the_next_plane() {
+        let g = Geometry {
+            channels: 1,
+            chips_per_channel: 1,
+            dies_per_chip: 1,
+            planes_per_die: 2,
+            blocks_per_plane: 4,
+            pages_per_block: 16, // units: 4 flash pages of 4 units
+            page_bytes: 4096,
+            units_per_page: 4,
+        };
+        let initial = 50u64; // 6 whole rounds of 8 units and 2 units more, on plane 0
+        let shares: Vec<u64> = (0..2).map(|u| striped_share(initial, 2, 4, u)).collect();
+        assert_eq!(shares, [26, 24]);
+        // Each plane written once in order: full blocks from block 0.
+        let valid: Vec<u16> = shares
+            .iter()
+            .flat_map(|&n| (0..4u64).map(move |b| (n.saturating_sub(b * 16)).min(16) as u16))
+            .collect();
+        let m = PageMap::new(&g, 64, initial, Permutation::identity(initial), valid, SlotOrder::Striped);
+        let home = |lpa: u64| m.lookup(lpa).expect("placed");
+        for lpa in 0..initial {
+            let (page, plane) = (home(lpa) / 4, g.plane_of_page(home(lpa)));
+            assert_eq!(plane as u64, lpa / 4 % 2, "logical page {lpa} on plane {plane}");
+            assert_eq!(page, home(lpa - lpa % 4) / 4, "logical page {lpa} shares its flash page with its group");
+            assert_eq!(m.owner(home(lpa)), Some(lpa));
+        }
+        let mut homes: Vec<u64> = (0..initial).map(home).collect();
+        homes.sort_unstable();
+        homes.dedup();
+        assert_eq!(homes.len() as u64, initial);
     }
 
     fn check_slot_kinds_agree(mut maps: [PageMap; 2], g: &Geometry, logical: u64, initial: u64) {

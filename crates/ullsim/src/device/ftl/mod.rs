@@ -165,7 +165,7 @@ impl Ftl {
 
         let fill = precondition_fill(cfg);
         let initial_pages = initial_pages(cfg);
-        let per_plane = |u: u32| initial_pages / units as u64 + u64::from((u as u64) < initial_pages % units as u64);
+        let per_plane = |u: u32| map::striped_share(initial_pages, units, geometry.units_per_page, u);
         if !thresholds.room_for(cfg, per_plane(0)) {
             return Err(format!(
                 "device.ftl.precondition_fill: {fill} of the logical space does not fit beside the GC free-block \
