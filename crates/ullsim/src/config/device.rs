@@ -317,6 +317,9 @@ pub struct FlashConfig {
     pub command_ns: Nanos,
     pub channel_mts: f64,
     pub channel_width_bytes: u32,
+    /// Back-to-back programs on a die use cache programs (ONFI's PROGRAM PAGE CACHE, 80h-15h): a program
+    /// that follows a program on its die has its data-in overlapped with the one before (`device/cache_program.rs`).
+    pub cache_program: bool,
     /// A host or mapping read queued on a die that is programming may suspend the program.
     pub program_suspend: bool,
     /// A host or mapping read queued on a die that is erasing may suspend the erase.

@@ -7,6 +7,7 @@
 mod assembly;
 pub mod buffer_waiters;
 pub mod cache;
+mod cache_program;
 mod chip_offer;
 mod collect;
 mod durability;
@@ -183,6 +184,8 @@ pub struct Device {
     slc: Option<slc::SlcTiming>,
     /// Programs waiting for the other mapping units of their flash page (`assembly.rs`).
     assembly: PageAssembly,
+    /// The dies that just finished a program (`None` without cache programs; `cache_program.rs`).
+    cache_program: Option<cache_program::CacheProgram>,
 }
 
 impl Device {
@@ -271,6 +274,7 @@ impl Device {
             by_class: [ClassCounters::default(); 2],
             slc: slc::SlcTiming::new(cfg),
             assembly: PageAssembly::new(cfg.ftl.page_fill_timeout_ns.0),
+            cache_program: cache_program::CacheProgram::new(cfg.flash.cache_program, geometry.dies()),
         })
     }
 
@@ -379,6 +383,7 @@ impl Device {
                 // The die stays busy while its transactions finish, so work they queue on it waits for the
                 // dispatch below instead of starting inside this loop.
                 let mut batch = std::mem::take(&mut self.running[die as usize]);
+                let op = batch.first().map(|&tx| self.txs[tx].op);
                 self.batch_done(die, &batch, now);
                 for &tx in &batch {
                     self.finish_transaction(q, requests, tx);
@@ -388,6 +393,7 @@ impl Device {
                 if self.suspension.is_open(die) {
                     self.continue_suspension(q, die);
                 } else {
+                    self.cache_program_released(die, op, now);
                     self.flash.release_die(die, now);
                     self.offer_released_chip(q, die);
                 }
@@ -724,10 +730,10 @@ impl Device {
             FlashOp::Program => {
                 self.flash_ops[1] += page_ops;
                 let bytes: u64 = batch.iter().map(|&t| self.txs[t].bytes as u64).sum();
-                let data_in = self.flash.reserve_channel(die, commanded, bytes);
-                let end = data_in + self.variability.program_ns(self.array_ns(op, timing.program_ns, batch));
+                let array_ns = self.variability.program_ns(self.array_ns(op, timing.program_ns, batch));
+                let (array_start, end) = self.program_phases(die, start, commanded, bytes, array_ns);
                 q.schedule_at(end, Event::Device(DeviceEvent::DieDone { die, generation }));
-                (data_in, end)
+                (array_start, end)
             }
             FlashOp::Erase => {
                 self.flash_ops[2] += page_ops;

@@ -279,7 +279,7 @@ fn generic_presets_run_at_their_flash_limits() {
 fn tlc_consumer_against_its_datasheet() {
     let p = "tlc-consumer";
     let s = scenario(&format!("[device]\npreset = \"{p}\"\n[[flow]]\nname = \"f\"\nrw = \"read\"\n"));
-    let (hi, flash, slc) = (&s.device.host_interface, &s.device.flash, &s.device.slc);
+    let hi = &s.device.host_interface;
     let read = device_run(p, "randread", "4k", 32, 8, "100ms", &[]).flows[0].iops;
     let write = device_run(p, "randwrite", "4k", 32, 8, "100ms", &[]).flows[0].iops;
     let seq_read = device_run(p, "read", "128k", 8, 4, "200ms", &[]).flows[0].bandwidth_bytes_per_s;
@@ -293,14 +293,27 @@ fn tlc_consumer_against_its_datasheet() {
     let link = hi.pcie_lanes as f64 * hi.pcie_lane_bytes_per_s * (1.0 - hi.pcie_dllp_overhead) * 256.0 / 280.0;
     assert!(within(seq_read, link, 0.01) && seq_read < hi.max_read_bytes_per_s, "sequential read {seq_read:.3e}");
     // 1,000K random writes (datasheet) need four 4 KB writes packed per 16 KiB page; the model programs a
-    // page per write, so SLC programs bind: per die, two planes' pages cross the channel, then program.
-    let page_ns = flash.page_bytes.0 as f64 * 1000.0 / flash.channel_mts;
-    let per_die = 2.0 / ((flash.command_ns.0 as f64 + 2.0 * page_ns + slc.program_ns.0 as f64) / 1e9);
-    let programs = per_die * (flash.channels * flash.chips_per_channel * flash.dies_per_chip) as f64;
+    // page per write, so SLC programs bind (with cache programs, the channels).
+    let programs = consumer_slc_pages_per_s(&s);
     assert!(
         write < programs && write > 0.85 * programs,
         "4 KB random write {write:.0} IOPS, SLC programs {programs:.0}"
     );
+}
+
+/// The most SLC page programs per second `tlc-consumer` (scenario `s`) sustains under 4 KB random writes:
+/// each die programs its two planes' pages in one operation, which costs `command_ns` plus the pages' data-in
+/// and the SLC program time, or with cache programs (`device.flash.cache_program`, back to back) the longer
+/// of the two; and each channel carries one page per page transfer, whichever binds first.
+fn consumer_slc_pages_per_s(s: &ullsim::Scenario) -> f64 {
+    let (flash, slc) = (&s.device.flash, &s.device.slc);
+    let page_ns = flash.page_bytes.0 as f64 * 1000.0 / (flash.channel_mts * flash.channel_width_bytes as f64);
+    let (data_in, program) = (flash.planes_per_die as f64 * page_ns, slc.program_ns.0 as f64);
+    let op_ns = flash.command_ns.0 as f64 + if flash.cache_program { data_in.max(program) } else { data_in + program };
+    let dies = (flash.channels * flash.chips_per_channel * flash.dies_per_chip) as f64;
+    let by_dies = dies * flash.planes_per_die as f64 / (op_ns / 1e9);
+    let by_channels = flash.channels as f64 / (page_ns / 1e9);
+    by_dies.min(by_channels)
 }
 
 /// `tlc-consumer` mapping 4 KiB units (`device.ftl.mapping_unit_bytes`) instead of whole 16 KiB pages: four
@@ -311,14 +324,12 @@ fn tlc_consumer_against_its_datasheet() {
 fn tlc_consumer_with_4k_mapping_units_reaches_its_random_write_rate() {
     let p = "tlc-consumer";
     let s = scenario(&format!("[device]\npreset = \"{p}\"\n[[flow]]\nname = \"f\"\nrw = \"read\"\n"));
-    let (hi, flash, slc) = (&s.device.host_interface, &s.device.flash, &s.device.slc);
+    let hi = &s.device.host_interface;
     let units = ["device.ftl.mapping_unit_bytes=4KiB", "run.check_invariants=true"];
     let write = device_run(p, "randwrite", "4k", 32, 8, "100ms", &units).flows[0].iops;
     let pages = device_run(p, "randwrite", "4k", 32, 8, "100ms", &[]).flows[0].iops;
-    // Per die: two planes' pages cross the channel, then program, each page carrying four 4 KiB writes.
-    let page_ns = flash.page_bytes.0 as f64 * 1000.0 / flash.channel_mts;
-    let per_die = 2.0 * 4.0 / ((flash.command_ns.0 as f64 + 2.0 * page_ns + slc.program_ns.0 as f64) / 1e9);
-    let programs = per_die * (flash.channels * flash.chips_per_channel * flash.dies_per_chip) as f64;
+    // Each page program carries four 4 KiB writes.
+    let programs = 4.0 * consumer_slc_pages_per_s(&s);
     let controller = 1e9 / hi.command_process_ns.0 as f64;
     println!(
         "{p}: 4 KB random writes {write:.0} IOPS with 4 KiB units, {pages:.0} with 16 KiB; bounds: programs \
@@ -326,7 +337,8 @@ fn tlc_consumer_with_4k_mapping_units_reaches_its_random_write_rate() {
     );
     assert!(programs > 1.5 * controller, "the programs no longer bind: {programs:.0}");
     assert!(within(write, controller, 0.03), "4 KB random write {write:.0} IOPS with 4 KiB units");
-    assert!(write > 1.8 * pages, "{write:.0} IOPS with 4 KiB units, {pages:.0} with whole pages");
+    // Whole pages stay at their program bound (`tlc_consumer_against_its_datasheet`), ~0.59 of the controller's.
+    assert!(write > 1.5 * pages, "{write:.0} IOPS with 4 KiB units, {pages:.0} with whole pages");
 }
 
 /// `tlc-consumer` at QD1 with the default host: the datasheet's 22K 4 KB random reads and 60K writes are 45.5
