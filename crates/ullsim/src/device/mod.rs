@@ -131,6 +131,8 @@ pub struct Device {
     suspension: Suspension,
     /// Scratch: an empty batch vector for the reads a suspension starts with (reused, not allocated).
     spare_batch: Vec<TxId>,
+    /// Scratch: the dies a read's units were queued on, offered once all are queued (`read_path.rs`).
+    read_dies: Vec<u32>,
     commands: Vec<CommandState>,
     /// When each firmware core finishes the command it is processing.
     core_free_at: Vec<Time>,
@@ -245,6 +247,7 @@ impl Device {
             running: (0..geometry.dies()).map(|_| Vec::with_capacity(geometry.planes_per_die as usize)).collect(),
             suspension: Suspension::new(&cfg.flash, geometry.dies()),
             spare_batch: Vec::new(),
+            read_dies: Vec::new(),
             commands: Vec::new(),
             core_free_at: vec![0; cfg.controller.firmware_cores as usize],
             controller_wake_pending: false,
@@ -638,9 +641,15 @@ impl Device {
 
     fn enqueue(&mut self, q: &mut EventQueue<Event>, tx: TxId) {
         self.stamp_and_queue(q, tx);
-        let die = self.txs[tx].die;
+        let read = matches!(self.txs[tx].purpose, Purpose::UserRead | Purpose::MapRead);
+        self.offer_die(q, self.txs[tx].die, read);
+    }
+
+    /// Work was queued on `die` (`read`: a host or mapping read): start the die if it is idle, else try to
+    /// suspend what it runs for the read.
+    fn offer_die(&mut self, q: &mut EventQueue<Event>, die: u32, read: bool) {
         if self.flash.die_is_busy(die) {
-            if self.suspension.enabled() && matches!(self.txs[tx].purpose, Purpose::UserRead | Purpose::MapRead) {
+            if self.suspension.enabled() && read {
                 self.try_suspend(q, die);
             }
         } else {

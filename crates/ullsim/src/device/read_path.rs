@@ -18,6 +18,12 @@ impl Device {
         let (offset, len, flow, class) =
             (requests[req].offset, requests[req].len, requests[req].flow, requests[req].class);
         let mut pending = 0;
+        // With units smaller than the flash page, a read's units are all queued before their dies start, so
+        // the units of one page are sensed together (the firmware splits a command at once); otherwise the
+        // die of a page's first unit would start on it alone, and the page would be sensed again for the
+        // rest.
+        let together = self.flash.geometry().units_per_page > 1;
+        let mut dies = std::mem::take(&mut self.read_dies);
         for (lpa, bytes) in self.pages(offset, len) {
             if self.cache.read_lookup(lpa, class.criticality) {
                 continue;
@@ -31,9 +37,22 @@ impl Device {
             pending += 1;
             let tx =
                 self.new_transaction(FlashOp::Read, Purpose::UserRead, ppa, lpa, bytes, req.0, flow, class.priority);
-            self.translate_and_enqueue(q, tx, lpa);
+            if !together {
+                self.translate_and_enqueue(q, tx, lpa);
+            } else if self.cmt.lookup(lpa) {
+                self.stamp_and_queue(q, tx);
+                dies.push(self.txs[tx].die);
+            } else {
+                self.wait_for_translation(q, tx, lpa);
+            }
         }
         self.commands[req.index()].pending_transactions = pending;
+        dies.dedup(); // a page's units are consecutive (a die offered twice is only asked twice)
+        for &die in &dies {
+            self.offer_die(q, die, true);
+        }
+        dies.clear();
+        self.read_dies = dies;
         let end = (offset + len as u64).div_ceil(self.page_bytes);
         let ahead = self.cache.read_done(offset / self.page_bytes, end, class.criticality, now);
         // Pages past the drive's end, never written, already in DRAM or already on their way are skipped.

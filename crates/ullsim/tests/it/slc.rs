@@ -91,7 +91,8 @@ fn a_sustained_write_runs_at_slc_speed_until_the_region_fills_then_at_the_post_c
     println!("post-cache mean {:.3} GB/s; TLC program rate {:.3} GB/s", post / 1e9, tlc / 1e9);
     assert!(post > 0.4 * tlc && post < 0.85 * tlc, "post-cache {post:.3e} B/s against TLC {tlc:.3e}");
     // What went where: the region's worth of host pages in SLC, the rest directly to TLC, and folding began.
-    let page = flash.page_bytes.0 as f64;
+    // Pages here are the FTL's mapping units (4 KiB in `tlc-consumer`).
+    let page = s.device.mapping_unit_bytes() as f64;
     assert_eq!(
         slc.host_pages_slc as f64 * page,
         region,
