@@ -420,10 +420,8 @@ mod tests {
         let shares: Vec<u64> = (0..2).map(|u| striped_share(initial, 2, 4, u)).collect();
         assert_eq!(shares, [26, 24]);
         // Each plane written once in order: full blocks from block 0.
-        let valid: Vec<u16> = shares
-            .iter()
-            .flat_map(|&n| (0..4u64).map(move |b| (n.saturating_sub(b * 16)).min(16) as u16))
-            .collect();
+        let valid: Vec<u16> =
+            shares.iter().flat_map(|&n| (0..4u64).map(move |b| (n.saturating_sub(b * 16)).min(16) as u16)).collect();
         let m = PageMap::new(&g, 64, initial, Permutation::identity(initial), valid, SlotOrder::Striped);
         let home = |lpa: u64| m.lookup(lpa).expect("placed");
         for lpa in 0..initial {

@@ -276,8 +276,10 @@ mod tests {
     #[test]
     fn the_limit_is_the_static_part_plus_what_the_unmapped_pages_allow() {
         let (r, cfg) = region();
-        assert_eq!((r.pages_per_block, static_blocks_per_plane(&cfg)), (128, 1));
-        let row = 64 * 384; // logical pages of one native block in every plane
+        // Pages here are the preset's mapping units (4 KiB: four per 16 KiB flash page).
+        let units = cfg.units_per_page() as u64;
+        assert_eq!((r.pages_per_block as u64, static_blocks_per_plane(&cfg)), (128 * units, 1));
+        let row = 64 * 384 * units; // logical pages of one native block in every plane
         assert_eq!(r.limit(100 * row), 4, "capped at the dynamic maximum");
         assert_eq!(r.limit(2 * row + row - 1), 3, "whole native blocks of free space only");
         assert_eq!(r.limit(row - 1), 1, "the static part alone");
