@@ -96,6 +96,14 @@ pub struct CpuConfig {
     pub reap_ns: Nanos,
     /// Switching from one task (or idle) to another.
     pub context_switch_ns: Nanos,
+    /// A core's private cache (its L2), which the tasks that run on it share (`host/cpu/cache_refill.rs`).
+    pub cache_bytes: Bytes,
+    /// What a task touches each time it runs (kernel stack, task struct, its I/O buffer and per-I/O state):
+    /// switched in after other tasks' footprints have pushed it out of `cache_bytes`, it refills it. 0: no
+    /// refill cost.
+    pub task_footprint_bytes: Bytes,
+    /// Refilling one 64-byte cache line of a task's footprint from the shared last-level cache.
+    pub cache_refill_line_ns: Nanos,
     /// try_to_wake_up: making a sleeping task runnable, on the waking core.
     pub wakeup_ns: Nanos,
     /// Leaving a shallow idle state (C1) when an interrupt or a wake-up reaches an idle core.
@@ -122,6 +130,9 @@ impl Default for CpuConfig {
             fs_submit_ns: Nanos::from_ns(350),
             reap_ns: Nanos::from_ns(100),
             context_switch_ns: Nanos::from_ns(1_400),
+            cache_bytes: Bytes(256 << 10),
+            task_footprint_bytes: Bytes(16 << 10),
+            cache_refill_line_ns: Nanos::from_ns(3),
             wakeup_ns: Nanos::from_ns(300),
             idle_exit_ns: Nanos::from_ns(1_700),
             poll_loop_ns: Nanos::from_ns(100),
@@ -400,6 +411,7 @@ impl HostConfig {
             ("cpu.fs_submit_ns", c.fs_submit_ns.0),
             ("cpu.reap_ns", c.reap_ns.0),
             ("cpu.context_switch_ns", c.context_switch_ns.0),
+            ("cpu.cache_refill_line_ns", c.cache_refill_line_ns.0),
             ("cpu.wakeup_ns", c.wakeup_ns.0),
             ("cpu.idle_exit_ns", c.idle_exit_ns.0),
             ("cpu.poll_loop_ns", c.poll_loop_ns.0),
@@ -436,6 +448,18 @@ impl HostConfig {
             if !(1_000..=10 * MAX_COST_NS).contains(&value) {
                 return err(key, format!("expected 1 us to 10 s, found {value} ns"));
             }
+        }
+        if c.cache_bytes.0 < 1 << 10 || c.cache_bytes.0 > 1 << 40 {
+            return err("cpu.cache_bytes", format!("expected 1 KiB to 1 TiB, found {} bytes", c.cache_bytes.0));
+        }
+        if c.task_footprint_bytes.0 > c.cache_bytes.0 {
+            return err(
+                "cpu.task_footprint_bytes",
+                format!(
+                    "expected at most cpu.cache_bytes ({} bytes), found {} bytes",
+                    c.cache_bytes.0, c.task_footprint_bytes.0
+                ),
+            );
         }
         let f = &self.fs;
         if f.memory_bytes.0 < 1 << 20 || f.memory_bytes.0 > 1 << 50 {

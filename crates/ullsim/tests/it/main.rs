@@ -7,6 +7,7 @@ mod cache_program;
 mod common;
 mod contention;
 mod controller;
+mod cpu_load;
 mod device_physics;
 mod docs;
 mod durability;

@@ -10,6 +10,7 @@
 //! Per-core time is accounted as user, kernel (including interrupt handlers), polling and idle.
 
 pub(crate) mod burner;
+mod cache_refill;
 mod cfs;
 mod eevdf;
 
@@ -128,7 +129,14 @@ struct Task {
     user_ns: Time,
     /// Times the task was switched onto a core.
     switched_in: u64,
+    /// The core it last ran on (`NO_CORE`: none yet) and that core's switch count when it left it (so the
+    /// tasks that ran there since are known: `cache_refill.rs`).
+    ran_on: u32,
+    left_at_switch: u64,
 }
+
+/// `Task::ran_on` of a task that has not run yet.
+const NO_CORE: u32 = u32::MAX;
 
 #[derive(Default)]
 struct Core {
@@ -150,6 +158,8 @@ struct Core {
     busy_ns: [Time; 3],
     irq_ns: Time,
     context_switches: u64,
+    /// Tasks whose last run was on this core: those that may have filled its cache since a task left it.
+    resident_tasks: u64,
 }
 
 impl Core {
@@ -221,6 +231,7 @@ pub struct Cpu {
     scheduler: Box<dyn CpuScheduler>,
     tunables: SchedTunables,
     context_switch_ns: Time,
+    cache_refill: cache_refill::CacheRefill,
     idle_exit_ns: Time,
     /// Tasks that just got a core and wait for the host to say what they run.
     ready: Vec<TaskId>,
@@ -242,6 +253,11 @@ impl Cpu {
             scheduler,
             tunables,
             context_switch_ns: cfg.cpu.context_switch_ns.0,
+            cache_refill: cache_refill::CacheRefill::new(
+                cfg.cpu.cache_bytes.0,
+                cfg.cpu.task_footprint_bytes.0,
+                cfg.cpu.cache_refill_line_ns.0,
+            ),
             idle_exit_ns: cfg.cpu.idle_exit_ns.0,
             ready: Vec::new(),
         })
@@ -266,6 +282,8 @@ impl Cpu {
             cpu_ns: 0,
             user_ns: 0,
             switched_in: 0,
+            ran_on: NO_CORE,
+            left_at_switch: 0,
         });
         id
     }
@@ -351,6 +369,7 @@ impl Cpu {
         let now = q.now();
         let core_id = self.tasks[task as usize].core;
         self.tasks[task as usize].state = State::Sleeping;
+        self.tasks[task as usize].left_at_switch = self.cores[core_id as usize].context_switches;
         self.scheduler.put_prev(core_id, task, false, now);
         self.cores[core_id as usize].current = None;
         self.cores[core_id as usize].need_resched = false;
@@ -498,6 +517,7 @@ impl Cpu {
         let t = &mut self.tasks[task as usize];
         t.saved = saved;
         t.state = State::Runnable;
+        t.left_at_switch = self.cores[core_id as usize].context_switches;
         self.scheduler.put_prev(core_id, task, true, now);
         let core = &mut self.cores[core_id as usize];
         core.current = None;
@@ -516,6 +536,8 @@ impl Cpu {
         if from_idle && core.irq_until < now {
             overhead += self.idle_exit_ns;
         }
+        overhead += self.refill_on_switch(core_id, next);
+        let core = &mut self.cores[core_id as usize];
         core.current = Some(next);
         core.context_switches += 1;
         let t = &mut self.tasks[next as usize];
@@ -528,6 +550,26 @@ impl Cpu {
             Some(Saved::Spin) | None => self.ready.push(next),
         }
         self.ensure_tick(q, core_id, now);
+    }
+
+    /// The cache refill `task` pays switched in on `core` (`cache_refill.rs`): the other tasks that ran there
+    /// since it left, at most the others whose last run was there. Moves its residence to `core`.
+    fn refill_on_switch(&mut self, core_id: u32, task: TaskId) -> Time {
+        let (ran_on, left_at) = {
+            let t = &self.tasks[task as usize];
+            (t.ran_on, t.left_at_switch)
+        };
+        if ran_on == core_id {
+            let core = &self.cores[core_id as usize];
+            let others = (core.context_switches - left_at).min(core.resident_tasks - 1);
+            return self.cache_refill.refill_ns(others);
+        }
+        if ran_on != NO_CORE {
+            self.cores[ran_on as usize].resident_tasks -= 1;
+        }
+        self.cores[core_id as usize].resident_tasks += 1;
+        self.tasks[task as usize].ran_on = core_id;
+        0
     }
 
     /// Schedule a tick on `core` if tasks wait there (ticks on cores with one task change nothing).
