@@ -10,8 +10,9 @@
 //! - the lock was held (the acquirer queued): its own `xchg_tail` took the line while the holder ran, so the
 //!   holder's release (`queued_spin_unlock`'s store) must take it back and the queue head's
 //!   `atomic_cond_read_acquire` on the lock word then pulls it again: two transfers on the critical path
-//!   between one holder and the next. The MCS node's own hand-off (`arch_mcs_spin_unlock_contended`) is
-//!   written while the previous holder still runs, off that path.
+//!   between one holder and the next. The MCS hand-off to the next waiter (`set_locked`, then
+//!   `arch_mcs_spin_unlock_contended(&next->locked)`) is written by the new holder just after it takes the
+//!   lock, so the next waiter becomes the queue head while the lock is held, off that path.
 //!
 //! On one core every acquisition finds the line where it is: the lock costs exactly its hold times, as a
 //! plain FCFS server. The wait, transfers included, is CPU time of the caller (it spins).
