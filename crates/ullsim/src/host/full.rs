@@ -264,7 +264,8 @@ impl FullHost {
         classes.dedup();
         let nvme = NvmeDriver::new(&cfg.nvme, cfg.cores, cfg.queue_pairs, &classes, device);
         let depth = device.queue_depth().saturating_sub(1).max(1);
-        let block = BlockLayer::new(&cfg.block, &cfg.io_scheduler, nvme.hw_queues(), depth)?;
+        let line_ns = cfg.cpu.cache_line_transfer_ns.0;
+        let block = BlockLayer::new(&cfg.block, &cfg.io_scheduler, nvme.hw_queues(), depth, line_ns)?;
         let completion = completion::make(&cfg.completion).ok_or_else(|| {
             format!("host.completion: unknown policy \"{}\"; expected one of {:?}", cfg.completion, completion::names())
         })?;
@@ -603,7 +604,8 @@ impl FullHost {
         // 1. Polled completion entries waiting to be processed (by the task itself without an sqpoll thread),
         //    a file-system call's included.
         if !self.jobs[j as usize].found.is_empty() && self.jobs[j as usize].sqpoll.is_none() {
-            let (end, n) = self.poll_complete(q, requests, device, j, start);
+            let core = self.cpu.core_of(task);
+            let (end, n) = self.poll_complete(q, requests, device, j, core, start);
             self.jobs[j as usize].action = Action::PollComplete(n);
             self.cpu.run(q, task, end - start, Activity::Kernel);
             return;

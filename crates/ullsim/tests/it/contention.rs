@@ -45,7 +45,11 @@ fn beside_writers_the_lapp_waits_for_milliseconds_and_kyber_cuts_its_mean() {
     println!("n=16 kyber: {kyber_mean:.0} / {kyber_p99} ns, {kyber_mbs:.0} MB/s");
     assert!(none_p99 > 2_000_000, "beside 16 writers the L-app's p99 reaches milliseconds: {none_p99} ns");
     assert!(none_mean > 2.0 * one_mean, "more writers, longer waits: {none_mean:.0} vs {one_mean:.0} ns");
-    assert!(deadline_p99 > 2_000_000, "mq-deadline does not hold writes back: {deadline_p99} ns");
+    // mq-deadline does not hold writes back: the L-app's mean stays far above Kyber's and its p99 in
+    // milliseconds (the p99 of ~250 reads is their third largest: with the lock model of issue 31 the
+    // 8 cores' submissions shift, and it went from 3.2 to 1.9 ms; not a threshold to pin at 2 ms).
+    assert!(deadline_p99 > 1_000_000, "mq-deadline's p99 in milliseconds: {deadline_p99} ns");
+    assert!(deadline_mean > 2.0 * kyber_mean, "mq-deadline does not hold writes back: {deadline_mean:.0} ns");
     assert!(kyber_mean * 2.0 < none_mean, "kyber cuts the mean: {kyber_mean:.0} vs {none_mean:.0} ns");
     assert!(kyber_p99 > 1_000_000, "the die's programs and erases stay in kyber's p99: {kyber_p99} ns");
     assert!(kyber_mbs > 0.8 * none_mbs, "and keeps most of the writes' throughput: {kyber_mbs:.0} vs {none_mbs:.0}");

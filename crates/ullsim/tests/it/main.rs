@@ -24,6 +24,7 @@ mod ftl;
 mod fuzz_scenarios;
 mod gc;
 mod host;
+mod host_scaling;
 mod mapping_unit;
 mod memory;
 mod messages;

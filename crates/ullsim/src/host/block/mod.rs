@@ -5,10 +5,12 @@
 //! queue depth without), waiting for one if none is free; it is inserted into the scheduler, and the
 //! hardware queue is run: while the driver has a free tag, the scheduler hands over requests. Completions
 //! return both tags and run the queue again. Every operation returns the CPU time it took on the calling
-//! core; scheduler operations with a queue-wide lock (mq-deadline, bfq) are served one at a time across
-//! all cores, so callers wait for the lock (spinning, so the wait is CPU time too).
+//! core; scheduler operations with a queue-wide lock (mq-deadline, bfq) take it as a spinlock shared by all
+//! cores (`lock.rs`): served one at a time, with the lock's cache line moving between cores, so callers wait
+//! for the lock (spinning, so the wait is CPU time too). Each operation names the core that calls it.
 
 mod hazard;
+mod lock;
 pub mod sched;
 
 use std::collections::VecDeque;
@@ -19,6 +21,7 @@ use crate::config::host::BlockConfig;
 use crate::engine::Time;
 use crate::request::ReqId;
 pub use hazard::Hazard;
+use lock::SpinLock;
 use sched::{ElevatorMerge, IoScheduler, SchedCosts, SchedRequest};
 
 /// A request handed to the driver by the block layer: at `at` the driver starts on it.
@@ -83,7 +86,8 @@ pub struct BlockResults {
     pub io_scheduler: String,
     /// Requests that had to wait for an allocation tag.
     pub tag_waits: u64,
-    /// Time callers spent waiting for the scheduler's queue-wide lock, ns.
+    /// Time callers spent waiting for the scheduler's queue-wide lock, ns, the lock word's moves between
+    /// cores included.
     pub lock_wait_ns: u64,
     /// Most requests queued in the scheduler at once (over the whole run, warm-up included).
     pub max_sched_queued: u64,
@@ -165,8 +169,8 @@ pub struct BlockLayer {
     tag_waiters: Vec<VecDeque<SchedRequest>>,
     /// Requests the scheduler gave up that found no driver tag (Linux's hctx->dispatch list).
     dispatch_lists: Vec<VecDeque<SchedRequest>>,
-    /// The scheduler's queue-wide lock is free from then.
-    lock_free_at: Time,
+    /// The scheduler's queue-wide lock (used if `costs.global_lock`).
+    sched_lock: SpinLock,
     /// Each request in the block layer (in the scheduler, on a dispatch list or at the driver), by request id.
     inflight: Vec<Option<Inflight>>,
     alloc_capacity: u32,
@@ -176,8 +180,15 @@ pub struct BlockLayer {
 }
 
 impl BlockLayer {
-    /// `hw_queue_depth`: the commands each hardware queue may hold at the driver.
-    pub fn new(cfg: &BlockConfig, scheduler: &str, hw_queues: u32, hw_queue_depth: u32) -> Result<Self, String> {
+    /// `hw_queue_depth`: the commands each hardware queue may hold at the driver; `line_transfer_ns`: moving
+    /// a cache line between cores (`host.cpu.cache_line_transfer_ns`).
+    pub fn new(
+        cfg: &BlockConfig,
+        scheduler: &str,
+        hw_queues: u32,
+        hw_queue_depth: u32,
+        line_transfer_ns: Time,
+    ) -> Result<Self, String> {
         let sched = sched::make(scheduler, hw_queues, cfg).ok_or_else(|| {
             format!("host.io_scheduler: unknown scheduler \"{scheduler}\"; expected one of {:?}", sched::names())
         })?;
@@ -203,7 +214,7 @@ impl BlockLayer {
             driver_tags: vec![hw_queue_depth; hw_queues as usize],
             tag_waiters: (0..hw_queues).map(|_| VecDeque::new()).collect(),
             dispatch_lists: (0..hw_queues).map(|_| VecDeque::new()).collect(),
-            lock_free_at: 0,
+            sched_lock: SpinLock::new(line_transfer_ns),
             inflight: Vec::new(),
             alloc_capacity: alloc,
             driver_capacity: hw_queue_depth,
@@ -211,39 +222,48 @@ impl BlockLayer {
         })
     }
 
-    /// Run a scheduler operation of `cost` from `at`, under the queue-wide lock if it has one; returns when
-    /// the caller is done.
-    fn sched_op(&mut self, at: Time, cost: Time) -> Time {
+    /// Run a scheduler operation of `cost` from `at` on `core`, under the queue-wide lock if it has one;
+    /// returns when the caller is done.
+    fn sched_op(&mut self, core: u32, at: Time, cost: Time) -> Time {
         if !self.costs.global_lock {
             return at + cost;
         }
-        let start = at.max(self.lock_free_at);
-        self.results.lock_wait_ns += start - at;
-        self.lock_free_at = start + cost;
-        start + cost
+        let held = self.sched_lock.acquire(core, at, cost);
+        self.results.lock_wait_ns += held.waited;
+        held.end
     }
 
-    /// Submit `rq` to hardware queue `hwq` from a core at `at`; the driver work per dispatched request is
+    /// Submit `rq` to hardware queue `hwq` from `core` at `at`; the driver work per dispatched request is
     /// `driver_ns`. Requests handed to the driver are appended to `out`; returns when the caller's block-layer
     /// and driver work ends.
-    pub fn submit(&mut self, rq: SchedRequest, hwq: u32, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
-        self.enter(rq, hwq, at + self.submit_ns, driver_ns, out)
+    pub fn submit(
+        &mut self,
+        rq: SchedRequest,
+        hwq: u32,
+        core: u32,
+        at: Time,
+        driver_ns: Time,
+        out: &mut Vec<Dispatched>,
+    ) -> Time {
+        self.enter(rq, hwq, core, at + self.submit_ns, driver_ns, out)
     }
 
     /// Submit `rq` through the scheduler or, with `bypass`, around it ([`Self::submit_bypass`]).
+    #[allow(clippy::too_many_arguments)]
     pub fn submit_via(
         &mut self,
         rq: SchedRequest,
         hwq: u32,
+        core: u32,
         at: Time,
         driver_ns: Time,
         bypass: bool,
         out: &mut Vec<Dispatched>,
     ) -> Time {
         if bypass {
-            self.submit_bypass(rq, hwq, at, driver_ns, out)
+            self.submit_bypass(rq, hwq, core, at, driver_ns, out)
         } else {
-            self.submit(rq, hwq, at, driver_ns, out)
+            self.submit(rq, hwq, core, at, driver_ns, out)
         }
     }
 
@@ -255,13 +275,14 @@ impl BlockLayer {
         &mut self,
         rq: SchedRequest,
         hwq: u32,
+        core: u32,
         at: Time,
         driver_ns: Time,
         out: &mut Vec<Dispatched>,
     ) -> Time {
         let t = at + self.submit_ns;
         self.push_bypassed(rq, hwq, t);
-        self.run_queue(hwq, t, driver_ns, out)
+        self.run_queue(hwq, core, t, driver_ns, out)
     }
 
     /// Put `rq` at the end of `hwq`'s dispatch list at `at`, holding no allocation tag.
@@ -287,12 +308,19 @@ impl BlockLayer {
     }
 
     /// Flush `plug` and end it (`blk_finish_plug`); see [`BlockLayer::flush`].
-    pub fn finish_plug(&mut self, plug: &mut Plug, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
+    pub fn finish_plug(
+        &mut self,
+        plug: &mut Plug,
+        core: u32,
+        at: Time,
+        driver_ns: Time,
+        out: &mut Vec<Dispatched>,
+    ) -> Time {
         plug.started = false;
-        self.flush(plug, at, driver_ns, out)
+        self.flush(plug, core, at, driver_ns, out)
     }
 
-    /// Add `rq` (bound for `hwq`) to `plug` from `at`: merge it into the last plugged request when they are
+    /// Add `rq` (bound for `hwq`) to `plug` from `at` on `core`: merge it into the last plugged request when they are
     /// adjacent, of the same direction and hardware queue, and together no larger than `max_sectors` (the
     /// issuer's request size limit; `blk_attempt_plug_merge` looks only at the last one); otherwise hold it.
     /// Returns when the caller is done. The caller flushes first if [`Plug::must_flush_before_add`].
@@ -301,6 +329,7 @@ impl BlockLayer {
         plug: &mut Plug,
         rq: SchedRequest,
         hwq: u32,
+        core: u32,
         max_sectors: u32,
         at: Time,
     ) -> (Time, PlugOutcome) {
@@ -320,7 +349,7 @@ impl BlockLayer {
             }
         }
         // `blk_mq_attempt_bio_merge`: then a request waiting in the scheduler.
-        let (t, merged) = self.elevator_merge(&rq, max_sectors, t);
+        let (t, merged) = self.elevator_merge(&rq, core, max_sectors, t);
         if let Some(m) = merged {
             return (t, PlugOutcome::Merged { into: m.into, sector: m.sector, sectors: m.sectors });
         }
@@ -328,11 +357,17 @@ impl BlockLayer {
         (t, PlugOutcome::Held)
     }
 
-    /// A bio `rq` submitted at `at` outside a plug: merged into a request waiting in the scheduler if it can
+    /// A bio `rq` submitted at `at` on `core` outside a plug: merged into a request waiting in the scheduler if it can
     /// be ([`Self::elevator_merge`]; it then needs no request of its own and the result says when the caller
     /// is done), else None and the caller submits it.
-    pub fn merge_bio(&mut self, rq: &SchedRequest, max_sectors: u32, at: Time) -> Option<(Time, ElevatorMerge)> {
-        match self.elevator_merge(rq, max_sectors, at + self.submit_ns) {
+    pub fn merge_bio(
+        &mut self,
+        rq: &SchedRequest,
+        core: u32,
+        max_sectors: u32,
+        at: Time,
+    ) -> Option<(Time, ElevatorMerge)> {
+        match self.elevator_merge(rq, core, max_sectors, at + self.submit_ns) {
             (t, Some(m)) => Some((t, m)),
             (_, None) => None,
         }
@@ -344,12 +379,18 @@ impl BlockLayer {
     /// lock instead of an insertion; a lookup that finds nothing is counted in the scheduler's insertion cost
     /// [inferred: Linux takes `dd->lock` for the lookup of every bio; the per-request cost the model uses is
     /// the kernel documentation's total].
-    fn elevator_merge(&mut self, rq: &SchedRequest, max_sectors: u32, at: Time) -> (Time, Option<ElevatorMerge>) {
+    fn elevator_merge(
+        &mut self,
+        rq: &SchedRequest,
+        core: u32,
+        max_sectors: u32,
+        at: Time,
+    ) -> (Time, Option<ElevatorMerge>) {
         if !self.merges || !rq.mergeable || self.sched_queued == 0 {
             return (at, None);
         }
         let Some(merge) = self.sched.merge(rq, max_sectors) else { return (at, None) };
-        let t = self.sched_op(at, self.merge_check_ns);
+        let t = self.sched_op(core, at, self.merge_check_ns);
         self.results.merges += 1;
         if let Some(entry) = self.inflight.get_mut(merge.into.index()).and_then(Option::as_mut) {
             entry.rq.sector = merge.sector;
@@ -367,23 +408,31 @@ impl BlockLayer {
         self.sched.rename(from, to);
     }
 
-    /// Flush `plug` from `at`: its requests enter the block layer in order (tags, scheduler, driver with
+    /// Flush `plug` from `at` on `core`: its requests enter the block layer in order (tags, scheduler, driver with
     /// `driver_ns` each). Requests handed to the driver are appended to `out`; returns when the work ends.
-    pub fn flush(&mut self, plug: &mut Plug, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
+    pub fn flush(&mut self, plug: &mut Plug, core: u32, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
         if plug.reqs.is_empty() {
             return at;
         }
         self.results.plug_flushes += 1;
         let mut t = at;
         for (rq, hwq) in plug.reqs.drain(..) {
-            t = self.enter(rq, hwq, t, driver_ns, out);
+            t = self.enter(rq, hwq, core, t, driver_ns, out);
         }
         t
     }
 
-    /// `rq` has been made a request at `at`: take an allocation tag (or wait for one), insert it and run the
-    /// hardware queue.
-    fn enter(&mut self, rq: SchedRequest, hwq: u32, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
+    /// `rq` has been made a request at `at` on `core`: take an allocation tag (or wait for one), insert it and
+    /// run the hardware queue.
+    fn enter(
+        &mut self,
+        rq: SchedRequest,
+        hwq: u32,
+        core: u32,
+        at: Time,
+        driver_ns: Time,
+        out: &mut Vec<Dispatched>,
+    ) -> Time {
         let mut t = at;
         // The scheduler may keep some requests from the last tags (ld's async limit).
         let in_use = self.alloc_capacity - self.alloc_tags[hwq as usize];
@@ -393,13 +442,13 @@ impl BlockLayer {
             return t;
         }
         self.alloc_tags[hwq as usize] -= 1;
-        t = self.insert(rq, hwq, t);
-        self.run_queue(hwq, t, driver_ns, out)
+        t = self.insert(rq, hwq, core, t);
+        self.run_queue(hwq, core, t, driver_ns, out)
     }
 
-    /// Insert `rq`, which holds an allocation tag of `hwq`, into the scheduler.
-    fn insert(&mut self, mut rq: SchedRequest, hwq: u32, at: Time) -> Time {
-        let t = self.sched_op(at, self.costs.insert_ns);
+    /// Insert `rq`, which holds an allocation tag of `hwq`, into the scheduler from `core`.
+    fn insert(&mut self, mut rq: SchedRequest, hwq: u32, core: u32, at: Time) -> Time {
+        let t = self.sched_op(core, at, self.costs.insert_ns);
         rq.inserted_at = t;
         self.track(Inflight { rq, hwq, at_driver: false, bypassed: false });
         self.sched.insert(hwq, rq, t);
@@ -408,8 +457,9 @@ impl BlockLayer {
         t
     }
 
-    /// Hand requests to the driver while hardware queue `hwq` has driver tags and the scheduler gives some.
-    fn run_queue(&mut self, hwq: u32, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
+    /// Hand requests to the driver while hardware queue `hwq` has driver tags and the scheduler gives some,
+    /// on `core`.
+    fn run_queue(&mut self, hwq: u32, core: u32, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
         let mut t = at;
         loop {
             let h = hwq as usize;
@@ -424,7 +474,7 @@ impl BlockLayer {
                 }
                 let Some(rq) = self.sched.dispatch(hwq, t) else { break };
                 self.sched_queued -= 1;
-                t = self.sched_op(t, self.costs.dispatch_ns);
+                t = self.sched_op(core, t, self.costs.dispatch_ns);
                 rq
             };
             // Queue-wide schedulers may hand over a request meant for another hardware queue.
@@ -442,9 +492,9 @@ impl BlockLayer {
         t
     }
 
-    /// Request `id` completed at the driver; the completing core starts on it at `at`. Returns when its
+    /// Request `id` completed at the driver; the completing `core` starts on it at `at`. Returns when its
     /// block-layer work (including dispatching requests that were waiting) ends.
-    pub fn complete(&mut self, id: ReqId, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
+    pub fn complete(&mut self, id: ReqId, core: u32, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
         let mut t = at + self.complete_ns;
         let Inflight { rq, hwq, at_driver, bypassed } =
             self.inflight.get_mut(id.index()).and_then(Option::take).expect("a completed request was dispatched");
@@ -453,20 +503,20 @@ impl BlockLayer {
         self.driver_tags[h] += 1;
         // A bypassed request gives back only its driver tag: the scheduler never saw it.
         if !bypassed {
-            t = self.sched_op(t, self.costs.completed_ns);
+            t = self.sched_op(core, t, self.costs.completed_ns);
             self.sched.completed(&rq, t.saturating_sub(rq.inserted_at), t);
-            t = self.free_alloc_tag(hwq, t).0;
+            t = self.free_alloc_tag(hwq, core, t).0;
         }
-        self.run_queues_from(hwq, t, driver_ns, out)
+        self.run_queues_from(hwq, core, t, driver_ns, out)
     }
 
-    /// Run every hardware queue with work, starting with `first`; returns when that work ends.
-    fn run_queues_from(&mut self, first: u32, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
+    /// Run every hardware queue with work, starting with `first`, on `core`; returns when that work ends.
+    fn run_queues_from(&mut self, first: u32, core: u32, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
         let mut t = at;
         for q in 0..self.alloc_tags.len() as u32 {
             let hq = (first + q) % self.alloc_tags.len() as u32;
             if !self.dispatch_lists[hq as usize].is_empty() || self.sched.queued(hq) > 0 {
-                t = self.run_queue(hq, t, driver_ns, out);
+                t = self.run_queue(hq, core, t, driver_ns, out);
             }
         }
         t
@@ -480,30 +530,31 @@ impl BlockLayer {
 
     /// The scheduler's timer fires at `at` if it is due by then (a stale call does nothing): its work runs
     /// under the scheduler's lock, then every hardware queue with work is run (Linux's timer schedules
-    /// `blk_mq_run_hw_queues`). Returns when that work ends. It runs on no core of the model: the timer
-    /// interrupt and the kblockd work it queues are not charged to one [inferred: a few microseconds per
-    /// idle slice of milliseconds].
+    /// `blk_mq_run_hw_queues`). Returns when that work ends. Its CPU time is charged to no core of the model
+    /// [inferred: a few microseconds per idle slice of milliseconds]; for the lock it runs on the core that
+    /// held the lock last (the hrtimer fires on the core that armed it, a recent holder), moving no line.
     pub fn run_timer(&mut self, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
         if self.sched.timer_due().is_none_or(|due| due > at) {
             return at;
         }
-        let t = self.sched_op(at, self.costs.completed_ns);
+        let core = self.sched_lock.last_holder().unwrap_or(0);
+        let t = self.sched_op(core, at, self.costs.completed_ns);
         self.sched.timer(t);
-        self.run_queues_from(0, t, driver_ns, out)
+        self.run_queues_from(0, core, t, driver_ns, out)
     }
 
-    /// A request of `hwq` gave back its allocation tag at `at`: it goes straight to the oldest waiter the
+    /// A request of `hwq` gave back its allocation tag at `at` on `core`: it goes straight to the oldest waiter the
     /// scheduler lets take it (a waiter held back by the scheduler's tag limit, e.g. bfq's for writes, keeps
     /// waiting, as a woken sbitmap waiter that fails its shallow depth again), which enters the scheduler.
     /// Returns when that work ends and whether a waiter took the tag.
-    fn free_alloc_tag(&mut self, hwq: u32, at: Time) -> (Time, bool) {
+    fn free_alloc_tag(&mut self, hwq: u32, core: u32, at: Time) -> (Time, bool) {
         let h = hwq as usize;
         // Tags in use once this one is free.
         let in_use = self.alloc_capacity - self.alloc_tags[h] - 1;
         let (sched, capacity) = (&self.sched, self.alloc_capacity);
         let may_take = |rq: &SchedRequest| in_use < sched.alloc_limit(rq, capacity).min(capacity);
         match self.tag_waiters[h].iter().position(may_take).and_then(|p| self.tag_waiters[h].remove(p)) {
-            Some(waiter) => (self.insert(waiter, hwq, at), true),
+            Some(waiter) => (self.insert(waiter, hwq, core, at), true),
             None => {
                 self.alloc_tags[h] += 1;
                 (at, false)
@@ -559,26 +610,27 @@ mod tests {
     #[test]
     fn a_bio_merges_into_a_request_waiting_in_mq_deadline() {
         let cfg = BlockConfig::default();
-        let mut b = BlockLayer::new(&cfg, "mq-deadline", 1, 1).unwrap();
+        let mut b = BlockLayer::new(&cfg, "mq-deadline", 1, 1, 40).unwrap();
         let mut out = Vec::new();
-        b.submit(rq(0, 0), 0, 0, 100, &mut out);
-        b.submit(rq(1, 800), 0, 10, 100, &mut out);
+        b.submit(rq(0, 0), 0, 0, 0, 100, &mut out);
+        b.submit(rq(1, 800), 0, 0, 10, 100, &mut out);
         assert_eq!(out.len(), 1, "one driver tag: request 1 waits in the scheduler");
-        let (t, m) = b.merge_bio(&rq(2, 808), 2560, 10_000).expect("merged");
+        let (t, m) = b.merge_bio(&rq(2, 808), 0, 2560, 10_000).expect("merged");
         assert_eq!((m.into, m.sector, m.sectors), (ReqId(1), 800, 16));
         assert_eq!(t, 10_000 + cfg.submit_ns.0 + cfg.merge_check_ns.0);
         assert_eq!(b.results().merges, 1);
         // Renamed as the host's carrier of both, it goes down when the first completes.
         b.rename(ReqId(1), ReqId(9));
-        b.complete(ReqId(0), 20_000, 100, &mut out);
+        b.complete(ReqId(0), 0, 20_000, 100, &mut out);
         assert_eq!(out.iter().map(|d| d.id).collect::<Vec<_>>(), [ReqId(0), ReqId(9)]);
         b.check_tags().unwrap();
         // Merging off, or a scheduler without elevator merges: nothing.
         for (scheduler, merges) in [("mq-deadline", false), ("kyber", true), ("none", true)] {
-            let mut b = BlockLayer::new(&BlockConfig { merges, ..BlockConfig::default() }, scheduler, 1, 1).unwrap();
-            b.submit(rq(0, 0), 0, 0, 100, &mut out);
-            b.submit(rq(1, 800), 0, 10, 100, &mut out);
-            assert!(b.merge_bio(&rq(2, 808), 2560, 20).is_none(), "{scheduler}");
+            let mut b =
+                BlockLayer::new(&BlockConfig { merges, ..BlockConfig::default() }, scheduler, 1, 1, 40).unwrap();
+            b.submit(rq(0, 0), 0, 0, 0, 100, &mut out);
+            b.submit(rq(1, 800), 0, 0, 10, 100, &mut out);
+            assert!(b.merge_bio(&rq(2, 808), 0, 2560, 20).is_none(), "{scheduler}");
         }
     }
 }

@@ -95,7 +95,7 @@ impl FullHost {
                 (start, start + self.nvme.isr_ns)
             }
         };
-        let end = self.complete_in_run(q, requests, device, run, entries, work_from, 0);
+        let end = self.complete_in_run(q, requests, device, run, core, entries, work_from, 0);
         self.cpu.book_irq(core, start, end - start);
     }
 
@@ -105,7 +105,7 @@ impl FullHost {
         (r.active && r.end > at).then_some(r.end)
     }
 
-    /// Complete `entries` in handler run `run` from `at`: per entry the driver's work, `extra_ns`, a wake-up
+    /// Complete `entries` in handler run `run` on `core` from `at`: per entry the driver's work, `extra_ns`, a wake-up
     /// per sleeping task and the block layer's completion. Their tasks are told when the run ends, which is
     /// returned.
     #[allow(clippy::too_many_arguments)]
@@ -115,6 +115,7 @@ impl FullHost {
         requests: &mut RequestArena,
         device: &mut Device,
         run: u32,
+        core: u32,
         entries: &mut Vec<ReqId>,
         at: Time,
         extra_ns: Time,
@@ -129,7 +130,7 @@ impl FullHost {
                 woken.push(task);
                 t += self.costs.wakeup_ns;
             }
-            t = self.complete_in_block(q, requests, device, req, t);
+            t = self.complete_in_block(q, requests, device, req, core, t);
         }
         woken.clear();
         self.woken_in_irq = woken;
@@ -143,14 +144,15 @@ impl FullHost {
         t
     }
 
-    /// Complete `req` in the block layer from `at` (in an interrupt handler or a poll loop); requests that
-    /// were waiting go to the driver. Returns when that work ends.
+    /// Complete `req` in the block layer from `at` on `core` (in an interrupt handler or a poll loop);
+    /// requests that were waiting go to the driver. Returns when that work ends.
     pub(super) fn complete_in_block(
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
         device: &mut Device,
         req: ReqId,
+        core: u32,
         at: Time,
     ) -> Time {
         let r = self.reqs[req.index()];
@@ -159,7 +161,7 @@ impl FullHost {
             return at;
         }
         let mut out = std::mem::take(&mut self.dispatched);
-        let t = self.block.complete(req, at, self.nvme.submit_ns, &mut out);
+        let t = self.block.complete(req, core, at, self.nvme.submit_ns, &mut out);
         self.ring_all(q, requests, device, &mut out, None);
         self.dispatched = out;
         self.arm_block_timer(q);
@@ -228,14 +230,15 @@ impl FullHost {
         }
     }
 
-    /// Process polled completion entries in `found` from `at` (detection and completion work); returns the
-    /// end and how many were taken.
+    /// Process polled completion entries in `found` from `at` on `core` (detection and completion work);
+    /// returns the end and how many were taken.
     pub(super) fn poll_complete(
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
         device: &mut Device,
         j: u32,
+        core: u32,
         at: Time,
     ) -> (Time, u32) {
         let mut t = at + self.costs.poll_loop_ns;
@@ -243,7 +246,7 @@ impl FullHost {
         for i in 0..count {
             let req = self.jobs[j as usize].found[i];
             t += self.cqe_ns_of(requests, req);
-            t = self.complete_in_block(q, requests, device, req, t);
+            t = self.complete_in_block(q, requests, device, req, core, t);
         }
         (t, count as u32)
     }

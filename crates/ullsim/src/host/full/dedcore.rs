@@ -62,14 +62,14 @@ impl FullHost {
     ) {
         let now = q.now();
         let Some(d) = self.dedcore.as_ref() else { return };
-        let (run, notify_ns) = (d.run, d.notify_ns);
+        let (run, core, notify_ns) = (d.run, d.core, d.notify_ns);
         let (joins, from) = match self.run_in_progress(run, now) {
             Some(end) => (true, end),
             None => (false, now + self.costs.poll_loop_ns),
         };
         let mut entries = std::mem::take(&mut self.scratch);
         entries.push(req);
-        let end = self.complete_in_run(q, requests, device, run, &mut entries, from, notify_ns);
+        let end = self.complete_in_run(q, requests, device, run, core, &mut entries, from, notify_ns);
         self.scratch = entries;
         let d = self.dedcore.as_mut().expect("checked above");
         if !joins {

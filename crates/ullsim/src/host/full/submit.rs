@@ -63,28 +63,30 @@ impl FullHost {
         }
         let end = self.submit_to_block(q, requests, device, req, core, block_at);
         if batch == 1 && self.jobs[j as usize].plug.is_started() {
-            return self.flush_plug(q, requests, device, j, end, true);
+            return self.flush_plug(q, requests, device, j, core, end, true);
         }
         end
     }
 
-    /// Flush job `j`'s plug from `at` (and end it if `finish`): its requests go down together and the
-    /// doorbell is written once.
+    /// Flush job `j`'s plug from `at` on `core` (and end it if `finish`): its requests go down together and
+    /// the doorbell is written once.
+    #[allow(clippy::too_many_arguments)]
     fn flush_plug(
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
         device: &mut Device,
         j: u32,
+        core: u32,
         at: Time,
         finish: bool,
     ) -> Time {
         let mut out = std::mem::take(&mut self.dispatched);
         let (plug, rq_ns) = (&mut self.jobs[j as usize].plug, self.nvme.queue_rq_ns);
         let mut t = if finish {
-            self.block.finish_plug(plug, at, rq_ns, &mut out)
+            self.block.finish_plug(plug, core, at, rq_ns, &mut out)
         } else {
-            self.block.flush(plug, at, rq_ns, &mut out)
+            self.block.flush(plug, core, at, rq_ns, &mut out)
         };
         if !out.is_empty() {
             t += self.nvme.doorbell_ns;
@@ -130,24 +132,25 @@ impl FullHost {
         if self.jobs[job as usize].plug.is_started() && !bypass && !self.reqs[req.index()].fs_bio {
             if len <= max_bytes {
                 if self.jobs[job as usize].plug.must_flush_before_add() {
-                    t = self.flush_plug(q, requests, device, job, t, false);
+                    t = self.flush_plug(q, requests, device, job, core, t, false);
                 }
                 let rq = self.sched_request(requests, req, job, t);
                 let max_sectors = (max_bytes / 512) as u32;
-                let (t, outcome) = self.block.plug_add(&mut self.jobs[job as usize].plug, rq, hwq, max_sectors, t);
+                let plug = &mut self.jobs[job as usize].plug;
+                let (t, outcome) = self.block.plug_add(plug, rq, hwq, core, max_sectors, t);
                 if let PlugOutcome::Merged { into, sector, sectors } = outcome {
                     self.carry(requests, job, into, req, sector, sectors);
                 }
                 return t;
             }
             // A request to split goes down on its own, after what the plug holds.
-            t = self.flush_plug(q, requests, device, job, t, false);
+            t = self.flush_plug(q, requests, device, job, core, t, false);
         }
         let max_sectors = (max_bytes / 512) as u32;
         if len <= max_bytes && !bypass {
             // A request waiting in the scheduler may take the bio (an elevator merge).
             let rq = self.sched_request(requests, req, job, t);
-            if let Some((end, m)) = self.block.merge_bio(&rq, max_sectors, t) {
+            if let Some((end, m)) = self.block.merge_bio(&rq, core, max_sectors, t) {
                 self.carry(requests, job, m.into, req, m.sector, m.sectors);
                 return end;
             }

@@ -33,7 +33,8 @@ impl FullHost {
         }
         let start = self.cpu.work_starts_at(task, now);
         if !self.jobs[j as usize].found.is_empty() {
-            let (end, n) = self.poll_complete(q, requests, device, j, start);
+            let core = self.cpu.core_of(task);
+            let (end, n) = self.poll_complete(q, requests, device, j, core, start);
             self.jobs[j as usize].sq_action = Action::PollComplete(n);
             self.cpu.run(q, task, end - start, Activity::Kernel);
             return;
