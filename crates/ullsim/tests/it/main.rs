@@ -9,6 +9,7 @@ mod contention;
 mod controller;
 mod device_physics;
 mod docs;
+mod drives;
 mod durability;
 mod fastresponse;
 mod flashshare;
