@@ -141,24 +141,16 @@ pub fn render(scenario: &Scenario, r: &RunResults, wall_seconds: f64) -> String 
             f.in_flight_at_end
         );
     }
-    let d = &r.device;
-    let pct = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{:.1}%", v * 100.0));
     // Every device figure is over the window. GC moves a victim's valid pages before it erases it, so a short
     // window (or a large block) can hold moves but no finished erase: the line names both.
-    let _ = writeln!(
-        out,
-        "\ndevice: GC erased {} blocks and moved {} pages (write amplification {}), cache hits {}, die busy {:.1}% \
-         (max {:.1}%), channel busy {:.1}%, queue depth {:.1} (max {})",
-        d.gc_count,
-        d.gc_pages_programmed,
-        d.write_amplification.map_or("-".to_string(), |w| format!("{w:.2}")),
-        pct(d.cache_hit_rate),
-        d.die_utilization.mean * 100.0,
-        d.die_utilization.max * 100.0,
-        d.channel_utilization.mean * 100.0,
-        d.queue_depth.mean,
-        d.queue_depth.max
-    );
+    if r.devices.is_empty() {
+        let _ = writeln!(out, "\ndevice: {}", device_line(&r.device));
+    } else {
+        let _ = writeln!(out);
+        for d in &r.devices {
+            let _ = writeln!(out, "device {}: {}", d.name, device_line(&d.results));
+        }
+    }
     let gc_total: u64 = r.flows.iter().map(|f| f.gc_busy_ns).sum();
     if gc_total > 0 {
         let shares: Vec<String> = r
@@ -212,4 +204,22 @@ pub fn render(scenario: &Scenario, r: &RunResults, wall_seconds: f64) -> String 
         let _ = writeln!(out, "warning: {warning}");
     }
     out
+}
+
+/// One drive's figures over the window.
+fn device_line(d: &ullsim::device::DeviceResults) -> String {
+    let pct = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{:.1}%", v * 100.0));
+    format!(
+        "GC erased {} blocks and moved {} pages (write amplification {}), cache hits {}, die busy {:.1}% (max \
+         {:.1}%), channel busy {:.1}%, queue depth {:.1} (max {})",
+        d.gc_count,
+        d.gc_pages_programmed,
+        d.write_amplification.map_or("-".to_string(), |w| format!("{w:.2}")),
+        pct(d.cache_hit_rate),
+        d.die_utilization.mean * 100.0,
+        d.die_utilization.max * 100.0,
+        d.channel_utilization.mean * 100.0,
+        d.queue_depth.mean,
+        d.queue_depth.max
+    )
 }

@@ -1,6 +1,8 @@
 //! The simulation: one run of one scenario. Owns the layers and the event queue, hands each event to the
 //! layer it belongs to, and moves requests between layers through their narrow calls.
 
+mod drives;
+
 use serde::Serialize;
 
 use crate::config::units::{describe_bytes, describe_ns};
@@ -16,13 +18,15 @@ use crate::metrics::{FlowResult, Metrics};
 use crate::request::{Op, Request, RequestArena, Stamps};
 use crate::workload::trace::TraceError;
 use crate::workload::{NewIo, Workload, WorkloadEvent};
+pub use drives::DriveResults;
 
 /// Every event of the model, tagged with the layer that handles it.
 #[derive(Debug, Clone, Copy)]
 pub enum Event {
     Workload(WorkloadEvent),
     Host(HostEvent),
-    Device(DeviceEvent),
+    /// An event of the drive whose index it carries.
+    Device(u32, DeviceEvent),
 }
 
 /// Why a run could not produce results.
@@ -57,8 +61,12 @@ const MAP_CHECK_EVERY: u64 = 1 << 10;
 /// know before it starts. Each run of `[metrics] fairness` has a drive, and a map, of its own.
 pub fn map_memory_note(scenario: &Scenario) -> Option<String> {
     map_limit(scenario).map(|(limit, most)| {
+        let drives = match scenario.device.count {
+            1 => String::new(),
+            n => format!("with {n} drives, each with a map of its own: "),
+        };
         format!(
-            "the drive's map can grow to {} if the run rewrites all of it ({} logical pages of {} bytes), over \
+            "{drives}the drive's map can grow to {} if the run rewrites all of it ({} logical pages of {} bytes), over \
              run.map_memory_limit ({}): the run stops with an error if its map reaches the limit (the map grows \
              with the pages the run writes; docs/model.md, \"Memory\")",
             describe_bytes(most),
@@ -72,7 +80,8 @@ pub fn map_memory_note(scenario: &Scenario) -> Option<String> {
 /// `run.map_memory_limit` and the most the drive's map can reach, when that is over the limit (else the run
 /// needs no checks).
 fn map_limit(scenario: &Scenario) -> Option<(u64, u64)> {
-    let most = Device::map_bytes_at_most(&scenario.device);
+    // Each drive has a map of its own; the limit bounds them together.
+    let most = Device::map_bytes_at_most(&scenario.device) * u64::from(scenario.device.count);
     let limit = scenario.run.map_memory_limit.0;
     (most > limit).then_some((limit, most))
 }
@@ -104,7 +113,11 @@ pub struct RunResults {
     pub stopped_ns: Time,
     pub flows: Vec<FlowResult>,
     pub host: HostResults,
+    /// The first drive's (`nvme0`) results; with one drive, the drive's.
     pub device: DeviceResults,
+    /// Every drive's results, named, when the host has several (absent with one).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<DriveResults>,
     /// System energy from the power model (`[host.power]`), over the window.
     pub energy: Energy,
     /// Events the engine handled.
@@ -130,7 +143,8 @@ pub struct Simulation {
     requests: RequestArena,
     workload: Workload,
     host: Host,
-    device: Device,
+    /// The host's drives, by index (`device.count`; events carry their drive's).
+    devices: Vec<Device>,
     power: crate::config::host::PowerConfig,
     metrics: Metrics,
     /// Flows `[metrics] per_job` reports as a group for want of room.
@@ -148,12 +162,13 @@ pub struct Simulation {
 impl Simulation {
     /// Build every layer (including device preconditioning and opening traces).
     pub fn new(scenario: &Scenario) -> Result<Simulation, SimError> {
-        let mut device = Device::new(&scenario.device, scenario.seed, scenario.flows.len()).map_err(SimError::Setup)?;
-        let capacity = device.logical_capacity_bytes();
+        let mut devices = drives::build(scenario).map_err(SimError::Setup)?;
+        // The drives are alike: a flow's offsets and sizes are within its drive's capacity, every drive's.
+        let capacity = devices[0].logical_capacity_bytes();
         let end_ns = scenario.run.duration.0;
         let workload = Workload::new(&scenario.flows, scenario.seed, capacity, end_ns, &scenario.base_dir)
             .map_err(SimError::Setup)?;
-        let host = Host::new(scenario, &mut device).map_err(SimError::Setup)?;
+        let host = Host::new(scenario, &mut devices).map_err(SimError::Setup)?;
         let (jobs_apart, per_job_warnings) = crate::metrics::per_job::jobs_apart(scenario);
         let metrics = Metrics::new(
             &scenario.flows.iter().map(|f| (f.name.clone(), f.class, f.prio)).collect::<Vec<_>>(),
@@ -172,7 +187,7 @@ impl Simulation {
             requests: RequestArena::default(),
             workload,
             host,
-            device,
+            devices,
             power: scenario.host.power.clone(),
             metrics,
             per_job_warnings,
@@ -195,10 +210,10 @@ impl Simulation {
         let mut delivered = Vec::with_capacity(64);
         self.workload.start(&mut self.q);
         self.host.start(&mut self.q);
-        self.device.start(&mut self.q);
+        self.devices.iter_mut().for_each(|device| device.start(&mut self.q));
         // The timed preconditioning (device.ftl.precondition_timed_writes) may have grown the map already.
         self.check_map_memory(0)?;
-        let mut window_opened: Option<(DeviceCounters, HostCounters)> = None;
+        let mut window_opened: Option<(Vec<DeviceCounters>, HostCounters)> = None;
         // The run stops at run.duration unless every flow finishes first (or nothing is left to happen).
         let mut reached_duration = true;
         while let Some(next) = self.q.peek_time() {
@@ -211,16 +226,16 @@ impl Simulation {
             let (now, event) = self.q.pop().expect("peeked");
             match event {
                 Event::Workload(e) => self.workload.handle(e, &mut self.q, &mut new_ios),
-                Event::Device(e) => {
-                    self.device.handle(e, &mut self.q, &mut self.requests, &mut completed);
+                Event::Device(drive, e) => {
+                    self.devices[drive as usize].handle(e, &mut self.q, &mut self.requests, &mut completed);
                     if let Some(series) = &mut self.timeseries {
-                        series.observe_queue_depth(now, self.device.commands_inside());
+                        series.observe_queue_depth(now, drives::commands_inside(&self.devices));
                     }
                     for req in completed.drain(..) {
-                        self.host.on_device_completion(&mut self.q, &mut self.requests, &mut self.device, req);
+                        self.host.on_device_completion(&mut self.q, &mut self.requests, &mut self.devices, drive, req);
                     }
                 }
-                Event::Host(e) => self.host.handle(e, &mut self.q, &mut self.requests, &mut self.device),
+                Event::Host(e) => self.host.handle(e, &mut self.q, &mut self.requests, &mut self.devices),
             }
             self.deliver(now, &mut new_ios, &mut delivered)?;
             if self.map_limit.is_some() && self.q.events_popped().is_multiple_of(MAP_CHECK_EVERY) {
@@ -251,7 +266,9 @@ impl Simulation {
         let (device_start, host_start) = window_opened.unwrap_or_else(|| self.snapshot(self.warmup_ns));
         let (device_end, host_end) = self.snapshot(end);
         if self.check_invariants {
-            self.device.check_invariants().map_err(SimError::Invariant)?;
+            for device in &self.devices {
+                device.check_invariants().map_err(SimError::Invariant)?;
+            }
             self.host.check_invariants().map_err(SimError::Invariant)?;
         }
         progress(end, self.end_ns);
@@ -277,12 +294,15 @@ impl Simulation {
                 job.context_switches = cpu.context_switches;
             }
         }
-        let device = self.device.results(&device_start, &device_end);
-        for (flow, gc_ns) in flows.iter_mut().zip(device_end.gc_busy_by_flow_since(&device_start)) {
+        let (mut by_drive, gc_by_flow) = drives::results(&self.devices, &device_start, &device_end);
+        for (flow, gc_ns) in flows.iter_mut().zip(gc_by_flow) {
             flow.gc_busy_ns = gc_ns;
         }
         let window_completed = flows.iter().map(|f| f.completed).sum();
-        let energy = energy::estimate(&self.power, &host.cores, device.busy, window.seconds(), window_completed);
+        let busy: Vec<f64> = by_drive.iter().map(|d| d.busy).collect();
+        let energy = energy::estimate(&self.power, &host.cores, &busy, window.seconds(), window_completed);
+        let devices = drives::named(&by_drive);
+        let device = by_drive.swap_remove(0);
         for r in self.requests.iter_live() {
             let oldest = &mut flows[r.flow as usize].oldest_in_flight_ns;
             *oldest = (*oldest).max(end.saturating_sub(r.stamps.issued));
@@ -315,6 +335,7 @@ impl Simulation {
             flows,
             host,
             device,
+            devices,
             energy,
             events: self.q.events_popped(),
             requests_completed: self.completed_total,
@@ -346,7 +367,7 @@ impl Simulation {
     /// Stop a run whose drive map passed `run.map_memory_limit`.
     fn check_map_memory(&self, now: Time) -> Result<(), SimError> {
         let Some((limit, most)) = self.map_limit else { return Ok(()) };
-        let bytes = self.device.map_bytes();
+        let bytes = drives::map_bytes(&self.devices);
         if bytes <= limit {
             return Ok(());
         }
@@ -362,8 +383,8 @@ impl Simulation {
     }
 
     /// The device's and the host's cumulative counters at `at`.
-    fn snapshot(&mut self, at: Time) -> (DeviceCounters, HostCounters) {
-        (self.device.counters(at, self.metrics.flows()), self.host.counters(at))
+    fn snapshot(&mut self, at: Time) -> (Vec<DeviceCounters>, HostCounters) {
+        (drives::counters(&mut self.devices, at, self.metrics.flows()), self.host.counters(at))
     }
 
     /// Hand new I/O to the host, let its tasks run, and give what they completed to the application, until
@@ -399,7 +420,7 @@ impl Simulation {
                 self.host.submit(&mut self.q, io.flow, io.job, req);
             }
             self.check_backlog(now)?;
-            self.host.run_ready(&mut self.q, &mut self.requests, &mut self.device, delivered);
+            self.host.run_ready(&mut self.q, &mut self.requests, &mut self.devices, delivered);
             if delivered.is_empty() {
                 return Ok(());
             }

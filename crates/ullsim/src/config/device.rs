@@ -19,6 +19,9 @@ pub const MAX_TIMED_PRECONDITION_DEPTH: u32 = 1 << 16;
 pub struct DeviceConfig {
     /// Name of the preset the values started from.
     pub preset: String,
+    /// How many drives of this configuration the host has (`nvme0` to `nvme{count-1}`: `config/drives.rs`).
+    #[serde(default = "one_drive", skip_serializing_if = "is_one_drive")]
+    pub count: u32,
     pub host_interface: HostInterfaceConfig,
     pub controller: ControllerConfig,
     pub cache: CacheConfig,
@@ -27,6 +30,14 @@ pub struct DeviceConfig {
     pub flash: FlashConfig,
     pub slc: SlcConfig,
     pub variability: VariabilityConfig,
+}
+
+fn one_drive() -> u32 {
+    1
+}
+
+fn is_one_drive(count: &u32) -> bool {
+    *count == 1
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -416,6 +427,11 @@ impl DeviceConfig {
                 errors.push((format!("device.{key}"), what.to_string()));
             }
         };
+        check(
+            (1..=super::drives::MAX_DRIVES).contains(&self.count),
+            "count",
+            &format!("expected 1 to {} drives (identical, named nvme0, nvme1, ...)", super::drives::MAX_DRIVES),
+        );
         let f = &self.flash;
         for (key, v) in [
             ("flash.channels", f.channels),

@@ -180,6 +180,9 @@ pub struct FlowSpec {
     #[serde(default)]
     pub prio: NvmePriority,
     pub prioclass: Option<IoPrioClass>,
+    /// The drive the flow's I/O goes to (`nvme0` unless set; `config/drives.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
     pub app: Option<String>,
     pub rw: Option<RwMode>,
     pub rwmixread: Option<u32>,
@@ -419,6 +422,7 @@ pub const FLOW_KEYS: &[&str] = &[
     "class",
     "prio",
     "prioclass",
+    "device",
     "app",
     "rw",
     "rwmixread",
@@ -617,6 +621,14 @@ impl Scenario {
             );
             return Err(ConfigError::at_key(source, "run.duration", what));
         }
+        if self.device.count > 1 && self.host.model == HostModel::Full {
+            let what = format!(
+                "\"full\" models one drive so far (its block layer and NVMe queues are not per drive yet), and \
+                 device.count = {}: use host.model = \"device-only\" for several drives, or device.count = 1",
+                self.device.count
+            );
+            return Err(ConfigError::at_key(source, "host.model", what));
+        }
         if let Err((key, what)) = self.host.validate() {
             return Err(ConfigError::at_key(source, &format!("host.{key}"), what));
         }
@@ -651,6 +663,8 @@ impl Scenario {
                 let what = "the flow would start after run.duration ends";
                 return Err(ConfigError::at_flow_key(source, i, flow, "startdelay", what));
             }
+            super::drives::drive_of(flow, self.device.count)
+                .map_err(|what| ConfigError::at_flow_key(source, i, flow, "device", what))?;
             if self.host.model == HostModel::DeviceOnly && flow.is_cpu_only() {
                 let what = "\"cpuio\" burns CPU, and host.model = \"device-only\" has no CPU: remove the flow, or \
                             use host.model = \"full\"";

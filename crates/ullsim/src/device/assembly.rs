@@ -63,7 +63,7 @@ impl Device {
             self.release_page(q, &held);
         } else if let Some(generation) = self.assembly.hold(page, tx) {
             let at = q.now() + self.assembly.timeout_ns;
-            q.schedule_at(at, Event::Device(DeviceEvent::PageFillDue { page: page as u32, generation }));
+            q.schedule_at(at, Event::Device(self.drive, DeviceEvent::PageFillDue { page: page as u32, generation }));
         }
     }
 

@@ -41,7 +41,7 @@ impl Device {
         if self.flash.channel_free_at(first_die) > now {
             // Reserved again since the wake-up was set (read data goes first): wait for the new end.
             if let Some(at) = self.start_gate.arm(channel as usize, self.flash.channel_free_at(first_die)) {
-                q.schedule_at(at, Event::Device(DeviceEvent::ChannelIdle { channel }));
+                q.schedule_at(at, Event::Device(self.drive, DeviceEvent::ChannelIdle { channel }));
             }
             return;
         }
@@ -57,7 +57,7 @@ impl Device {
         if self.flash.channel_free_at(first_die) > now {
             // Chips not offered yet may have work: look again when the bus frees.
             if let Some(at) = self.start_gate.arm(channel as usize, self.flash.channel_free_at(first_die)) {
-                q.schedule_at(at, Event::Device(DeviceEvent::ChannelIdle { channel }));
+                q.schedule_at(at, Event::Device(self.drive, DeviceEvent::ChannelIdle { channel }));
             }
         }
     }

@@ -104,6 +104,8 @@ struct CommandState {
 }
 
 pub struct Device {
+    /// The drive's index on the host: its events carry it to it.
+    drive: u32,
     preset: String,
     page_bytes: u64,
     multiplane: bool,
@@ -193,13 +195,15 @@ pub struct Device {
 impl Device {
     /// Build and precondition the device. Errors name the configuration key at fault.
     /// `flows` is the number of flows the run has (the write buffer may be split among them).
-    pub fn new(cfg: &DeviceConfig, seed: u64, flows: usize) -> Result<Device, String> {
+    /// `drive` is the drive's index on the host, which its events carry; `seed` its own
+    /// (`config::drives::drive_seed`).
+    pub fn new(cfg: &DeviceConfig, seed: u64, flows: usize, drive: u32) -> Result<Device, String> {
         let ftl = Ftl::new(cfg, seed)?;
         if cfg.ftl.precondition_timed_writes == 0 {
-            return Device::assemble(cfg, seed, flows, ftl);
+            return Ok(Device { drive, ..Device::assemble(cfg, seed, flows, ftl)? });
         }
         let (ftl, carried) = Device::precondition_timed(cfg, seed, flows, ftl)?;
-        Ok(Device { carried, ..Device::assemble(cfg, seed, flows, ftl)? })
+        Ok(Device { drive, carried, ..Device::assemble(cfg, seed, flows, ftl)? })
     }
 
     /// The device around an FTL already preconditioned.
@@ -218,6 +222,7 @@ impl Device {
         let cache = DataCache::new(&cfg.cache, geometry.page_bytes, geometry.planes(), flows)?;
         let waiting_for_buffer = BufferWaiters::new(cache.partitions());
         Ok(Device {
+            drive: 0,
             preset: cfg.preset.clone(),
             page_bytes: geometry.page_bytes,
             multiplane: cfg.tsu.multiplane,
@@ -318,7 +323,7 @@ impl Device {
             self.commands.resize(req.index() + 1, CommandState::default());
         }
         self.commands[req.index()] = CommandState { queue, ..CommandState::default() };
-        q.schedule_at(written_at + self.hil.doorbell_ns, Event::Device(DeviceEvent::Doorbell { req }));
+        q.schedule_at(written_at + self.hil.doorbell_ns, Event::Device(self.drive, DeviceEvent::Doorbell { req }));
     }
 
     /// Handle one of the device's events. Requests whose completion was posted are appended to `completed`.
@@ -348,7 +353,7 @@ impl Device {
             DeviceEvent::CommandReady { req } => {
                 let admitted = self.hil.admit(now, requests[req].op);
                 if admitted > now {
-                    q.schedule_at(admitted, Event::Device(DeviceEvent::PathAdmitted { req }));
+                    q.schedule_at(admitted, Event::Device(self.drive, DeviceEvent::PathAdmitted { req }));
                 } else {
                     self.enter_path(q, requests, req);
                 }
@@ -359,7 +364,7 @@ impl Device {
                 let mut done = std::mem::take(&mut self.link_done);
                 done.clear();
                 if let Some((at, generation)) = self.hil.check_link(now, direction, generation, &mut done) {
-                    q.schedule_at(at, Event::Device(DeviceEvent::LinkCheck { direction, generation }));
+                    q.schedule_at(at, Event::Device(self.drive, DeviceEvent::LinkCheck { direction, generation }));
                 }
                 for &req in &done {
                     let req = ReqId(req);
@@ -377,7 +382,7 @@ impl Device {
                 let bytes: u64 = self.running[die as usize].iter().map(|&t| self.txs[t].bytes as u64).sum();
                 let end = self.flash.reserve_channel(die, now, bytes);
                 let generation = self.suspension.generation(die);
-                q.schedule_at(end, Event::Device(DeviceEvent::DieDone { die, generation }));
+                q.schedule_at(end, Event::Device(self.drive, DeviceEvent::DieDone { die, generation }));
             }
             DeviceEvent::DieDone { die, generation } => {
                 if generation != self.suspension.generation(die) {
@@ -454,7 +459,7 @@ impl Device {
             self.fetch_next(q, requests);
         } else {
             self.controller_wake_pending = true;
-            q.schedule_at(free_at, Event::Device(DeviceEvent::ControllerFree));
+            q.schedule_at(free_at, Event::Device(self.drive, DeviceEvent::ControllerFree));
         }
     }
 
@@ -473,11 +478,14 @@ impl Device {
             self.hil.control(now, Direction::ToDevice, 1, COMMAND_BYTES);
             let processed = now + self.variability.controller_ns(self.hil.command_process_ns);
             self.core_free_at[core] = processed;
-            q.schedule_at(processed + self.hil.command_fetch_ns, Event::Device(DeviceEvent::CommandReady { req }));
+            q.schedule_at(
+                processed + self.hil.command_fetch_ns,
+                Event::Device(self.drive, DeviceEvent::CommandReady { req }),
+            );
         }
         if self.hil.has_fetchable() {
             self.controller_wake_pending = true;
-            q.schedule_at(self.first_free_core().1, Event::Device(DeviceEvent::ControllerFree));
+            q.schedule_at(self.first_free_core().1, Event::Device(self.drive, DeviceEvent::ControllerFree));
         }
     }
 
@@ -502,7 +510,7 @@ impl Device {
 
     fn start_transfer(&mut self, q: &mut EventQueue<Event>, direction: Direction, req: ReqId, bytes: u64) {
         if let Some((at, generation)) = self.hil.start_transfer(q.now(), direction, req, bytes) {
-            q.schedule_at(at, Event::Device(DeviceEvent::LinkCheck { direction, generation }));
+            q.schedule_at(at, Event::Device(self.drive, DeviceEvent::LinkCheck { direction, generation }));
         }
     }
 
@@ -693,7 +701,7 @@ impl Device {
         if let Err(blocked) = self.start_gate.check(&self.flash, die, now) {
             if let Blocked::Channel { wake_at: Some(at) } = blocked {
                 let channel = self.flash.geometry.channel_of_die(die);
-                q.schedule_at(at, Event::Device(DeviceEvent::ChannelIdle { channel }));
+                q.schedule_at(at, Event::Device(self.drive, DeviceEvent::ChannelIdle { channel }));
             }
             return; // the chip's release or the channel's wake-up offers it again
         }
@@ -733,7 +741,7 @@ impl Device {
             FlashOp::Read => {
                 self.flash_ops[0] += page_ops;
                 let sensed = commanded + self.variability.read_ns(self.array_ns(op, timing.read_ns, batch));
-                q.schedule_at(sensed, Event::Device(DeviceEvent::DieSensed { die }));
+                q.schedule_at(sensed, Event::Device(self.drive, DeviceEvent::DieSensed { die }));
                 (commanded, sensed)
             }
             FlashOp::Program => {
@@ -741,13 +749,13 @@ impl Device {
                 let bytes: u64 = batch.iter().map(|&t| self.txs[t].bytes as u64).sum();
                 let array_ns = self.variability.program_ns(self.array_ns(op, timing.program_ns, batch));
                 let (array_start, end) = self.program_phases(die, start, commanded, bytes, array_ns);
-                q.schedule_at(end, Event::Device(DeviceEvent::DieDone { die, generation }));
+                q.schedule_at(end, Event::Device(self.drive, DeviceEvent::DieDone { die, generation }));
                 (array_start, end)
             }
             FlashOp::Erase => {
                 self.flash_ops[2] += page_ops;
                 let end = commanded + timing.erase_ns;
-                q.schedule_at(end, Event::Device(DeviceEvent::DieDone { die, generation }));
+                q.schedule_at(end, Event::Device(self.drive, DeviceEvent::DieDone { die, generation }));
                 (commanded, end)
             }
         }
@@ -796,7 +804,7 @@ impl Device {
         let (end, spare) = self.suspension.resume(die, now, &mut batch);
         self.spare_batch = spare;
         let generation = self.suspension.generation(die);
-        q.schedule_at(end, Event::Device(DeviceEvent::DieDone { die, generation }));
+        q.schedule_at(end, Event::Device(self.drive, DeviceEvent::DieDone { die, generation }));
         self.running[die as usize] = batch;
     }
 
@@ -905,7 +913,7 @@ impl Device {
     /// The read's data is in the controller at `ready`: DMA it to the host, then post the completion.
     fn finish_read(&mut self, q: &mut EventQueue<Event>, requests: &RequestArena, req: ReqId, ready: Time) {
         if ready > q.now() {
-            q.schedule_at(ready, Event::Device(DeviceEvent::ReadDataReady { req }));
+            q.schedule_at(ready, Event::Device(self.drive, DeviceEvent::ReadDataReady { req }));
         } else {
             self.send_to_host(q, requests, req);
         }
@@ -916,7 +924,7 @@ impl Device {
     }
 
     fn post_completion(&mut self, q: &mut EventQueue<Event>, req: ReqId, at: Time) {
-        q.schedule_at(at + self.hil.completion_ns, Event::Device(DeviceEvent::CompletionPosted { req }));
+        q.schedule_at(at + self.hil.completion_ns, Event::Device(self.drive, DeviceEvent::CompletionPosted { req }));
     }
 
     /// Check the FTL's map invariants (linear in drive size; for tests).

@@ -60,7 +60,7 @@ impl Device {
         if let Some(slc) = &self.slc {
             if self.outstanding == 0 {
                 let generation = slc.arrivals;
-                q.schedule_at(q.now() + slc.idle_ns, Event::Device(DeviceEvent::SlcIdle { generation }));
+                q.schedule_at(q.now() + slc.idle_ns, Event::Device(self.drive, DeviceEvent::SlcIdle { generation }));
             }
         }
     }

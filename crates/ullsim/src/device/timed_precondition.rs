@@ -106,7 +106,7 @@ impl Device {
             }
             let Some((_, event)) = q.pop() else { break }; // nothing can move: the drive has no space to give
             match event {
-                Event::Device(e) => drive.handle(e, &mut q, &mut requests, &mut completed),
+                Event::Device(_, e) => drive.handle(e, &mut q, &mut requests, &mut completed),
                 _ => unreachable!("only the device has events while it preconditions itself"),
             }
         }
@@ -115,7 +115,7 @@ impl Device {
         // When each die's running operation ends (its last event: sensing done, or done).
         let mut busy_until = vec![cut; geometry.dies() as usize];
         while let Some((at, event)) = q.pop() {
-            if let Event::Device(DeviceEvent::DieSensed { die } | DeviceEvent::DieDone { die, .. }) = event {
+            if let Event::Device(_, DeviceEvent::DieSensed { die } | DeviceEvent::DieDone { die, .. }) = event {
                 busy_until[die as usize] = busy_until[die as usize].max(at);
             }
         }
@@ -177,7 +177,7 @@ impl Device {
             let die = die as u32;
             self.flash.occupy_die(die, q.now());
             let generation = self.suspension.generation(die);
-            q.schedule_at(busy, Event::Device(DeviceEvent::DieDone { die, generation }));
+            q.schedule_at(busy, Event::Device(self.drive, DeviceEvent::DieDone { die, generation }));
         }
         let flow = self.precondition_flow;
         for write in carried.writes {

@@ -1,7 +1,8 @@
 //! The device-only host (`host.model = "device-only"`): no host time at all, for comparing the device model
 //! with device-only simulators such as MQSim, whose host puts each request in its flow's submission queue.
 //!
-//! Each flow gets one NVMe submission queue of its own, created with the flow's priority class (`prio`). An
+//! Each flow gets one NVMe submission queue of its own on its drive (`flow.device`), created with the flow's
+//! priority class (`prio`). An
 //! I/O is written into it and its doorbell rung the instant the application issues it, and the flow sees it
 //! completed the instant the device posts its completion entry: no system call, block layer, I/O scheduler,
 //! driver, interrupt, CPU or context switch, so no CPU contention either. Like the full host, it keeps at
@@ -27,7 +28,9 @@ use crate::sim::Event;
 
 /// One flow's submission queue.
 struct FlowQueue {
-    /// The queue's index on the device.
+    /// The drive the queue is on, by index.
+    drive: u32,
+    /// The queue's index on its drive.
     device_queue: u32,
     /// The flow's commands in the submission queue or in the device.
     in_device: u32,
@@ -49,8 +52,8 @@ pub struct DeviceOnlyHost {
 }
 
 impl DeviceOnlyHost {
-    /// One submission queue on `device` per flow, with the flow's priority class.
-    pub fn new(flows: &[FlowSpec], device: &mut Device) -> Result<DeviceOnlyHost, String> {
+    /// One submission queue per flow on the flow's drive of `devices`, with the flow's priority class.
+    pub fn new(flows: &[FlowSpec], devices: &mut [Device]) -> Result<DeviceOnlyHost, String> {
         if let Some(flow) = flows.iter().find(|f| f.is_cpu_only()) {
             return Err(format!(
                 "flow \"{}\": ioengine = \"cpuio\" burns CPU, and host.model = \"device-only\" has no CPU",
@@ -72,13 +75,17 @@ impl DeviceOnlyHost {
                 }
             }
         }
-        let queues = flows
-            .iter()
-            .map(|f| FlowQueue { device_queue: device.create_queue(f.prio), in_device: 0, waiting: VecDeque::new() })
-            .collect();
+        let mut queues = Vec::with_capacity(flows.len());
+        for flow in flows {
+            let drive = crate::config::drives::drive_of(flow, devices.len() as u32)
+                .map_err(|what| format!("flow \"{}\": device: {what}", flow.name))?;
+            let device_queue = devices[drive as usize].create_queue(flow.prio);
+            queues.push(FlowQueue { drive, device_queue, in_device: 0, waiting: VecDeque::new() });
+        }
         Ok(DeviceOnlyHost {
             queues,
-            queue_slots: device.queue_depth().saturating_sub(1).max(1),
+            // The drives are alike: one depth for all.
+            queue_slots: devices[0].queue_depth().saturating_sub(1).max(1),
             job_of: Vec::new(),
             issued: Vec::new(),
             completed: Vec::new(),
@@ -101,7 +108,7 @@ impl DeviceOnlyHost {
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
         delivered: &mut Vec<(ReqId, u32, u32)>,
     ) {
         let now = q.now();
@@ -109,7 +116,7 @@ impl DeviceOnlyHost {
             requests[req].stamps.block_entered = now;
             let queue = &mut self.queues[requests[req].flow as usize];
             if queue.in_device < self.queue_slots {
-                write_command(q, requests, device, queue, req);
+                write_command(q, requests, devices, queue, req);
             } else {
                 queue.waiting.push_back(req);
             }
@@ -123,7 +130,7 @@ impl DeviceOnlyHost {
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
         req: ReqId,
     ) {
         let now = q.now();
@@ -135,7 +142,7 @@ impl DeviceOnlyHost {
         let queue = &mut self.queues[flow as usize];
         queue.in_device -= 1;
         if let Some(next) = queue.waiting.pop_front() {
-            write_command(q, requests, device, queue, next);
+            write_command(q, requests, devices, queue, next);
         }
         self.completed.push((req, flow, self.job_of[req.index()]));
     }
@@ -179,7 +186,7 @@ impl DeviceOnlyHost {
 fn write_command(
     q: &mut EventQueue<Event>,
     requests: &mut RequestArena,
-    device: &mut Device,
+    devices: &mut [Device],
     queue: &mut FlowQueue,
     req: ReqId,
 ) {
@@ -188,5 +195,5 @@ fn write_command(
     stamps.driver_entered = now;
     stamps.submitted = now;
     queue.in_device += 1;
-    device.ring_doorbell(q, req, queue.device_queue, now);
+    devices[queue.drive as usize].ring_doorbell(q, req, queue.device_queue, now);
 }

@@ -254,8 +254,9 @@ pub struct FullHost {
 }
 
 impl FullHost {
-    /// Build the host for `flows` on `device`: cores, tasks, queues.
-    pub fn new(scenario: &Scenario, device: &mut Device) -> Result<FullHost, String> {
+    /// Build the host for `flows` on its drives `devices`: cores, tasks, queues.
+    pub fn new(scenario: &Scenario, devices: &mut [Device]) -> Result<FullHost, String> {
+        let device = single_drive(devices)?;
         let (cfg, flows, run_end) = (&scenario.host, &scenario.flows[..], scenario.run.duration.0);
         let mut cpu = Cpu::new(cfg)?;
         // One queue set per NVMe priority class the I/O flows use, in class order.
@@ -464,8 +465,9 @@ impl FullHost {
         event: HostEvent,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
     ) {
+        let device = &mut devices[0];
         let now = q.now();
         match event {
             HostEvent::Cpu(e) => self.cpu.handle(q, e),
@@ -528,9 +530,10 @@ impl FullHost {
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
         delivered: &mut Vec<(ReqId, u32, u32)>,
     ) {
+        let device = &mut devices[0];
         // Swap the list with the empty scratch one: tasks that step puts back wait for the next call.
         let mut resumed = std::mem::replace(&mut self.after_delivery, std::mem::take(&mut self.resuming));
         for &task in &resumed {
@@ -706,5 +709,17 @@ impl FullHost {
         let job = &mut self.jobs[j as usize];
         job.action = Action::Transition;
         self.cpu.run(q, job.task, ns, Activity::Kernel);
+    }
+}
+
+/// The full host models one drive so far: its only one.
+fn single_drive(devices: &mut [Device]) -> Result<&mut Device, String> {
+    match devices {
+        [device] => Ok(device),
+        _ => Err(format!(
+            "device.count = {}: host.model = \"full\" models one drive so far; use host.model = \"device-only\" \
+             for several",
+            devices.len()
+        )),
     }
 }

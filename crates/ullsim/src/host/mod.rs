@@ -61,11 +61,12 @@ pub enum Host {
 }
 
 impl Host {
-    /// Build the host of `scenario` on `device`: its queues, and for the full host its cores and tasks.
-    pub fn new(scenario: &Scenario, device: &mut Device) -> Result<Host, String> {
+    /// Build the host of `scenario` on its drives `devices`: its queues, and for the full host its cores and
+    /// tasks.
+    pub fn new(scenario: &Scenario, devices: &mut [Device]) -> Result<Host, String> {
         Ok(match scenario.host.model {
-            HostModel::Full => Host::Full(FullHost::new(scenario, device)?),
-            HostModel::DeviceOnly => Host::DeviceOnly(DeviceOnlyHost::new(&scenario.flows, device)?),
+            HostModel::Full => Host::Full(FullHost::new(scenario, devices)?),
+            HostModel::DeviceOnly => Host::DeviceOnly(DeviceOnlyHost::new(&scenario.flows, devices)?),
         })
     }
 
@@ -85,17 +86,18 @@ impl Host {
         }
     }
 
-    /// The device posted `req`'s completion entry now.
+    /// Drive `drive` posted `req`'s completion entry now.
     pub fn on_device_completion(
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
+        drive: u32,
         req: ReqId,
     ) {
         match self {
-            Host::Full(h) => h.on_device_completion(q, requests, device, req),
-            Host::DeviceOnly(h) => h.on_device_completion(q, requests, device, req),
+            Host::Full(h) => h.on_device_completion(q, requests, devices, drive, req),
+            Host::DeviceOnly(h) => h.on_device_completion(q, requests, devices, req),
         }
     }
 
@@ -105,10 +107,10 @@ impl Host {
         event: HostEvent,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
     ) {
         match self {
-            Host::Full(h) => h.handle(event, q, requests, device),
+            Host::Full(h) => h.handle(event, q, requests, devices),
             Host::DeviceOnly(_) => unreachable!("the device-only host schedules no events, got {event:?}"),
         }
     }
@@ -119,12 +121,12 @@ impl Host {
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
         delivered: &mut Vec<(ReqId, u32, u32)>,
     ) {
         match self {
-            Host::Full(h) => h.run_ready(q, requests, device, delivered),
-            Host::DeviceOnly(h) => h.run_ready(q, requests, device, delivered),
+            Host::Full(h) => h.run_ready(q, requests, devices, delivered),
+            Host::DeviceOnly(h) => h.run_ready(q, requests, devices, delivered),
         }
     }
 

@@ -23,6 +23,7 @@ const OTHER_KEYS: &[&str] = &[
     "metrics.timeseries_interval",
     "metrics.per_job",
     "device.preset",
+    "device.count",
 ];
 
 /// Every `section.key` of a preset's TOML, with its value.

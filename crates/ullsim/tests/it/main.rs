@@ -10,6 +10,7 @@ mod controller;
 mod cpu_load;
 mod device_physics;
 mod docs;
+mod drives;
 mod durability;
 mod fastresponse;
 mod flashshare;

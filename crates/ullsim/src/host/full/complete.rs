@@ -22,9 +22,11 @@ impl FullHost {
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
+        _drive: u32,
         req: ReqId,
     ) {
+        let device = &mut devices[0];
         let now = q.now();
         let r = self.reqs[req.index()];
         // The entry goes to the completion queue of the request's submission queue (FlashShare's two SQs of a
