@@ -331,6 +331,10 @@ pub struct NvmeConfig {
     /// latency-critical requests go to the second SQ, created with the urgent class, which an arbiter that
     /// knows the class (`flashshare`, `weighted-round-robin`) serves first.
     pub dual_sq: bool,
+    /// Where the queues' interrupts go, as fio writes a CPU list ("0", "0-3,6"): vector `v` to the list's
+    /// `v mod len`-th core. Empty: each vector to the first core that submits to its queue (Linux's managed
+    /// affinity with one queue per core: completions on the submitting core).
+    pub irq_cpus: String,
 }
 
 impl Default for NvmeConfig {
@@ -346,6 +350,7 @@ impl Default for NvmeConfig {
             iommu_map_ns: Nanos::from_ns(0),
             iommu_unmap_ns: Nanos::from_ns(0),
             dual_sq: false,
+            irq_cpus: String::new(),
         }
     }
 }
@@ -406,6 +411,11 @@ impl HostConfig {
         }
         if self.queue_pairs > crate::config::scenario::MAX_QUEUE_PAIRS {
             return err("queue_pairs", "expected 0 (one per core) to 65535 (NVMe's limit)".into());
+        }
+        if !self.nvme.irq_cpus.trim().is_empty() {
+            if let Err(what) = crate::config::scenario::parse_cpu_list(&self.nvme.irq_cpus, self.cores) {
+                return err("nvme.irq_cpus", what);
+            }
         }
         let c = &self.cpu;
         let b = &self.block;

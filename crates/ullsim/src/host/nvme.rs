@@ -1,6 +1,7 @@
 //! The NVMe driver: one queue pair per hardware queue (one per core by default), the command and doorbell
 //! cost, and interrupt vectors with optional coalescing. Each queue's interrupt goes to the first core that
-//! submits to it; one handler run processes every completion entry pending on its vector.
+//! submits to it, or where `irq_cpus` puts it; one handler run processes every completion entry pending on
+//! its vector.
 //!
 //! Flows of different NVMe priority classes (`prio`) get a set of queue pairs each, created with that class
 //! (QPRIO), as the NVMe weighted-round-robin patches for Linux map per-class queue sets; a request goes to
@@ -73,7 +74,11 @@ impl NvmeDriver {
         let hwq_of_core: Vec<u32> = (0..cores).map(|c| c % set_size).collect();
         let first_core = |h: u32| hwq_of_core.iter().position(|&q| q == h % set_size).unwrap_or(0) as u32;
         let count = set_size * classes.len() as u32;
-        let irq_core = (0..count).map(first_core).collect();
+        // `irq_cpus` was checked with the host's configuration.
+        let irq_cpus = crate::config::scenario::parse_cpu_list(&cfg.irq_cpus, cores).unwrap_or_default();
+        let irq_core = (0..count)
+            .map(|v| if irq_cpus.is_empty() { first_core(v) } else { irq_cpus[v as usize % irq_cpus.len()] })
+            .collect();
         let mut device_queue: Vec<u32> =
             (0..count).map(|h| device.create_queue(classes[(h / set_size) as usize])).collect();
         if cfg.dual_sq {

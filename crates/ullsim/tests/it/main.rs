@@ -26,6 +26,7 @@ mod fuzz_scenarios;
 mod gc;
 mod host;
 mod host_scaling;
+mod irq_affinity;
 mod mapping_unit;
 mod memory;
 mod messages;

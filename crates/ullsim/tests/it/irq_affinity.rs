@@ -1,0 +1,42 @@
+//! Interrupt affinity (`host.nvme.irq_cpus`, issue 31 §4): where the queues' interrupts run.
+
+use crate::common;
+
+use common::{load_error, run, scenario_with};
+
+/// A QD1 reader pinned to core 1 of 2, `optane-ull`.
+const PINNED_READER: &str = "seed = 1\n[run]\nduration = \"20ms\"\nwarmup = \"2ms\"\n[host]\ncores = 2\n[device]\n\
+    preset = \"optane-ull\"\n[[flow]]\nname = \"r\"\nrw = \"randread\"\nbs = \"4k\"\niodepth = 1\ncpus_allowed = \"1\"\n";
+
+/// By default the queue's interrupt runs on the core that submits to it: core 0 stays idle. Sent to core 0,
+/// the handlers run there (its kernel time), the reader is woken across cores from idle, and each I/O takes
+/// longer; naming the default core explicitly gives the same bytes as the default.
+#[test]
+fn interrupts_run_where_irq_cpus_sends_them() {
+    let default = run(&scenario_with(PINNED_READER, &[]));
+    let on_core_0 = run(&scenario_with(PINNED_READER, &["host.nvme.irq_cpus=\"0\""]));
+    let on_core_1 = run(&scenario_with(PINNED_READER, &["host.nvme.irq_cpus=\"1\""]));
+    let kernel = |r: &ullsim::RunResults, core: usize| r.host.cores[core].kernel;
+    let mean = |r: &ullsim::RunResults| r.flows[0].latency_ns.mean;
+    println!(
+        "core 0 kernel share: {:.3} default, {:.3} with irq_cpus = 0; mean {:.0} / {:.0} ns",
+        kernel(&default, 0),
+        kernel(&on_core_0, 0),
+        mean(&default),
+        mean(&on_core_0)
+    );
+    assert_eq!(kernel(&default, 0), 0.0, "nothing runs on core 0 by default");
+    assert!(kernel(&on_core_0, 0) > 0.1, "the handlers run on core 0");
+    assert!(mean(&on_core_0) > mean(&default) + 1_000.0, "a cross-core wake-up from idle costs the reader");
+    let json = |r: &ullsim::RunResults| serde_json::to_string(r).expect("results serialize");
+    assert_eq!(json(&default), json(&on_core_1), "the default is the submitting core");
+}
+
+/// A core the host does not have, or a malformed list, is an error naming the key.
+#[test]
+fn irq_cpus_must_name_the_hosts_cores() {
+    for (value, needle) in [("\"2\"", "core 2 does not exist"), ("\"a\"", "expected core numbers")] {
+        let message = load_error(PINNED_READER, &[&format!("host.nvme.irq_cpus={value}")]);
+        assert!(message.contains("host.nvme.irq_cpus") && message.contains(needle), "{message}");
+    }
+}
