@@ -120,8 +120,14 @@ pub struct CpuConfig {
     pub wakeup_granularity_ns: Nanos,
     /// EEVDF base slice before scaling.
     pub base_slice_ns: Nanos,
-    /// Moving a modified cache line from one core's cache to another's (a spinlock's word changing hands).
+    /// Moving a modified cache line from one core's cache to another's (a spinlock's word changing hands),
+    /// between cores of one cache group.
     pub cache_line_transfer_ns: Nanos,
+    /// Cores per group sharing a last-level cache (a Zen CCX, a socket): cores `g × n .. (g + 1) × n`. 0: all
+    /// the host's cores are one group.
+    pub cores_per_cache_group: u32,
+    /// Moving a modified cache line between cores of different groups.
+    pub cache_line_transfer_across_ns: Nanos,
 }
 
 impl Default for CpuConfig {
@@ -146,6 +152,8 @@ impl Default for CpuConfig {
             // Intel Memory Latency Checker, L2-to-L2 modified-line intervention within one socket, Xeon
             // E5-2660 v4 (Broadwell-EP, 10 cores): 40.3-42.3 ns (J. McCalpin, Intel forum topic 700477).
             cache_line_transfer_ns: Nanos::from_ns(40),
+            cores_per_cache_group: 0,
+            cache_line_transfer_across_ns: Nanos::from_ns(108),
         }
     }
 }
@@ -446,6 +454,7 @@ impl HostConfig {
             ("nvme.iommu_map_ns", n.iommu_map_ns.0),
             ("nvme.iommu_unmap_ns", n.iommu_unmap_ns.0),
             ("cpu.cache_line_transfer_ns", c.cache_line_transfer_ns.0),
+            ("cpu.cache_line_transfer_across_ns", c.cache_line_transfer_across_ns.0),
         ]
         .into_iter()
         .chain(offload::cost_keys(&self.xler, &self.dedcore))

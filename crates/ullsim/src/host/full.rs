@@ -265,8 +265,12 @@ impl FullHost {
         classes.dedup();
         let nvme = NvmeDriver::new(&cfg.nvme, cfg.cores, cfg.queue_pairs, &classes, device);
         let depth = device.queue_depth().saturating_sub(1).max(1);
-        let line_ns = cfg.cpu.cache_line_transfer_ns.0;
-        let block = BlockLayer::new(&cfg.block, &cfg.io_scheduler, nvme.hw_queues(), depth, line_ns)?;
+        let line = crate::host::block::LineTransfer {
+            within_ns: cfg.cpu.cache_line_transfer_ns.0,
+            across_ns: cfg.cpu.cache_line_transfer_across_ns.0,
+            group_cores: cfg.cpu.cores_per_cache_group,
+        };
+        let block = BlockLayer::new(&cfg.block, &cfg.io_scheduler, nvme.hw_queues(), depth, line)?;
         let completion = completion::make(&cfg.completion).ok_or_else(|| {
             format!("host.completion: unknown policy \"{}\"; expected one of {:?}", cfg.completion, completion::names())
         })?;

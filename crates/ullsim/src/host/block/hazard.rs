@@ -171,7 +171,7 @@ mod tests {
     /// A block layer under `none` with one hardware queue of one command, the hazard check on at 50 ns.
     fn one_slot_layer() -> BlockLayer {
         let cfg = BlockConfig { bypass_hazard: true, ..BlockConfig::default() };
-        BlockLayer::new(&cfg, "none", 1, 1, 40).expect("none exists")
+        BlockLayer::new(&cfg, "none", 1, 1, crate::host::block::LineTransfer::uniform(40)).expect("none exists")
     }
 
     fn rq(id: u32, op: Op, sector: u64, critical: bool) -> SchedRequest {

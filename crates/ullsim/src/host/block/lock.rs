@@ -19,11 +19,38 @@
 
 use crate::engine::Time;
 
+/// What moving a cache line between two cores costs: `within_ns` inside a group of `group_cores` cores that
+/// share a last-level cache (a Zen CCX, a socket), `across_ns` between groups (`host.cpu.cores_per_cache_group`,
+/// `cache_line_transfer_ns`, `cache_line_transfer_across_ns`). One group: every pair costs `within_ns`.
+#[derive(Debug, Clone, Copy)]
+pub struct LineTransfer {
+    pub within_ns: Time,
+    pub across_ns: Time,
+    /// Cores per group; 0: all cores are one group.
+    pub group_cores: u32,
+}
+
+impl LineTransfer {
+    /// One group: every transfer costs `ns`.
+    pub fn uniform(ns: Time) -> LineTransfer {
+        LineTransfer { within_ns: ns, across_ns: ns, group_cores: 0 }
+    }
+
+    /// Moving a line from core `from` to core `to` (different cores).
+    pub fn ns(&self, from: u32, to: u32) -> Time {
+        if self.group_cores == 0 || from / self.group_cores == to / self.group_cores {
+            self.within_ns
+        } else {
+            self.across_ns
+        }
+    }
+}
+
 /// The state of one lock.
 #[derive(Debug, Clone)]
 pub struct SpinLock {
-    /// Moving a cache line from one core to another, ns (`host.cpu.cache_line_transfer_ns`).
-    transfer_ns: Time,
+    /// Moving a cache line from one core to another.
+    transfer: LineTransfer,
     /// The lock is free from then.
     free_at: Time,
     /// The core that held it last (whose cache holds the lock word), if any did.
@@ -39,20 +66,21 @@ pub struct Held {
 }
 
 impl SpinLock {
-    /// A free lock no core has held, with `transfer_ns` per cache-line transfer between cores.
-    pub fn new(transfer_ns: Time) -> SpinLock {
-        SpinLock { transfer_ns, free_at: 0, holder: None }
+    /// A free lock no core has held, with `transfer` for a cache line between cores.
+    pub fn new(transfer: LineTransfer) -> SpinLock {
+        SpinLock { transfer, free_at: 0, holder: None }
     }
 
     /// `core` wants the lock at `at` for `hold`: it waits its turn, pays the lock word's transfers (none
     /// when it held the lock last) and holds it.
     pub fn acquire(&mut self, core: u32, at: Time, hold: Time) -> Held {
         let queued = self.free_at > at;
-        let transfers = match self.holder {
-            Some(last) if last != core => 1 + Time::from(queued),
+        // Both transfers of a queued acquisition are between the last holder's core and this one.
+        let moves = match self.holder {
+            Some(last) if last != core => (1 + Time::from(queued)) * self.transfer.ns(last, core),
             _ => 0,
         };
-        let start = at.max(self.free_at) + transfers * self.transfer_ns;
+        let start = at.max(self.free_at) + moves;
         self.free_at = start + hold;
         self.holder = Some(core);
         Held { start, end: start + hold, waited: start - at }
@@ -71,7 +99,7 @@ mod tests {
     /// `cores` cores each ask for the lock as soon as their last hold ended (round robin, back to back).
     /// Returns the acquisitions served per second of the last `rounds` rounds.
     fn back_to_back(cores: u32, hold: Time, transfer: Time, rounds: u32) -> f64 {
-        let mut lock = SpinLock::new(transfer);
+        let mut lock = SpinLock::new(LineTransfer::uniform(transfer));
         let mut ready = vec![0; cores as usize];
         let (mut first, mut last) = (0, 0);
         for round in 0..rounds + 1 {
@@ -103,7 +131,7 @@ mod tests {
     /// One core alone pays exactly its holds, whatever the transfer cost: the old FCFS server.
     #[test]
     fn one_core_pays_exactly_its_holds() {
-        let mut lock = SpinLock::new(1_000);
+        let mut lock = SpinLock::new(LineTransfer::uniform(1_000));
         let mut t = 5;
         for hold in [350, 300, 50, 350] {
             let h = lock.acquire(3, t, hold);
@@ -118,10 +146,40 @@ mod tests {
     /// A free lock last held by another core costs one transfer; a queued acquisition two.
     #[test]
     fn transfers_by_case() {
-        let mut lock = SpinLock::new(40);
+        let mut lock = SpinLock::new(LineTransfer::uniform(40));
         assert_eq!(lock.acquire(0, 0, 100).start, 0, "never held: the line is nobody's");
         assert_eq!(lock.acquire(1, 1_000, 100), Held { start: 1_040, end: 1_140, waited: 40 });
         assert_eq!(lock.acquire(2, 1_100, 100), Held { start: 1_220, end: 1_320, waited: 120 });
         assert_eq!(lock.last_holder(), Some(2));
+    }
+
+    /// With groups of 4 cores, a transfer inside a group costs `within_ns` and one between groups
+    /// `across_ns`; back to back, cores of one group serve 1 / (h + 2 within), and once the contenders span
+    /// two groups every hand-off in the round robin that crosses pays the dearer transfer, so throughput falls.
+    #[test]
+    fn transfers_between_groups_cost_more() {
+        let groups = LineTransfer { within_ns: 20, across_ns: 100, group_cores: 4 };
+        assert_eq!((groups.ns(0, 3), groups.ns(3, 4), groups.ns(5, 7)), (20, 100, 20));
+        let mut lock = SpinLock::new(groups);
+        lock.acquire(0, 0, 100);
+        assert_eq!(lock.acquire(5, 1_000, 100).start, 1_100, "free, from another group: one dear transfer");
+        let rate = |cores: u32| {
+            let mut lock = SpinLock::new(groups);
+            let mut ready = vec![0; cores as usize];
+            let mut end = 0;
+            for _ in 0..1000 {
+                for c in 0..cores {
+                    end = lock.acquire(c, ready[c as usize], 700).end;
+                    ready[c as usize] = end;
+                }
+            }
+            f64::from(1000 * cores) * 1e9 / end as f64
+        };
+        let (four, eight) = (rate(4), rate(8));
+        assert!((four - 1e9 / 740.0).abs() / four < 2e-3, "one group: {four}");
+        // Cores 0-7 in turn: hand-offs 3->4 and 7->0 cross, the other six stay inside.
+        let expected = 8.0 * 1e9 / (8.0 * 700.0 + 6.0 * 40.0 + 2.0 * 200.0);
+        assert!((eight - expected).abs() / eight < 2e-3, "two groups: {eight} vs {expected}");
+        assert!(eight < four);
     }
 }

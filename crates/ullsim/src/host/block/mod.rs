@@ -21,6 +21,7 @@ use crate::config::host::BlockConfig;
 use crate::engine::Time;
 use crate::request::ReqId;
 pub use hazard::Hazard;
+pub use lock::LineTransfer;
 use lock::SpinLock;
 use sched::{ElevatorMerge, IoScheduler, SchedCosts, SchedRequest};
 
@@ -180,14 +181,14 @@ pub struct BlockLayer {
 }
 
 impl BlockLayer {
-    /// `hw_queue_depth`: the commands each hardware queue may hold at the driver; `line_transfer_ns`: moving
-    /// a cache line between cores (`host.cpu.cache_line_transfer_ns`).
+    /// `hw_queue_depth`: the commands each hardware queue may hold at the driver; `line_transfer`: moving a
+    /// cache line between cores (`host.cpu.cache_line_transfer_ns` and its groups).
     pub fn new(
         cfg: &BlockConfig,
         scheduler: &str,
         hw_queues: u32,
         hw_queue_depth: u32,
-        line_transfer_ns: Time,
+        line_transfer: LineTransfer,
     ) -> Result<Self, String> {
         let sched = sched::make(scheduler, hw_queues, cfg).ok_or_else(|| {
             format!("host.io_scheduler: unknown scheduler \"{scheduler}\"; expected one of {:?}", sched::names())
@@ -214,7 +215,7 @@ impl BlockLayer {
             driver_tags: vec![hw_queue_depth; hw_queues as usize],
             tag_waiters: (0..hw_queues).map(|_| VecDeque::new()).collect(),
             dispatch_lists: (0..hw_queues).map(|_| VecDeque::new()).collect(),
-            sched_lock: SpinLock::new(line_transfer_ns),
+            sched_lock: SpinLock::new(line_transfer),
             inflight: Vec::new(),
             alloc_capacity: alloc,
             driver_capacity: hw_queue_depth,
@@ -610,7 +611,7 @@ mod tests {
     #[test]
     fn a_bio_merges_into_a_request_waiting_in_mq_deadline() {
         let cfg = BlockConfig::default();
-        let mut b = BlockLayer::new(&cfg, "mq-deadline", 1, 1, 40).unwrap();
+        let mut b = BlockLayer::new(&cfg, "mq-deadline", 1, 1, LineTransfer::uniform(40)).unwrap();
         let mut out = Vec::new();
         b.submit(rq(0, 0), 0, 0, 0, 100, &mut out);
         b.submit(rq(1, 800), 0, 0, 10, 100, &mut out);
@@ -626,8 +627,14 @@ mod tests {
         b.check_tags().unwrap();
         // Merging off, or a scheduler without elevator merges: nothing.
         for (scheduler, merges) in [("mq-deadline", false), ("kyber", true), ("none", true)] {
-            let mut b =
-                BlockLayer::new(&BlockConfig { merges, ..BlockConfig::default() }, scheduler, 1, 1, 40).unwrap();
+            let mut b = BlockLayer::new(
+                &BlockConfig { merges, ..BlockConfig::default() },
+                scheduler,
+                1,
+                1,
+                LineTransfer::uniform(40),
+            )
+            .unwrap();
             b.submit(rq(0, 0), 0, 0, 0, 100, &mut out);
             b.submit(rq(1, 800), 0, 0, 10, 100, &mut out);
             assert!(b.merge_bio(&rq(2, 808), 0, 2560, 20).is_none(), "{scheduler}");
