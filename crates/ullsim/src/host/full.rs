@@ -22,7 +22,7 @@ mod xler;
 use std::collections::VecDeque;
 
 use super::block::sched::SchedRequest;
-use super::block::{BlockLayer, Dispatched, Plug, PlugOutcome};
+use super::block::{BlockLayer, Caller, Dispatched, Plug, PlugOutcome};
 use super::completion::{self, CompletionPolicy, WaitMode};
 use super::cpu::burner::{BurnStep, Burner};
 use super::cpu::{Activity, Cpu, TaskId};

@@ -61,8 +61,7 @@ pub enum Host {
 }
 
 impl Host {
-    /// Build the host of `scenario` on its drives `devices`: its queues, and for the full host its cores and
-    /// tasks.
+    /// Build the host of `scenario` on `devices`: its queues, and for the full host its cores and tasks.
     pub fn new(scenario: &Scenario, devices: &mut [Device]) -> Result<Host, String> {
         Ok(match scenario.host.model {
             HostModel::Full => Host::Full(FullHost::new(scenario, devices)?),

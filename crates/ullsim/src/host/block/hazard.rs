@@ -8,7 +8,7 @@
 //! The caller builds the merged request (it owns request ids) and submits with [`BlockLayer::submit_hazard_merge`]
 //! or [`BlockLayer::submit_hazard_tandem`].
 
-use super::{BlockLayer, Dispatched};
+use super::{BlockLayer, Caller, Dispatched};
 use crate::engine::Time;
 use crate::host::block::sched::SchedRequest;
 use crate::request::Op;
@@ -41,15 +41,13 @@ impl BlockLayer {
     /// layer, giving back its allocation tag (a waiter taking it may dispatch, into `out`, with `driver_ns`
     /// each). `max_sectors` bounds a merge. Each request compared costs `hazard_check_ns`; the scheduler's
     /// part runs under its queue-wide lock, if it has one. Nothing happens with `bypass_hazard` off.
-    #[allow(clippy::too_many_arguments)]
     pub fn take_hazard(
         &mut self,
         new: &SchedRequest,
         hwqs: &[u32],
-        core: u32,
+        caller: Caller,
         max_sectors: u32,
         at: Time,
-        driver_ns: Time,
         out: &mut Vec<Dispatched>,
     ) -> (Time, Option<Hazard>) {
         if !self.bypass_hazard || new.op == Op::Flush {
@@ -57,13 +55,13 @@ impl BlockLayer {
         }
         let mut t = at;
         for &hwq in hwqs {
-            let (after, taken) = self.take_conflicting(new, hwq, core, t);
+            let (after, taken) = self.take_conflicting(new, hwq, caller.core, t);
             t = after;
             let Some(old) = taken else { continue };
             if let Some(tag_hwq) = old.tag_of {
                 // A waiter taking the freed tag may go to the driver at once.
-                let (after_tag, handed_over) = self.free_alloc_tag(tag_hwq, core, t);
-                t = if handed_over { self.run_queue(tag_hwq, core, after_tag, driver_ns, out) } else { after_tag };
+                let (after_tag, handed_over) = self.free_alloc_tag(tag_hwq, caller.core, t);
+                t = if handed_over { self.run_queue(tag_hwq, caller, after_tag, out) } else { after_tag };
             }
             return (t, Some(hazard_of(old.rq, new, max_sectors)));
         }
@@ -72,38 +70,34 @@ impl BlockLayer {
 
     /// Submit `merged`, a bypassed critical request that now also covers a hazard's old request, around the
     /// scheduler ([`Self::submit_bypass`]).
-    #[allow(clippy::too_many_arguments)]
     pub fn submit_hazard_merge(
         &mut self,
         merged: SchedRequest,
         hwq: u32,
-        core: u32,
+        caller: Caller,
         at: Time,
-        driver_ns: Time,
         out: &mut Vec<Dispatched>,
     ) -> Time {
         self.results.hazard_merges += 1;
-        self.submit_bypass(merged, hwq, core, at, driver_ns, out)
+        self.submit_bypass(merged, hwq, caller, at, out)
     }
 
     /// Submit a hazard's `old` request and then critical `new` around the scheduler onto `hwq`'s dispatch
     /// list, in that order, so that the driver gets `old` first.
-    #[allow(clippy::too_many_arguments)]
     pub fn submit_hazard_tandem(
         &mut self,
         old: SchedRequest,
         new: SchedRequest,
         hwq: u32,
-        core: u32,
+        caller: Caller,
         at: Time,
-        driver_ns: Time,
         out: &mut Vec<Dispatched>,
     ) -> Time {
         self.results.hazard_tandems += 1;
         let t = at + self.submit_ns;
         self.push_bypassed(old, hwq, t);
         self.push_bypassed(new, hwq, t);
-        self.run_queue(hwq, core, t, driver_ns, out)
+        self.run_queue(hwq, caller, t, out)
     }
 
     /// Search hardware queue `hwq` from `at` for a request conflicting with `new` and take the first out of
@@ -167,6 +161,8 @@ mod tests {
     use crate::request::ReqId;
 
     const DRIVER_NS: Time = 100;
+    /// Calls from core 0.
+    const CALLER: Caller = Caller { core: 0, driver_ns: DRIVER_NS };
 
     /// A block layer under `none` with one hardware queue of one command, the hazard check on at 50 ns.
     fn one_slot_layer() -> BlockLayer {
@@ -189,8 +185,8 @@ mod tests {
     fn busy_queue() -> BlockLayer {
         let mut b = one_slot_layer();
         let mut out = Vec::new();
-        b.submit(rq(0, Op::Read, 0, false), 0, 0, 0, DRIVER_NS, &mut out);
-        b.submit(rq(1, Op::Read, 8, false), 0, 0, 10, DRIVER_NS, &mut out);
+        b.submit(rq(0, Op::Read, 0, false), 0, CALLER, 0, &mut out);
+        b.submit(rq(1, Op::Read, 8, false), 0, CALLER, 10, &mut out);
         assert_eq!(out.iter().map(|d| d.id).collect::<Vec<_>>(), [ReqId(0)]);
         assert_eq!(b.tag_waiters[0].len(), 1);
         b
@@ -200,7 +196,7 @@ mod tests {
     fn an_overlapping_read_merges_into_one_request_spanning_both() {
         let mut b = busy_queue();
         let new = rq(2, Op::Read, 12, true);
-        let (t, hazard) = b.take_hazard(&new, &[0], 0, 2560, 100, DRIVER_NS, &mut Vec::new());
+        let (t, hazard) = b.take_hazard(&new, &[0], CALLER, 2560, 100, &mut Vec::new());
         // One request compared (the tag waiter) at 50 ns.
         assert_eq!(t, 150);
         let old = rq(1, Op::Read, 8, false);
@@ -209,7 +205,7 @@ mod tests {
         b.check_tags().unwrap();
         // Too large together: tandem instead.
         let mut b = busy_queue();
-        let (_, hazard) = b.take_hazard(&new, &[0], 0, 8, 100, DRIVER_NS, &mut Vec::new());
+        let (_, hazard) = b.take_hazard(&new, &[0], CALLER, 8, 100, &mut Vec::new());
         assert_eq!(hazard, Some(Hazard::Tandem { old }));
     }
 
@@ -218,23 +214,23 @@ mod tests {
         let mut b = busy_queue();
         let new = rq(2, Op::Write, 8, true);
         let mut out = Vec::new();
-        let (t, hazard) = b.take_hazard(&new, &[0], 0, 2560, 100, DRIVER_NS, &mut out);
+        let (t, hazard) = b.take_hazard(&new, &[0], CALLER, 2560, 100, &mut out);
         let Some(Hazard::Tandem { old }) = hazard else { panic!("expected a tandem, got {hazard:?}") };
         assert_eq!(old.id, ReqId(1));
-        b.submit_hazard_tandem(old, new, 0, 0, t, DRIVER_NS, &mut out);
+        b.submit_hazard_tandem(old, new, 0, CALLER, t, &mut out);
         b.check_tags().unwrap();
         assert!(out.is_empty(), "the one driver tag is taken");
         // Each completion frees the tag for the next on the dispatch list: old first, then new.
-        b.complete(ReqId(0), 0, 1_000, DRIVER_NS, &mut out);
+        b.complete(ReqId(0), CALLER, 1_000, &mut out);
         b.check_tags().unwrap();
-        b.complete(out[0].id, 0, 2_000, DRIVER_NS, &mut out);
+        b.complete(out[0].id, CALLER, 2_000, &mut out);
         b.check_tags().unwrap();
         assert_eq!(out.iter().map(|d| d.id).collect::<Vec<_>>(), [ReqId(1), ReqId(2)]);
         assert!(out[0].at < out[1].at);
         let r = b.results();
         assert_eq!((r.hazard_tandems, r.hazard_merges, r.bypassed), (1, 0, 2));
         // Every tag comes back.
-        b.complete(ReqId(2), 0, 3_000, DRIVER_NS, &mut out);
+        b.complete(ReqId(2), CALLER, 3_000, &mut out);
         b.check_tags().unwrap();
         assert_eq!((b.alloc_tags[0], b.driver_tags[0]), (1, 1));
     }
@@ -245,11 +241,11 @@ mod tests {
         // holding the one allocation tag, and another waits for that tag.
         let mut b = one_slot_layer();
         let mut out = Vec::new();
-        b.submit_bypass(rq(0, Op::Read, 1_000, true), 0, 0, 0, DRIVER_NS, &mut out);
-        b.submit(rq(1, Op::Read, 0, false), 0, 0, 10, DRIVER_NS, &mut out);
-        b.submit(rq(2, Op::Read, 500, false), 0, 0, 20, DRIVER_NS, &mut out);
+        b.submit_bypass(rq(0, Op::Read, 1_000, true), 0, CALLER, 0, &mut out);
+        b.submit(rq(1, Op::Read, 0, false), 0, CALLER, 10, &mut out);
+        b.submit(rq(2, Op::Read, 500, false), 0, CALLER, 20, &mut out);
         assert_eq!((b.sched.queued(0), b.tag_waiters[0].len()), (1, 1));
-        let (_, hazard) = b.take_hazard(&rq(3, Op::Write, 4, true), &[0], 0, 2560, 100, DRIVER_NS, &mut out);
+        let (_, hazard) = b.take_hazard(&rq(3, Op::Write, 4, true), &[0], CALLER, 2560, 100, &mut out);
         assert!(matches!(hazard, Some(Hazard::Tandem { old }) if old.id == ReqId(1)));
         // Request 2 took the freed tag and now waits in the scheduler.
         assert_eq!((b.sched.queued(0), b.tag_waiters[0].len()), (1, 0));
@@ -260,19 +256,19 @@ mod tests {
     fn no_hazard_without_overlap_with_critical_ones_or_with_the_key_off() {
         let mut b = busy_queue();
         // Adjacent is not overlapping.
-        let (t, hazard) = b.take_hazard(&rq(2, Op::Read, 16, true), &[0], 0, 2560, 100, DRIVER_NS, &mut Vec::new());
+        let (t, hazard) = b.take_hazard(&rq(2, Op::Read, 16, true), &[0], CALLER, 2560, 100, &mut Vec::new());
         assert_eq!((t, hazard), (150, None));
         // Queued critical requests are never taken.
         let mut b = one_slot_layer();
         let mut out = Vec::new();
-        b.submit_bypass(rq(0, Op::Read, 0, true), 0, 0, 0, DRIVER_NS, &mut out);
-        b.submit_bypass(rq(1, Op::Read, 8, true), 0, 0, 0, DRIVER_NS, &mut out);
-        let (_, hazard) = b.take_hazard(&rq(2, Op::Read, 8, true), &[0], 0, 2560, 100, DRIVER_NS, &mut out);
+        b.submit_bypass(rq(0, Op::Read, 0, true), 0, CALLER, 0, &mut out);
+        b.submit_bypass(rq(1, Op::Read, 8, true), 0, CALLER, 0, &mut out);
+        let (_, hazard) = b.take_hazard(&rq(2, Op::Read, 8, true), &[0], CALLER, 2560, 100, &mut out);
         assert_eq!(hazard, None);
         // Off: no search, no cost.
         let mut b = busy_queue();
         b.bypass_hazard = false;
-        let (t, hazard) = b.take_hazard(&rq(2, Op::Read, 8, true), &[0], 0, 2560, 100, DRIVER_NS, &mut Vec::new());
+        let (t, hazard) = b.take_hazard(&rq(2, Op::Read, 8, true), &[0], CALLER, 2560, 100, &mut Vec::new());
         assert_eq!((t, hazard), (100, None));
     }
 }

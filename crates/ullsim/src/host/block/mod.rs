@@ -151,6 +151,14 @@ struct Inflight {
     bypassed: bool,
 }
 
+/// Who calls into the block layer: the core the call runs on (the scheduler lock's cache line moves to it)
+/// and the driver's work per request handed to it (`nvme_queue_rq` and the doorbell).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caller {
+    pub core: u32,
+    pub driver_ns: Time,
+}
+
 pub struct BlockLayer {
     sched: Box<dyn IoScheduler>,
     costs: SchedCosts,
@@ -237,34 +245,24 @@ impl BlockLayer {
     /// Submit `rq` to hardware queue `hwq` from `core` at `at`; the driver work per dispatched request is
     /// `driver_ns`. Requests handed to the driver are appended to `out`; returns when the caller's block-layer
     /// and driver work ends.
-    pub fn submit(
-        &mut self,
-        rq: SchedRequest,
-        hwq: u32,
-        core: u32,
-        at: Time,
-        driver_ns: Time,
-        out: &mut Vec<Dispatched>,
-    ) -> Time {
-        self.enter(rq, hwq, core, at + self.submit_ns, driver_ns, out)
+    pub fn submit(&mut self, rq: SchedRequest, hwq: u32, caller: Caller, at: Time, out: &mut Vec<Dispatched>) -> Time {
+        self.enter(rq, hwq, caller, at + self.submit_ns, out)
     }
 
     /// Submit `rq` through the scheduler or, with `bypass`, around it ([`Self::submit_bypass`]).
-    #[allow(clippy::too_many_arguments)]
     pub fn submit_via(
         &mut self,
         rq: SchedRequest,
         hwq: u32,
-        core: u32,
+        caller: Caller,
         at: Time,
-        driver_ns: Time,
         bypass: bool,
         out: &mut Vec<Dispatched>,
     ) -> Time {
         if bypass {
-            self.submit_bypass(rq, hwq, core, at, driver_ns, out)
+            self.submit_bypass(rq, hwq, caller, at, out)
         } else {
-            self.submit(rq, hwq, core, at, driver_ns, out)
+            self.submit(rq, hwq, caller, at, out)
         }
     }
 
@@ -276,14 +274,13 @@ impl BlockLayer {
         &mut self,
         rq: SchedRequest,
         hwq: u32,
-        core: u32,
+        caller: Caller,
         at: Time,
-        driver_ns: Time,
         out: &mut Vec<Dispatched>,
     ) -> Time {
         let t = at + self.submit_ns;
         self.push_bypassed(rq, hwq, t);
-        self.run_queue(hwq, core, t, driver_ns, out)
+        self.run_queue(hwq, caller, t, out)
     }
 
     /// Put `rq` at the end of `hwq`'s dispatch list at `at`, holding no allocation tag.
@@ -309,16 +306,9 @@ impl BlockLayer {
     }
 
     /// Flush `plug` and end it (`blk_finish_plug`); see [`BlockLayer::flush`].
-    pub fn finish_plug(
-        &mut self,
-        plug: &mut Plug,
-        core: u32,
-        at: Time,
-        driver_ns: Time,
-        out: &mut Vec<Dispatched>,
-    ) -> Time {
+    pub fn finish_plug(&mut self, plug: &mut Plug, caller: Caller, at: Time, out: &mut Vec<Dispatched>) -> Time {
         plug.started = false;
-        self.flush(plug, core, at, driver_ns, out)
+        self.flush(plug, caller, at, out)
     }
 
     /// Add `rq` (bound for `hwq`) to `plug` from `at` on `core`: merge it into the last plugged request when they are
@@ -411,29 +401,21 @@ impl BlockLayer {
 
     /// Flush `plug` from `at` on `core`: its requests enter the block layer in order (tags, scheduler, driver with
     /// `driver_ns` each). Requests handed to the driver are appended to `out`; returns when the work ends.
-    pub fn flush(&mut self, plug: &mut Plug, core: u32, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
+    pub fn flush(&mut self, plug: &mut Plug, caller: Caller, at: Time, out: &mut Vec<Dispatched>) -> Time {
         if plug.reqs.is_empty() {
             return at;
         }
         self.results.plug_flushes += 1;
         let mut t = at;
         for (rq, hwq) in plug.reqs.drain(..) {
-            t = self.enter(rq, hwq, core, t, driver_ns, out);
+            t = self.enter(rq, hwq, caller, t, out);
         }
         t
     }
 
     /// `rq` has been made a request at `at` on `core`: take an allocation tag (or wait for one), insert it and
     /// run the hardware queue.
-    fn enter(
-        &mut self,
-        rq: SchedRequest,
-        hwq: u32,
-        core: u32,
-        at: Time,
-        driver_ns: Time,
-        out: &mut Vec<Dispatched>,
-    ) -> Time {
+    fn enter(&mut self, rq: SchedRequest, hwq: u32, caller: Caller, at: Time, out: &mut Vec<Dispatched>) -> Time {
         let mut t = at;
         // The scheduler may keep some requests from the last tags (ld's async limit).
         let in_use = self.alloc_capacity - self.alloc_tags[hwq as usize];
@@ -443,8 +425,8 @@ impl BlockLayer {
             return t;
         }
         self.alloc_tags[hwq as usize] -= 1;
-        t = self.insert(rq, hwq, core, t);
-        self.run_queue(hwq, core, t, driver_ns, out)
+        t = self.insert(rq, hwq, caller.core, t);
+        self.run_queue(hwq, caller, t, out)
     }
 
     /// Insert `rq`, which holds an allocation tag of `hwq`, into the scheduler from `core`.
@@ -460,7 +442,7 @@ impl BlockLayer {
 
     /// Hand requests to the driver while hardware queue `hwq` has driver tags and the scheduler gives some,
     /// on `core`.
-    fn run_queue(&mut self, hwq: u32, core: u32, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
+    fn run_queue(&mut self, hwq: u32, caller: Caller, at: Time, out: &mut Vec<Dispatched>) -> Time {
         let mut t = at;
         loop {
             let h = hwq as usize;
@@ -475,7 +457,7 @@ impl BlockLayer {
                 }
                 let Some(rq) = self.sched.dispatch(hwq, t) else { break };
                 self.sched_queued -= 1;
-                t = self.sched_op(core, t, self.costs.dispatch_ns);
+                t = self.sched_op(caller.core, t, self.costs.dispatch_ns);
                 rq
             };
             // Queue-wide schedulers may hand over a request meant for another hardware queue.
@@ -488,14 +470,14 @@ impl BlockLayer {
             entry.at_driver = true;
             self.driver_tags[own as usize] -= 1;
             out.push(Dispatched { id: rq.id, hwq: own, at: t });
-            t += driver_ns;
+            t += caller.driver_ns;
         }
         t
     }
 
     /// Request `id` completed at the driver; the completing `core` starts on it at `at`. Returns when its
     /// block-layer work (including dispatching requests that were waiting) ends.
-    pub fn complete(&mut self, id: ReqId, core: u32, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
+    pub fn complete(&mut self, id: ReqId, caller: Caller, at: Time, out: &mut Vec<Dispatched>) -> Time {
         let mut t = at + self.complete_ns;
         let Inflight { rq, hwq, at_driver, bypassed } =
             self.inflight.get_mut(id.index()).and_then(Option::take).expect("a completed request was dispatched");
@@ -504,20 +486,20 @@ impl BlockLayer {
         self.driver_tags[h] += 1;
         // A bypassed request gives back only its driver tag: the scheduler never saw it.
         if !bypassed {
-            t = self.sched_op(core, t, self.costs.completed_ns);
+            t = self.sched_op(caller.core, t, self.costs.completed_ns);
             self.sched.completed(&rq, t.saturating_sub(rq.inserted_at), t);
-            t = self.free_alloc_tag(hwq, core, t).0;
+            t = self.free_alloc_tag(hwq, caller.core, t).0;
         }
-        self.run_queues_from(hwq, core, t, driver_ns, out)
+        self.run_queues_from(hwq, caller, t, out)
     }
 
     /// Run every hardware queue with work, starting with `first`, on `core`; returns when that work ends.
-    fn run_queues_from(&mut self, first: u32, core: u32, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
+    fn run_queues_from(&mut self, first: u32, caller: Caller, at: Time, out: &mut Vec<Dispatched>) -> Time {
         let mut t = at;
         for q in 0..self.alloc_tags.len() as u32 {
             let hq = (first + q) % self.alloc_tags.len() as u32;
             if !self.dispatch_lists[hq as usize].is_empty() || self.sched.queued(hq) > 0 {
-                t = self.run_queue(hq, core, t, driver_ns, out);
+                t = self.run_queue(hq, caller, t, out);
             }
         }
         t
@@ -538,10 +520,10 @@ impl BlockLayer {
         if self.sched.timer_due().is_none_or(|due| due > at) {
             return at;
         }
-        let core = self.sched_lock.last_holder().unwrap_or(0);
-        let t = self.sched_op(core, at, self.costs.completed_ns);
+        let caller = Caller { core: self.sched_lock.last_holder().unwrap_or(0), driver_ns };
+        let t = self.sched_op(caller.core, at, self.costs.completed_ns);
         self.sched.timer(t);
-        self.run_queues_from(0, core, t, driver_ns, out)
+        self.run_queues_from(0, caller, t, out)
     }
 
     /// A request of `hwq` gave back its allocation tag at `at` on `core`: it goes straight to the oldest waiter the
@@ -600,6 +582,9 @@ impl BlockLayer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Calls from core 0, with 100 ns of driver work a request.
+    const CALLER: Caller = Caller { core: 0, driver_ns: 100 };
     use crate::request::Op;
 
     fn rq(id: u32, sector: u64) -> SchedRequest {
@@ -613,8 +598,8 @@ mod tests {
         let cfg = BlockConfig::default();
         let mut b = BlockLayer::new(&cfg, "mq-deadline", 1, 1, LineTransfer::uniform(40)).unwrap();
         let mut out = Vec::new();
-        b.submit(rq(0, 0), 0, 0, 0, 100, &mut out);
-        b.submit(rq(1, 800), 0, 0, 10, 100, &mut out);
+        b.submit(rq(0, 0), 0, CALLER, 0, &mut out);
+        b.submit(rq(1, 800), 0, CALLER, 10, &mut out);
         assert_eq!(out.len(), 1, "one driver tag: request 1 waits in the scheduler");
         let (t, m) = b.merge_bio(&rq(2, 808), 0, 2560, 10_000).expect("merged");
         assert_eq!((m.into, m.sector, m.sectors), (ReqId(1), 800, 16));
@@ -622,7 +607,7 @@ mod tests {
         assert_eq!(b.results().merges, 1);
         // Renamed as the host's carrier of both, it goes down when the first completes.
         b.rename(ReqId(1), ReqId(9));
-        b.complete(ReqId(0), 0, 20_000, 100, &mut out);
+        b.complete(ReqId(0), CALLER, 20_000, &mut out);
         assert_eq!(out.iter().map(|d| d.id).collect::<Vec<_>>(), [ReqId(0), ReqId(9)]);
         b.check_tags().unwrap();
         // Merging off, or a scheduler without elevator merges: nothing.
@@ -635,8 +620,8 @@ mod tests {
                 LineTransfer::uniform(40),
             )
             .unwrap();
-            b.submit(rq(0, 0), 0, 0, 0, 100, &mut out);
-            b.submit(rq(1, 800), 0, 0, 10, 100, &mut out);
+            b.submit(rq(0, 0), 0, CALLER, 0, &mut out);
+            b.submit(rq(1, 800), 0, CALLER, 10, &mut out);
             assert!(b.merge_bio(&rq(2, 808), 0, 2560, 20).is_none(), "{scheduler}");
         }
     }

@@ -22,23 +22,23 @@ impl FullHost {
         at: Time,
         out: &mut Vec<Dispatched>,
     ) -> Time {
-        let driver_ns = self.nvme.submit_ns;
+        let caller = Caller { core, driver_ns: self.nvme.submit_ns };
         if !(bypass && rq.critical) {
-            return self.block.submit_via(rq, hwq, core, at, driver_ns, bypass, out);
+            return self.block.submit_via(rq, hwq, caller, at, bypass, out);
         }
         let searched = &self.core_hwqs[core as usize];
-        let (t, hazard) = self.block.take_hazard(&rq, searched, core, max_sectors, at, driver_ns, out);
+        let (t, hazard) = self.block.take_hazard(&rq, searched, caller, max_sectors, at, out);
         match hazard {
-            None => self.block.submit_bypass(rq, hwq, core, t, driver_ns, out),
+            None => self.block.submit_bypass(rq, hwq, caller, t, out),
             Some(Hazard::Tandem { old }) => {
                 // On the critical request's queue, just ahead of it, so that the driver sees it first.
                 self.reqs[old.id.index()].hwq = hwq;
-                self.block.submit_hazard_tandem(old, rq, hwq, core, t, driver_ns, out)
+                self.block.submit_hazard_tandem(old, rq, hwq, caller, t, out)
             }
             Some(Hazard::Merge { old, sector, sectors }) => {
                 let id = self.hazard_carrier(requests, rq.id, old.id, sector, sectors);
                 let merged = SchedRequest { id, sector, sectors, ..rq };
-                self.block.submit_hazard_merge(merged, hwq, core, t, driver_ns, out)
+                self.block.submit_hazard_merge(merged, hwq, caller, t, out)
             }
         }
     }

@@ -82,11 +82,11 @@ impl FullHost {
         finish: bool,
     ) -> Time {
         let mut out = std::mem::take(&mut self.dispatched);
-        let (plug, rq_ns) = (&mut self.jobs[j as usize].plug, self.nvme.queue_rq_ns);
+        let (plug, caller) = (&mut self.jobs[j as usize].plug, Caller { core, driver_ns: self.nvme.queue_rq_ns });
         let mut t = if finish {
-            self.block.finish_plug(plug, core, at, rq_ns, &mut out)
+            self.block.finish_plug(plug, caller, at, &mut out)
         } else {
-            self.block.flush(plug, core, at, rq_ns, &mut out)
+            self.block.flush(plug, caller, at, &mut out)
         };
         if !out.is_empty() {
             t += self.nvme.doorbell_ns;
