@@ -100,8 +100,10 @@ pub struct Stamps {
 pub struct Request {
     /// Index of the flow that issued it.
     pub flow: u32,
+    /// The drive it goes to (`nvme0` is 0; `flow.device`).
+    pub drive: u32,
     pub op: Op,
-    /// Byte offset on the device.
+    /// Byte offset on the drive.
     pub offset: u64,
     /// Length in bytes (> 0; 0 for a flush).
     pub len: u32,

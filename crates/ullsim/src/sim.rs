@@ -166,8 +166,9 @@ impl Simulation {
         // The drives are alike: a flow's offsets and sizes are within its drive's capacity, every drive's.
         let capacity = devices[0].logical_capacity_bytes();
         let end_ns = scenario.run.duration.0;
-        let workload = Workload::new(&scenario.flows, scenario.seed, capacity, end_ns, &scenario.base_dir)
-            .map_err(SimError::Setup)?;
+        let workload =
+            Workload::new(&scenario.flows, scenario.seed, capacity, scenario.device.count, end_ns, &scenario.base_dir)
+                .map_err(SimError::Setup)?;
         let host = Host::new(scenario, &mut devices).map_err(SimError::Setup)?;
         let (jobs_apart, per_job_warnings) = crate::metrics::per_job::jobs_apart(scenario);
         let metrics = Metrics::new(
@@ -405,6 +406,7 @@ impl Simulation {
             for io in new_ios.drain(..) {
                 let request = Request {
                     flow: io.flow,
+                    drive: io.drive,
                     op: io.op,
                     offset: io.offset,
                     len: io.len,

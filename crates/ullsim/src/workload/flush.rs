@@ -24,7 +24,16 @@ impl Workload {
             return;
         }
         f.outstanding += 1;
-        out.push(NewIo { flow, job, op: Op::Flush, offset: 0, len: 0, arrived_at, was_backlogged: false });
+        out.push(NewIo {
+            flow,
+            job,
+            drive: self.flows[flow as usize].drive,
+            op: Op::Flush,
+            offset: 0,
+            len: 0,
+            arrived_at,
+            was_backlogged: false,
+        });
     }
 
     /// What `flush_every` makes `flow`'s `job` do after one of its I/Os (of `op`) completed: wait, issue the
@@ -64,7 +73,16 @@ impl Workload {
         }
         fl.issued(job, Op::Flush);
         f.outstanding += 1;
-        out.push(NewIo { flow, job, op: Op::Flush, offset: 0, len: 0, arrived_at: now, was_backlogged: false });
+        out.push(NewIo {
+            flow,
+            job,
+            drive: self.flows[flow as usize].drive,
+            op: Op::Flush,
+            offset: 0,
+            len: 0,
+            arrived_at: now,
+            was_backlogged: false,
+        });
     }
 }
 

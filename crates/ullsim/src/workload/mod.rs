@@ -43,6 +43,8 @@ pub struct NewIo {
     pub flow: u32,
     /// The flow's job (fio's numjobs: one task each) that issues it.
     pub job: u32,
+    /// The drive it goes to (`flow.device`).
+    pub drive: u32,
     pub op: Op,
     pub offset: u64,
     pub len: u32,
@@ -104,6 +106,8 @@ enum Pacing {
 }
 
 struct Flow {
+    /// The drive its I/O goes to (`flow.device`).
+    drive: u32,
     source: Source,
     pacing: Pacing,
     rng: SimRng,
@@ -158,6 +162,7 @@ impl Workload {
         specs: &[FlowSpec],
         seed: u64,
         capacity: u64,
+        drives: u32,
         run_end: Time,
         base_dir: &std::path::Path,
     ) -> Result<Workload, String> {
@@ -169,6 +174,7 @@ impl Workload {
             if spec.is_cpu_only() {
                 // Burns CPU only (the host runs it); issues no I/O.
                 flows.push(Flow {
+                    drive: 0,
                     source: Source::None,
                     pacing: Pacing::TraceTimed,
                     rng: stream_rng(seed, &stream),
@@ -192,6 +198,8 @@ impl Workload {
             }
             let spec = app::resolve(spec).map_err(|(key, what)| format!("flow \"{}\": {key}: {what}", spec.name))?;
             let spec = spec.as_ref();
+            let drive = crate::config::drives::drive_of(spec, drives)
+                .map_err(|what| format!("flow \"{}\": device: {what}", spec.name))?;
             let (start_ns, stop_ns) = active_window(spec, run_end);
             let (source, pacing) = if let Some(path) = &spec.trace {
                 let path = if path.is_absolute() { path.clone() } else { base_dir.join(path) };
@@ -263,6 +271,7 @@ impl Workload {
                 (None, _) => (None, None),
             };
             flows.push(Flow {
+                drive,
                 flush,
                 sync_on_arrival,
                 fua: spec.fua.unwrap_or(false),
@@ -482,7 +491,8 @@ impl Workload {
         if f.exhausted || f.max_ios.is_some_and(|m| f.issued >= m) {
             f.ran_out_at.get_or_insert(now);
         }
-        out.push(NewIo { flow, job, op, offset, len, arrived_at, was_backlogged: arrived_at < now });
+        let drive = f.drive;
+        out.push(NewIo { flow, job, drive, op, offset, len, arrived_at, was_backlogged: arrived_at < now });
         self.sync_with_write(flow, job, op, arrived_at, out);
     }
 

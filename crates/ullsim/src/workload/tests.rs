@@ -92,7 +92,7 @@ fn burst_keys_out_of_place_or_out_of_range_are_errors_naming_them() {
 fn arrivals(scenario: &crate::Scenario, end_ns: Time, drain_every: usize) -> Vec<NewIo> {
     let capacity = scenario.device.logical_capacity_bytes();
     let mut workload =
-        Workload::new(&scenario.flows, scenario.seed, capacity, end_ns, std::path::Path::new(".")).unwrap();
+        Workload::new(&scenario.flows, scenario.seed, capacity, 1, end_ns, std::path::Path::new(".")).unwrap();
     let mut q = EventQueue::new();
     workload.start(&mut q);
     let (mut issued, mut outstanding, mut out) = (Vec::new(), Vec::new(), Vec::new());
@@ -207,7 +207,7 @@ fn a_burst_group_must_agree_on_the_burst_shape() {
 fn first_ios(flow_keys: &str, n: usize) -> Vec<NewIo> {
     let scenario = load(flow_keys).unwrap();
     let capacity = scenario.device.logical_capacity_bytes();
-    let mut workload = Workload::new(&scenario.flows, 1, capacity, u64::MAX, std::path::Path::new(".")).unwrap();
+    let mut workload = Workload::new(&scenario.flows, 1, capacity, 1, u64::MAX, std::path::Path::new(".")).unwrap();
     let mut q = EventQueue::new();
     let mut out = Vec::new();
     workload.handle(WorkloadEvent::Start { flow: 0 }, &mut q, &mut out);

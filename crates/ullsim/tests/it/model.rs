@@ -148,7 +148,7 @@ fn arrival_counts(flow_keys: &str, seed: u64, window_ns: u64, windows: usize) ->
     ));
     let end_ns = window_ns * windows as u64;
     let capacity = s.device.logical_capacity_bytes();
-    let mut workload = Workload::new(&s.flows, s.seed, capacity, end_ns, Path::new(".")).unwrap();
+    let mut workload = Workload::new(&s.flows, s.seed, capacity, 1, end_ns, Path::new(".")).unwrap();
     let mut q = EventQueue::new();
     workload.start(&mut q);
     let (mut counts, mut out) = (vec![0; windows], Vec::new());

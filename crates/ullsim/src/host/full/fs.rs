@@ -568,6 +568,8 @@ impl FullHost {
             let polling_job = self.job_of_task(task).filter(|_| self.completion.polls_file_system_io(class));
             let req = requests.insert(Request {
                 flow: bio.flow,
+                // The file system lives on the first drive.
+                drive: 0,
                 op: bio.op,
                 offset: bio.offset,
                 len: bio.len,

@@ -281,7 +281,7 @@ mod tests {
     fn arrivals(scenario: &Scenario, end_ns: Time) -> Vec<NewIo> {
         let capacity = scenario.device.logical_capacity_bytes();
         let mut workload =
-            Workload::new(&scenario.flows, scenario.seed, capacity, end_ns, std::path::Path::new(".")).unwrap();
+            Workload::new(&scenario.flows, scenario.seed, capacity, 1, end_ns, std::path::Path::new(".")).unwrap();
         let mut q = EventQueue::new();
         workload.start(&mut q);
         let mut out = Vec::new();
