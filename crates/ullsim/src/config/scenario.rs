@@ -621,14 +621,6 @@ impl Scenario {
             );
             return Err(ConfigError::at_key(source, "run.duration", what));
         }
-        if self.device.count > 1 && self.host.model == HostModel::Full {
-            let what = format!(
-                "\"full\" models one drive so far (its block layer and NVMe queues are not per drive yet), and \
-                 device.count = {}: use host.model = \"device-only\" for several drives, or device.count = 1",
-                self.device.count
-            );
-            return Err(ConfigError::at_key(source, "host.model", what));
-        }
         if let Err((key, what)) = self.host.validate() {
             return Err(ConfigError::at_key(source, &format!("host.{key}"), what));
         }

@@ -221,8 +221,8 @@ pub struct FullHost {
     noncritical_max_request_bytes: u64,
     /// Critical requests go around the plug and the scheduler (FastResponse's bypass).
     critical_bypass: bool,
-    /// The hardware queues each core submits to, which FlashShare's hazard check searches.
-    core_hwqs: Vec<Vec<u32>>,
+    /// The hardware queues each core submits to, by drive and core, which FlashShare's hazard check searches.
+    core_hwqs: Vec<Vec<Vec<u32>>>,
     /// The file system, when a flow uses files.
     fs: Option<Box<FsHost>>,
     jobs: Vec<Job>,
@@ -256,21 +256,23 @@ pub struct FullHost {
 impl FullHost {
     /// Build the host for `flows` on its drives `devices`: cores, tasks, queues.
     pub fn new(scenario: &Scenario, devices: &mut [Device]) -> Result<FullHost, String> {
-        let device = single_drive(devices)?;
         let (cfg, flows, run_end) = (&scenario.host, &scenario.flows[..], scenario.run.duration.0);
         let mut cpu = Cpu::new(cfg)?;
         // One queue set per NVMe priority class the I/O flows use, in class order.
         let mut classes: Vec<NvmePriority> = flows.iter().filter(|f| !f.is_cpu_only()).map(|f| f.prio).collect();
         classes.sort();
         classes.dedup();
-        let nvme = NvmeDriver::new(&cfg.nvme, cfg.cores, cfg.queue_pairs, &classes, device);
-        let depth = device.queue_depth().saturating_sub(1).max(1);
+        let nvme = NvmeDriver::new(&cfg.nvme, cfg.cores, cfg.queue_pairs, &classes, devices);
+        // The drives are alike (one preset): their queues are as deep.
+        let depth = devices[0].queue_depth().saturating_sub(1).max(1);
         let line = crate::host::block::LineTransfer {
             within_ns: cfg.cpu.cache_line_transfer_ns.0,
             across_ns: cfg.cpu.cache_line_transfer_across_ns.0,
             group_cores: cfg.cpu.cores_per_cache_group,
         };
-        let block = BlockLayer::new(&cfg.block, &cfg.io_scheduler, nvme.hw_queues(), depth, line)?;
+        let drives = devices.len() as u32;
+        let block =
+            BlockLayer::for_drives(&cfg.block, &cfg.io_scheduler, drives, nvme.hw_queues_per_drive(), depth, line)?;
         let completion = completion::make(&cfg.completion).ok_or_else(|| {
             format!("host.completion: unknown policy \"{}\"; expected one of {:?}", cfg.completion, completion::names())
         })?;
@@ -354,7 +356,7 @@ impl FullHost {
             flow_tasks.push(tasks);
         }
         let fs = flows.iter().any(FlowSpec::uses_files).then(|| {
-            let fsh = FsHost::new(flows, cfg, &mut cpu, device, jobs.len(), scenario.run.warmup.0);
+            let fsh = FsHost::new(flows, cfg, &mut cpu, &devices[0], jobs.len(), scenario.run.warmup.0);
             for (task, thread) in fsh.threads() {
                 roles.push(Role::FsThread(thread));
                 timed_starts.push((task, 0));
@@ -364,7 +366,8 @@ impl FullHost {
         let task_count = roles.len();
         // Handler runs: one per NVMe vector, then the polling core's (the accelerator's are added as needed).
         let (dedcore, runs) = dedcore::DedicatedCore::new(cfg, nvme.hw_queues());
-        let core_hwqs = (0..cfg.cores).map(|core| nvme.hwqs_of_core(core)).collect();
+        let core_hwqs =
+            (0..drives).map(|drive| (0..cfg.cores).map(|core| nvme.hwqs_of_core(drive, core)).collect()).collect();
         Ok(FullHost {
             cpu,
             block,
@@ -471,7 +474,6 @@ impl FullHost {
         requests: &mut RequestArena,
         devices: &mut [Device],
     ) {
-        let device = &mut devices[0];
         let now = q.now();
         match event {
             HostEvent::Cpu(e) => self.cpu.handle(q, e),
@@ -491,7 +493,7 @@ impl FullHost {
             }
             HostEvent::CoalesceTimer { hwq, gen } => {
                 if self.nvme.timer_gen(hwq) == gen {
-                    self.fire_irq(q, requests, device, hwq);
+                    self.fire_irq(q, requests, devices, hwq);
                 }
             }
             HostEvent::BlockTimer => {
@@ -500,7 +502,7 @@ impl FullHost {
                 }
                 let mut out = std::mem::take(&mut self.dispatched);
                 self.block.run_timer(now, self.nvme.submit_ns, &mut out);
-                self.ring_all(q, requests, device, &mut out, None);
+                self.ring_all(q, requests, devices, &mut out, None);
                 self.dispatched = out;
                 self.arm_block_timer(q);
             }
@@ -537,11 +539,10 @@ impl FullHost {
         devices: &mut [Device],
         delivered: &mut Vec<(ReqId, u32, u32)>,
     ) {
-        let device = &mut devices[0];
         // Swap the list with the empty scratch one: tasks that step puts back wait for the next call.
         let mut resumed = std::mem::replace(&mut self.after_delivery, std::mem::take(&mut self.resuming));
         for &task in &resumed {
-            self.step(q, requests, device, task, delivered);
+            self.step(q, requests, devices, task, delivered);
         }
         resumed.clear();
         self.resuming = resumed;
@@ -553,7 +554,7 @@ impl FullHost {
                     None => break,
                 },
             };
-            self.step(q, requests, device, task, delivered);
+            self.step(q, requests, devices, task, delivered);
         }
     }
 
@@ -562,15 +563,15 @@ impl FullHost {
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
         task: TaskId,
         delivered: &mut Vec<(ReqId, u32, u32)>,
     ) {
         match self.roles[task as usize] {
-            Role::Job(j) => self.step_job(q, requests, device, j, delivered),
-            Role::SqPoll(j) => self.step_sqpoll(q, requests, device, j),
+            Role::Job(j) => self.step_job(q, requests, devices, j, delivered),
+            Role::SqPoll(j) => self.step_sqpoll(q, requests, devices, j),
             Role::Burner(b) => self.step_burner(q, task, b),
-            Role::FsThread(thread) => self.step_fs_thread(q, requests, device, task, thread),
+            Role::FsThread(thread) => self.step_fs_thread(q, requests, devices, task, thread),
         }
     }
 
@@ -578,7 +579,7 @@ impl FullHost {
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
         j: u32,
         delivered: &mut Vec<(ReqId, u32, u32)>,
     ) {
@@ -612,12 +613,12 @@ impl FullHost {
         //    a file-system call's included.
         if !self.jobs[j as usize].found.is_empty() && self.jobs[j as usize].sqpoll.is_none() {
             let core = self.cpu.core_of(task);
-            let (end, n) = self.poll_complete(q, requests, device, j, core, start);
+            let (end, n) = self.poll_complete(q, requests, devices, j, core, start);
             self.jobs[j as usize].action = Action::PollComplete(n);
             self.cpu.run(q, task, end - start, Activity::Kernel);
             return;
         }
-        if self.fs.is_some() && self.step_fs_job(q, requests, device, j) {
+        if self.fs.is_some() && self.step_fs_job(q, requests, devices, j) {
             return;
         }
         let job = &mut self.jobs[j as usize];
@@ -672,7 +673,7 @@ impl FullHost {
                 job.in_flight += 1;
                 let fs_at = start + if entering { entry_ns } else { 0 };
                 let core = self.cpu.core_of(task);
-                let end = self.submit_from_batch(q, requests, device, j, req, batch, core, fs_at);
+                let end = self.submit_from_batch(q, requests, devices, j, req, batch, core, fs_at);
                 self.cpu.run(q, task, end - start, Activity::Kernel);
             }
             Step::Enter => self.transition(q, j, entry_ns),
@@ -713,17 +714,5 @@ impl FullHost {
         let job = &mut self.jobs[j as usize];
         job.action = Action::Transition;
         self.cpu.run(q, job.task, ns, Activity::Kernel);
-    }
-}
-
-/// The full host models one drive so far: its only one.
-fn single_drive(devices: &mut [Device]) -> Result<&mut Device, String> {
-    match devices {
-        [device] => Ok(device),
-        _ => Err(format!(
-            "device.count = {}: host.model = \"full\" models one drive so far; use host.model = \"device-only\" \
-             for several",
-            devices.len()
-        )),
     }
 }

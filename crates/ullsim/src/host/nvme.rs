@@ -10,6 +10,11 @@
 //! With `dual_sq` (FlashShare, OSDI'18 §3.3) each queue of the first set gets a second submission queue of
 //! the urgent class that shares its completion queue (and so its interrupt vector): latency-critical
 //! requests go there, the others to their set as before.
+//!
+//! With several drives each controller gets the same layout of queues and vectors of its own (Linux sets up
+//! every NVMe controller alike, with managed interrupts spread over the cores the same way: `nvme_setup_io_queues`,
+//! `pci_alloc_irq_vectors_affinity`). The host numbers hardware queues across drives: drive `d`'s are
+//! `d * per_drive ..`, so a hardware queue names its drive.
 
 use crate::config::host::NvmeConfig;
 use crate::device::Device;
@@ -52,7 +57,10 @@ pub struct NvmeDriver {
     pub premapped_cqe_ns: Time,
     coalesce_count: u32,
     coalesce_time_ns: Time,
+    /// The device's submission queue of each hardware queue (on the hardware queue's drive).
     device_queue: Vec<u32>,
+    /// Hardware queues per drive.
+    per_drive: u32,
     /// Queue pairs per priority set.
     set_size: u32,
     /// Hardware queues with a completion queue of their own (the priority sets'); with `dual_sq` the urgent
@@ -66,9 +74,15 @@ pub struct NvmeDriver {
 }
 
 impl NvmeDriver {
-    /// Create `queue_pairs` (0: one per core) queue pairs on `device` for each priority class in `classes`
-    /// (set `i` has class `classes[i]`).
-    pub fn new(cfg: &NvmeConfig, cores: u32, queue_pairs: u32, classes: &[NvmePriority], device: &mut Device) -> Self {
+    /// Create `queue_pairs` (0: one per core) queue pairs on each of `devices` for each priority class in
+    /// `classes` (set `i` has class `classes[i]`).
+    pub fn new(
+        cfg: &NvmeConfig,
+        cores: u32,
+        queue_pairs: u32,
+        classes: &[NvmePriority],
+        devices: &mut [Device],
+    ) -> Self {
         let set_size = if queue_pairs == 0 { cores } else { queue_pairs };
         let classes = if classes.is_empty() { &[NvmePriority::Medium][..] } else { classes };
         let hwq_of_core: Vec<u32> = (0..cores).map(|c| c % set_size).collect();
@@ -79,10 +93,13 @@ impl NvmeDriver {
         let irq_core = (0..count)
             .map(|v| if irq_cpus.is_empty() { first_core(v) } else { irq_cpus[v as usize % irq_cpus.len()] })
             .collect();
-        let mut device_queue: Vec<u32> =
-            (0..count).map(|h| device.create_queue(classes[(h / set_size) as usize])).collect();
-        if cfg.dual_sq {
-            device_queue.extend((0..set_size).map(|_| device.create_queue(NvmePriority::Urgent)));
+        let per_drive = count + if cfg.dual_sq { set_size } else { 0 };
+        let mut device_queue = Vec::with_capacity((per_drive as usize) * devices.len());
+        for device in devices.iter_mut() {
+            device_queue.extend((0..count).map(|h| device.create_queue(classes[(h / set_size) as usize])));
+            if cfg.dual_sq {
+                device_queue.extend((0..set_size).map(|_| device.create_queue(NvmePriority::Urgent)));
+            }
         }
         NvmeDriver {
             submit_ns: cfg.queue_rq_ns.0 + cfg.iommu_map_ns.0 + cfg.doorbell_ns.0,
@@ -95,13 +112,16 @@ impl NvmeDriver {
             premapped_cqe_ns: cfg.cqe_ns.0,
             coalesce_count: cfg.coalesce_count.max(1),
             coalesce_time_ns: cfg.coalesce_time_ns.0,
+            vectors: (0..device_queue.len())
+                .map(|_| Vector { pending: Vec::new(), timer_gen: 0, timer_armed: false })
+                .collect(),
             device_queue,
+            per_drive,
             set_size,
             paired: count,
             dual_sq: cfg.dual_sq,
             hwq_of_core,
             irq_core,
-            vectors: (0..count).map(|_| Vector { pending: Vec::new(), timer_gen: 0, timer_armed: false }).collect(),
             interrupts: 0,
         }
     }
@@ -110,28 +130,33 @@ impl NvmeDriver {
         self.device_queue.len() as u32
     }
 
-    /// The hardware queue (submission queue) a core submits to for a flow of priority set `set`; with
-    /// `dual_sq`, a `critical` request's goes to the core's urgent one.
-    pub fn hwq_of(&self, core: u32, set: u32, critical: bool) -> u32 {
-        if critical && self.dual_sq {
-            return self.paired + self.hwq_of_core[core as usize];
-        }
-        set * self.set_size + self.hwq_of_core[core as usize]
+    /// Hardware queues per drive (each drive's are numbered from `drive * hw_queues_per_drive()`).
+    pub fn hw_queues_per_drive(&self) -> u32 {
+        self.per_drive
     }
 
-    /// Every hardware queue `core` submits to: its queue of each priority set, and with `dual_sq` its urgent
-    /// one (blk-mq's queues that the core's requests pass through).
-    pub fn hwqs_of_core(&self, core: u32) -> Vec<u32> {
+    /// The hardware queue (submission queue) a core submits to on `drive` for a flow of priority set `set`;
+    /// with `dual_sq`, a `critical` request's goes to the core's urgent one.
+    pub fn hwq_of(&self, drive: u32, core: u32, set: u32, critical: bool) -> u32 {
+        let own = self.hwq_of_core[core as usize];
+        let local = if critical && self.dual_sq { self.paired + own } else { set * self.set_size + own };
+        drive * self.per_drive + local
+    }
+
+    /// Every hardware queue `core` submits to on `drive`: its queue of each priority set, and with `dual_sq`
+    /// its urgent one (blk-mq's queues that the core's requests pass through).
+    pub fn hwqs_of_core(&self, drive: u32, core: u32) -> Vec<u32> {
         let own = self.hwq_of_core[core as usize];
         let sets = self.paired / self.set_size.max(1);
         let urgent = self.dual_sq.then_some(self.paired + own);
-        (0..sets).map(|set| set * self.set_size + own).chain(urgent).collect()
+        let base = drive * self.per_drive;
+        (0..sets).map(|set| set * self.set_size + own).chain(urgent).map(|local| base + local).collect()
     }
 
     /// The hardware queue whose completion queue (and interrupt vector) `hwq`'s completions go to: its
     /// own, or for an urgent submission queue of `dual_sq`, its pair's.
     pub fn cq_of(&self, hwq: u32) -> u32 {
-        if hwq >= self.paired {
+        if hwq % self.per_drive >= self.paired {
             hwq - self.paired
         } else {
             hwq
@@ -140,12 +165,12 @@ impl NvmeDriver {
 
     /// The core a hardware queue's interrupt goes to.
     pub fn irq_core(&self, hwq: u32) -> u32 {
-        self.irq_core[self.cq_of(hwq) as usize]
+        self.irq_core[(self.cq_of(hwq) % self.per_drive) as usize]
     }
 
     /// The command is in hardware queue `hwq`'s submission queue and the doorbell is written at `at`.
-    pub fn ring(&self, device: &mut Device, q: &mut EventQueue<Event>, req: ReqId, hwq: u32, at: Time) {
-        device.ring_doorbell(q, req, self.device_queue[hwq as usize], at);
+    pub fn ring(&self, devices: &mut [Device], q: &mut EventQueue<Event>, req: ReqId, hwq: u32, at: Time) {
+        devices[(hwq / self.per_drive) as usize].ring_doorbell(q, req, self.device_queue[hwq as usize], at);
     }
 
     /// A completion entry for an interrupt-driven request arrived on `hwq` at `now`.

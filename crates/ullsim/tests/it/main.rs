@@ -11,6 +11,7 @@ mod cpu_load;
 mod device_physics;
 mod docs;
 mod drives;
+mod drives_full;
 mod durability;
 mod fastresponse;
 mod flashshare;

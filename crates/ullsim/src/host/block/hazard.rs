@@ -115,15 +115,17 @@ impl BlockLayer {
             return (t, Some(Taken { rq, tag_of }));
         }
         // The scheduler's queue, under its lock.
-        if self.sched.queued(hwq) > 0 {
+        let q = self.queue_of(hwq);
+        let local = self.queues[q].local(hwq);
+        if self.queues[q].sched.queued(local) > 0 {
             let mut compared = 0u64;
-            let removed = self.sched.remove_first(hwq, &mut |r| {
+            let removed = self.queues[q].sched.remove_first(local, &mut |r| {
                 compared += 1;
                 conflicts(r, new)
             });
-            t = self.sched_op(core, t, check_ns * compared);
+            t = self.sched_op(q, core, t, check_ns * compared);
             if let Some(rq) = removed {
-                self.sched_queued -= 1;
+                self.queues[q].queued -= 1;
                 let entry = self.inflight.get_mut(rq.id.index()).and_then(Option::take);
                 return (t, Some(Taken { rq, tag_of: Some(entry.map_or(hwq, |e| e.hwq)) }));
             }
@@ -244,11 +246,11 @@ mod tests {
         b.submit_bypass(rq(0, Op::Read, 1_000, true), 0, CALLER, 0, &mut out);
         b.submit(rq(1, Op::Read, 0, false), 0, CALLER, 10, &mut out);
         b.submit(rq(2, Op::Read, 500, false), 0, CALLER, 20, &mut out);
-        assert_eq!((b.sched.queued(0), b.tag_waiters[0].len()), (1, 1));
+        assert_eq!((b.queues[0].sched.queued(0), b.tag_waiters[0].len()), (1, 1));
         let (_, hazard) = b.take_hazard(&rq(3, Op::Write, 4, true), &[0], CALLER, 2560, 100, &mut out);
         assert!(matches!(hazard, Some(Hazard::Tandem { old }) if old.id == ReqId(1)));
         // Request 2 took the freed tag and now waits in the scheduler.
-        assert_eq!((b.sched.queued(0), b.tag_waiters[0].len()), (1, 0));
+        assert_eq!((b.queues[0].sched.queued(0), b.tag_waiters[0].len()), (1, 0));
         b.check_tags().unwrap();
     }
 

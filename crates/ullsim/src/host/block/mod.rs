@@ -8,9 +8,14 @@
 //! core; scheduler operations with a queue-wide lock (mq-deadline, bfq) take it as a spinlock shared by all
 //! cores (`lock.rs`): served one at a time, with the lock's cache line moving between cores, so callers wait
 //! for the lock (spinning, so the wait is CPU time too). Each operation names the core that calls it.
+//!
+//! With several drives, each has a request queue of its own (`request_queue.rs`): its scheduler, lock and
+//! hardware queues. Hardware queues are numbered across the host (drive `d`'s from `d * hw_queues` of a
+//! drive), so a hardware queue names its request queue.
 
 mod hazard;
 mod lock;
+mod request_queue;
 pub mod sched;
 
 use std::collections::VecDeque;
@@ -22,8 +27,8 @@ use crate::engine::Time;
 use crate::request::ReqId;
 pub use hazard::Hazard;
 pub use lock::LineTransfer;
-use lock::SpinLock;
-use sched::{ElevatorMerge, IoScheduler, SchedCosts, SchedRequest};
+use request_queue::RequestQueue;
+use sched::{ElevatorMerge, SchedCosts, SchedRequest};
 
 /// A request handed to the driver by the block layer: at `at` the driver starts on it.
 #[derive(Debug, Clone, Copy)]
@@ -160,7 +165,10 @@ pub struct Caller {
 }
 
 pub struct BlockLayer {
-    sched: Box<dyn IoScheduler>,
+    /// One request queue per drive.
+    queues: Vec<RequestQueue>,
+    /// Hardware queues per drive.
+    hwqs_per_queue: u32,
     costs: SchedCosts,
     submit_ns: Time,
     complete_ns: Time,
@@ -178,19 +186,15 @@ pub struct BlockLayer {
     tag_waiters: Vec<VecDeque<SchedRequest>>,
     /// Requests the scheduler gave up that found no driver tag (Linux's hctx->dispatch list).
     dispatch_lists: Vec<VecDeque<SchedRequest>>,
-    /// The scheduler's queue-wide lock (used if `costs.global_lock`).
-    sched_lock: SpinLock,
     /// Each request in the block layer (in the scheduler, on a dispatch list or at the driver), by request id.
     inflight: Vec<Option<Inflight>>,
     alloc_capacity: u32,
     driver_capacity: u32,
-    sched_queued: u64,
     results: BlockResults,
 }
 
 impl BlockLayer {
-    /// `hw_queue_depth`: the commands each hardware queue may hold at the driver; `line_transfer`: moving a
-    /// cache line between cores (`host.cpu.cache_line_transfer_ns` and its groups).
+    /// One drive's block layer: see [`Self::for_drives`].
     pub fn new(
         cfg: &BlockConfig,
         scheduler: &str,
@@ -198,9 +202,30 @@ impl BlockLayer {
         hw_queue_depth: u32,
         line_transfer: LineTransfer,
     ) -> Result<Self, String> {
-        let sched = sched::make(scheduler, hw_queues, cfg).ok_or_else(|| {
-            format!("host.io_scheduler: unknown scheduler \"{scheduler}\"; expected one of {:?}", sched::names())
-        })?;
+        Self::for_drives(cfg, scheduler, 1, hw_queues, hw_queue_depth, line_transfer)
+    }
+
+    /// The block layer of `drives` drives with `hw_queues` hardware queues each. `hw_queue_depth`: the
+    /// commands each hardware queue may hold at the driver; `line_transfer`: moving a cache line between cores
+    /// (`host.cpu.cache_line_transfer_ns` and its groups).
+    pub fn for_drives(
+        cfg: &BlockConfig,
+        scheduler: &str,
+        drives: u32,
+        hw_queues: u32,
+        hw_queue_depth: u32,
+        line_transfer: LineTransfer,
+    ) -> Result<Self, String> {
+        let unknown =
+            || format!("host.io_scheduler: unknown scheduler \"{scheduler}\"; expected one of {:?}", sched::names());
+        let queues = (0..drives.max(1))
+            .map(|d| {
+                let sched = sched::make(scheduler, hw_queues, cfg).ok_or_else(unknown)?;
+                Ok(RequestQueue::new(sched, d * hw_queues, line_transfer))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        let sched = &queues[0].sched;
+        let all = hw_queues * drives.max(1);
         let alloc = if scheduler == "none" {
             hw_queue_depth
         } else if cfg.nr_requests > 0 {
@@ -211,7 +236,8 @@ impl BlockLayer {
         Ok(BlockLayer {
             costs: sched.costs(),
             results: BlockResults::zero(sched.name()),
-            sched,
+            queues,
+            hwqs_per_queue: hw_queues,
             submit_ns: cfg.submit_ns.0,
             complete_ns: cfg.complete_ns.0,
             plugging: cfg.plug,
@@ -219,25 +245,28 @@ impl BlockLayer {
             merge_check_ns: cfg.merge_check_ns.0,
             bypass_hazard: cfg.bypass_hazard,
             hazard_check_ns: cfg.hazard_check_ns.0,
-            alloc_tags: vec![alloc; hw_queues as usize],
-            driver_tags: vec![hw_queue_depth; hw_queues as usize],
-            tag_waiters: (0..hw_queues).map(|_| VecDeque::new()).collect(),
-            dispatch_lists: (0..hw_queues).map(|_| VecDeque::new()).collect(),
-            sched_lock: SpinLock::new(line_transfer),
+            alloc_tags: vec![alloc; all as usize],
+            driver_tags: vec![hw_queue_depth; all as usize],
+            tag_waiters: (0..all).map(|_| VecDeque::new()).collect(),
+            dispatch_lists: (0..all).map(|_| VecDeque::new()).collect(),
             inflight: Vec::new(),
             alloc_capacity: alloc,
             driver_capacity: hw_queue_depth,
-            sched_queued: 0,
         })
     }
 
-    /// Run a scheduler operation of `cost` from `at` on `core`, under the queue-wide lock if it has one;
-    /// returns when the caller is done.
-    fn sched_op(&mut self, core: u32, at: Time, cost: Time) -> Time {
+    /// The request queue hardware queue `hwq` belongs to.
+    fn queue_of(&self, hwq: u32) -> usize {
+        (hwq / self.hwqs_per_queue) as usize
+    }
+
+    /// Run an operation of request queue `rq`'s scheduler of `cost` from `at` on `core`, under the queue-wide
+    /// lock if it has one; returns when the caller is done.
+    fn sched_op(&mut self, rq: usize, core: u32, at: Time, cost: Time) -> Time {
         if !self.costs.global_lock {
             return at + cost;
         }
-        let held = self.sched_lock.acquire(core, at, cost);
+        let held = self.queues[rq].lock.acquire(core, at, cost);
         self.results.lock_wait_ns += held.waited;
         held.end
     }
@@ -340,7 +369,7 @@ impl BlockLayer {
             }
         }
         // `blk_mq_attempt_bio_merge`: then a request waiting in the scheduler.
-        let (t, merged) = self.elevator_merge(&rq, core, max_sectors, t);
+        let (t, merged) = self.elevator_merge(&rq, hwq, core, max_sectors, t);
         if let Some(m) = merged {
             return (t, PlugOutcome::Merged { into: m.into, sector: m.sector, sectors: m.sectors });
         }
@@ -354,11 +383,12 @@ impl BlockLayer {
     pub fn merge_bio(
         &mut self,
         rq: &SchedRequest,
+        hwq: u32,
         core: u32,
         max_sectors: u32,
         at: Time,
     ) -> Option<(Time, ElevatorMerge)> {
-        match self.elevator_merge(rq, core, max_sectors, at + self.submit_ns) {
+        match self.elevator_merge(rq, hwq, core, max_sectors, at + self.submit_ns) {
             (t, Some(m)) => Some((t, m)),
             (_, None) => None,
         }
@@ -373,15 +403,17 @@ impl BlockLayer {
     fn elevator_merge(
         &mut self,
         rq: &SchedRequest,
+        hwq: u32,
         core: u32,
         max_sectors: u32,
         at: Time,
     ) -> (Time, Option<ElevatorMerge>) {
-        if !self.merges || !rq.mergeable || self.sched_queued == 0 {
+        let q = self.queue_of(hwq);
+        if !self.merges || !rq.mergeable || self.queues[q].queued == 0 {
             return (at, None);
         }
-        let Some(merge) = self.sched.merge(rq, max_sectors) else { return (at, None) };
-        let t = self.sched_op(core, at, self.merge_check_ns);
+        let Some(merge) = self.queues[q].sched.merge(rq, max_sectors) else { return (at, None) };
+        let t = self.sched_op(q, core, at, self.merge_check_ns);
         self.results.merges += 1;
         if let Some(entry) = self.inflight.get_mut(merge.into.index()).and_then(Option::as_mut) {
             entry.rq.sector = merge.sector;
@@ -395,8 +427,9 @@ impl BlockLayer {
     pub fn rename(&mut self, from: ReqId, to: ReqId) {
         let Some(mut entry) = self.inflight.get_mut(from.index()).and_then(Option::take) else { return };
         entry.rq.id = to;
+        let q = self.queue_of(entry.hwq);
         self.track(entry);
-        self.sched.rename(from, to);
+        self.queues[q].sched.rename(from, to);
     }
 
     /// Flush `plug` from `at` on `core`: its requests enter the block layer in order (tags, scheduler, driver with
@@ -419,7 +452,8 @@ impl BlockLayer {
         let mut t = at;
         // The scheduler may keep some requests from the last tags (ld's async limit).
         let in_use = self.alloc_capacity - self.alloc_tags[hwq as usize];
-        if in_use >= self.sched.alloc_limit(&rq, self.alloc_capacity).min(self.alloc_capacity) {
+        let sched = &self.queues[self.queue_of(hwq)].sched;
+        if in_use >= sched.alloc_limit(&rq, self.alloc_capacity).min(self.alloc_capacity) {
             self.results.tag_waits += 1;
             self.tag_waiters[hwq as usize].push_back(rq);
             return t;
@@ -431,12 +465,14 @@ impl BlockLayer {
 
     /// Insert `rq`, which holds an allocation tag of `hwq`, into the scheduler from `core`.
     fn insert(&mut self, mut rq: SchedRequest, hwq: u32, core: u32, at: Time) -> Time {
-        let t = self.sched_op(core, at, self.costs.insert_ns);
+        let q = self.queue_of(hwq);
+        let t = self.sched_op(q, core, at, self.costs.insert_ns);
         rq.inserted_at = t;
         self.track(Inflight { rq, hwq, at_driver: false, bypassed: false });
-        self.sched.insert(hwq, rq, t);
-        self.sched_queued += 1;
-        self.results.max_sched_queued = self.results.max_sched_queued.max(self.sched_queued);
+        let queue = &mut self.queues[q];
+        queue.sched.insert(queue.local(hwq), rq, t);
+        queue.queued += 1;
+        self.results.max_sched_queued = self.results.max_sched_queued.max(queue.queued);
         t
     }
 
@@ -444,6 +480,7 @@ impl BlockLayer {
     /// on `core`.
     fn run_queue(&mut self, hwq: u32, caller: Caller, at: Time, out: &mut Vec<Dispatched>) -> Time {
         let mut t = at;
+        let q = self.queue_of(hwq);
         loop {
             let h = hwq as usize;
             if self.driver_tags[h] == 0 {
@@ -452,12 +489,14 @@ impl BlockLayer {
             let rq = if let Some(rq) = self.dispatch_lists[h].pop_front() {
                 rq
             } else {
-                if self.sched.queued(hwq) == 0 {
+                let queue = &mut self.queues[q];
+                let local = queue.local(hwq);
+                if queue.sched.queued(local) == 0 {
                     break;
                 }
-                let Some(rq) = self.sched.dispatch(hwq, t) else { break };
-                self.sched_queued -= 1;
-                t = self.sched_op(caller.core, t, self.costs.dispatch_ns);
+                let Some(rq) = queue.sched.dispatch(local, t) else { break };
+                queue.queued -= 1;
+                t = self.sched_op(q, caller.core, t, self.costs.dispatch_ns);
                 rq
             };
             // Queue-wide schedulers may hand over a request meant for another hardware queue.
@@ -486,19 +525,23 @@ impl BlockLayer {
         self.driver_tags[h] += 1;
         // A bypassed request gives back only its driver tag: the scheduler never saw it.
         if !bypassed {
-            t = self.sched_op(caller.core, t, self.costs.completed_ns);
-            self.sched.completed(&rq, t.saturating_sub(rq.inserted_at), t);
+            let q = self.queue_of(hwq);
+            t = self.sched_op(q, caller.core, t, self.costs.completed_ns);
+            self.queues[q].sched.completed(&rq, t.saturating_sub(rq.inserted_at), t);
             t = self.free_alloc_tag(hwq, caller.core, t).0;
         }
         self.run_queues_from(hwq, caller, t, out)
     }
 
-    /// Run every hardware queue with work, starting with `first`, on `core`; returns when that work ends.
+    /// Run every hardware queue with work of `first`'s request queue, starting with `first`, on `core`
+    /// (`blk_mq_run_hw_queues` runs one disk's); returns when that work ends.
     fn run_queues_from(&mut self, first: u32, caller: Caller, at: Time, out: &mut Vec<Dispatched>) -> Time {
         let mut t = at;
-        for q in 0..self.alloc_tags.len() as u32 {
-            let hq = (first + q) % self.alloc_tags.len() as u32;
-            if !self.dispatch_lists[hq as usize].is_empty() || self.sched.queued(hq) > 0 {
+        let q = self.queue_of(first);
+        let (base, count) = (self.queues[q].first_hwq, self.hwqs_per_queue);
+        for i in 0..count {
+            let hq = base + (first - base + i) % count;
+            if !self.dispatch_lists[hq as usize].is_empty() || self.queues[q].sched.queued(hq - base) > 0 {
                 t = self.run_queue(hq, caller, t, out);
             }
         }
@@ -508,7 +551,7 @@ impl BlockLayer {
     /// When the scheduler's timer is due (bfq's idle-slice timer), if it is armed: the caller runs
     /// [`Self::run_timer`] then.
     pub fn timer_due(&self) -> Option<Time> {
-        self.sched.timer_due()
+        self.queues.iter().filter_map(|q| q.sched.timer_due()).min()
     }
 
     /// The scheduler's timer fires at `at` if it is due by then (a stale call does nothing): its work runs
@@ -517,13 +560,18 @@ impl BlockLayer {
     /// [inferred: a few microseconds per idle slice of milliseconds]; for the lock it runs on the core that
     /// held the lock last (the hrtimer fires on the core that armed it, a recent holder), moving no line.
     pub fn run_timer(&mut self, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
-        if self.sched.timer_due().is_none_or(|due| due > at) {
-            return at;
+        let mut end = at;
+        for q in 0..self.queues.len() {
+            if self.queues[q].sched.timer_due().is_none_or(|due| due > at) {
+                continue;
+            }
+            let caller = Caller { core: self.queues[q].lock.last_holder().unwrap_or(0), driver_ns };
+            let t = self.sched_op(q, caller.core, at, self.costs.completed_ns);
+            self.queues[q].sched.timer(t);
+            let first = self.queues[q].first_hwq;
+            end = end.max(self.run_queues_from(first, caller, t, out));
         }
-        let caller = Caller { core: self.sched_lock.last_holder().unwrap_or(0), driver_ns };
-        let t = self.sched_op(caller.core, at, self.costs.completed_ns);
-        self.sched.timer(t);
-        self.run_queues_from(0, caller, t, out)
+        end
     }
 
     /// A request of `hwq` gave back its allocation tag at `at` on `core`: it goes straight to the oldest waiter the
@@ -534,7 +582,7 @@ impl BlockLayer {
         let h = hwq as usize;
         // Tags in use once this one is free.
         let in_use = self.alloc_capacity - self.alloc_tags[h] - 1;
-        let (sched, capacity) = (&self.sched, self.alloc_capacity);
+        let (sched, capacity) = (&self.queues[self.queue_of(hwq)].sched, self.alloc_capacity);
         let may_take = |rq: &SchedRequest| in_use < sched.alloc_limit(rq, capacity).min(capacity);
         match self.tag_waiters[h].iter().position(may_take).and_then(|p| self.tag_waiters[h].remove(p)) {
             Some(waiter) => (self.insert(waiter, hwq, core, at), true),
@@ -601,7 +649,7 @@ mod tests {
         b.submit(rq(0, 0), 0, CALLER, 0, &mut out);
         b.submit(rq(1, 800), 0, CALLER, 10, &mut out);
         assert_eq!(out.len(), 1, "one driver tag: request 1 waits in the scheduler");
-        let (t, m) = b.merge_bio(&rq(2, 808), 0, 2560, 10_000).expect("merged");
+        let (t, m) = b.merge_bio(&rq(2, 808), 0, 0, 2560, 10_000).expect("merged");
         assert_eq!((m.into, m.sector, m.sectors), (ReqId(1), 800, 16));
         assert_eq!(t, 10_000 + cfg.submit_ns.0 + cfg.merge_check_ns.0);
         assert_eq!(b.results().merges, 1);
@@ -622,7 +670,7 @@ mod tests {
             .unwrap();
             b.submit(rq(0, 0), 0, CALLER, 0, &mut out);
             b.submit(rq(1, 800), 0, CALLER, 10, &mut out);
-            assert!(b.merge_bio(&rq(2, 808), 0, 2560, 20).is_none(), "{scheduler}");
+            assert!(b.merge_bio(&rq(2, 808), 0, 0, 2560, 20).is_none(), "{scheduler}");
         }
     }
 }

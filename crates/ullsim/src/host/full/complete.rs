@@ -23,26 +23,26 @@ impl FullHost {
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
         devices: &mut [Device],
-        _drive: u32,
+        drive: u32,
         req: ReqId,
     ) {
-        let device = &mut devices[0];
         let now = q.now();
         let r = self.reqs[req.index()];
+        debug_assert_eq!(r.hwq / self.nvme.hw_queues_per_drive(), drive, "a drive completes its own queues' commands");
         // The entry goes to the completion queue of the request's submission queue (FlashShare's two SQs of a
         // core share one).
         let cq = self.nvme.cq_of(r.hwq);
         match r.mode {
             WaitMode::Interrupt => match self.nvme.on_completion_entry(cq, req, now) {
-                IrqAction::Fire => self.fire_irq(q, requests, device, cq),
+                IrqAction::Fire => self.fire_irq(q, requests, devices, cq),
                 IrqAction::ArmTimer(at) => {
                     let gen = self.nvme.timer_gen(cq);
                     q.schedule_at(at, Event::Host(HostEvent::CoalesceTimer { hwq: cq, gen }));
                 }
                 IrqAction::Wait => {}
             },
-            WaitMode::Accelerator => self.accelerator_interrupt(q, requests, device, req),
-            WaitMode::DedicatedCore => self.dedicated_core_completion(q, requests, device, req),
+            WaitMode::Accelerator => self.accelerator_interrupt(q, requests, devices, req),
+            WaitMode::DedicatedCore => self.dedicated_core_completion(q, requests, devices, req),
             WaitMode::Poll | WaitMode::Hybrid => {
                 let done = &requests[req];
                 let service = done.stamps.device_done.saturating_sub(done.stamps.submitted);
@@ -66,13 +66,13 @@ impl FullHost {
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
         hwq: u32,
     ) {
         let mut entries = std::mem::take(&mut self.scratch);
         self.nvme.fire(hwq, &mut entries);
         let core = self.nvme.irq_core(hwq);
-        self.interrupt_run(q, requests, device, hwq, core, q.now(), &mut entries);
+        self.interrupt_run(q, requests, devices, hwq, core, q.now(), &mut entries);
         self.scratch = entries;
     }
 
@@ -83,7 +83,7 @@ impl FullHost {
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
         run: u32,
         core: u32,
         raised: Time,
@@ -97,7 +97,7 @@ impl FullHost {
                 (start, start + self.nvme.isr_ns)
             }
         };
-        let end = self.complete_in_run(q, requests, device, run, core, entries, work_from, 0);
+        let end = self.complete_in_run(q, requests, devices, run, core, entries, work_from, 0);
         self.cpu.book_irq(core, start, end - start);
     }
 
@@ -115,7 +115,7 @@ impl FullHost {
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
         run: u32,
         core: u32,
         entries: &mut Vec<ReqId>,
@@ -132,7 +132,7 @@ impl FullHost {
                 woken.push(task);
                 t += self.costs.wakeup_ns;
             }
-            t = self.complete_in_block(q, requests, device, req, core, t);
+            t = self.complete_in_block(q, requests, devices, req, core, t);
         }
         woken.clear();
         self.woken_in_irq = woken;
@@ -152,7 +152,7 @@ impl FullHost {
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
         req: ReqId,
         core: u32,
         at: Time,
@@ -164,7 +164,7 @@ impl FullHost {
         }
         let mut out = std::mem::take(&mut self.dispatched);
         let t = self.block.complete(req, Caller { core, driver_ns: self.nvme.submit_ns }, at, &mut out);
-        self.ring_all(q, requests, device, &mut out, None);
+        self.ring_all(q, requests, devices, &mut out, None);
         self.dispatched = out;
         self.arm_block_timer(q);
         t
@@ -238,7 +238,7 @@ impl FullHost {
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
         j: u32,
         core: u32,
         at: Time,
@@ -248,7 +248,7 @@ impl FullHost {
         for i in 0..count {
             let req = self.jobs[j as usize].found[i];
             t += self.cqe_ns_of(requests, req);
-            t = self.complete_in_block(q, requests, device, req, core, t);
+            t = self.complete_in_block(q, requests, devices, req, core, t);
         }
         (t, count as u32)
     }

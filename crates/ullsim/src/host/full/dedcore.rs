@@ -57,7 +57,7 @@ impl FullHost {
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
         req: ReqId,
     ) {
         let now = q.now();
@@ -69,7 +69,7 @@ impl FullHost {
         };
         let mut entries = std::mem::take(&mut self.scratch);
         entries.push(req);
-        let end = self.complete_in_run(q, requests, device, run, core, &mut entries, from, notify_ns);
+        let end = self.complete_in_run(q, requests, devices, run, core, &mut entries, from, notify_ns);
         self.scratch = entries;
         let d = self.dedcore.as_mut().expect("checked above");
         if !joins {

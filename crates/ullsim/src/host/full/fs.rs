@@ -269,7 +269,7 @@ impl FullHost {
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
         j: u32,
     ) -> bool {
         let now = q.now();
@@ -324,7 +324,7 @@ impl FullHost {
                     let critical =
                         requests[self.jobs[j as usize].fs_req.expect("a call serves a request")].class.criticality
                             == Criticality::Critical;
-                    let end = self.submit_fs_bios(q, requests, device, task, &bios, critical, start + cpu_ns);
+                    let end = self.submit_fs_bios(q, requests, devices, task, &bios, critical, start + cpu_ns);
                     self.jobs[j as usize].action = Action::None;
                     self.cpu.run(q, task, end - start, Activity::Kernel);
                     return true;
@@ -481,7 +481,7 @@ impl FullHost {
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
         task: TaskId,
         thread: Thread,
     ) {
@@ -504,7 +504,7 @@ impl FullHost {
                 }
                 FsStep::Submit { cpu_ns, bios } => {
                     let critical = matches!(thread, Thread::Jbd2) && fsh.jbd2.serves_critical();
-                    let end = self.submit_fs_bios(q, requests, device, task, &bios, critical, start + cpu_ns);
+                    let end = self.submit_fs_bios(q, requests, devices, task, &bios, critical, start + cpu_ns);
                     self.cpu.run(q, task, end - start, Activity::Kernel);
                     return;
                 }
@@ -549,7 +549,7 @@ impl FullHost {
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
         task: TaskId,
         bios: &[Bio],
         critical: bool,
@@ -585,7 +585,7 @@ impl FullHost {
                 None => (self.first_job[bio.flow as usize], WaitMode::Interrupt),
             };
             *self.req_mut(req) = HostReq { job, mode, fs_bio: true, lbio, io_context, ..HostReq::default() };
-            t = self.submit_to_block(q, requests, device, req, core, t);
+            t = self.submit_to_block(q, requests, devices, req, core, t);
         }
         t
     }

@@ -26,7 +26,7 @@ impl FullHost {
         if !(bypass && rq.critical) {
             return self.block.submit_via(rq, hwq, caller, at, bypass, out);
         }
-        let searched = &self.core_hwqs[core as usize];
+        let searched = &self.core_hwqs[(hwq / self.nvme.hw_queues_per_drive()) as usize][core as usize];
         let (t, hazard) = self.block.take_hazard(&rq, searched, caller, max_sectors, at, out);
         match hazard {
             None => self.block.submit_bypass(rq, hwq, caller, t, out),

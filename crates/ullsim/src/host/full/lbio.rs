@@ -17,7 +17,7 @@ impl FullHost {
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
         req: ReqId,
         hwq: u32,
         at: Time,
@@ -25,7 +25,7 @@ impl FullHost {
         let premapped = requests[req].op == Op::Read;
         let driver_ns = if premapped { self.nvme.premapped_submit_ns } else { self.nvme.submit_ns };
         let doorbell = at + driver_ns;
-        self.ring_one(q, requests, device, Dispatched { id: req, hwq, at }, doorbell);
+        self.ring_one(q, requests, devices, Dispatched { id: req, hwq, at }, doorbell);
         doorbell
     }
 

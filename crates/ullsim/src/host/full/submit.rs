@@ -10,13 +10,13 @@ impl FullHost {
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
         out: &mut Vec<Dispatched>,
         batch_doorbell: Option<Time>,
     ) {
         for d in out.drain(..) {
             let doorbell = batch_doorbell.unwrap_or(d.at + self.nvme.submit_ns);
-            self.ring_one(q, requests, device, d, doorbell);
+            self.ring_one(q, requests, devices, d, doorbell);
         }
     }
 
@@ -26,14 +26,14 @@ impl FullHost {
         &self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
         d: Dispatched,
         doorbell: Time,
     ) {
         let s = &mut requests[d.id].stamps;
         s.driver_entered = d.at;
         s.submitted = doorbell;
-        self.nvme.ring(device, q, d.id, d.hwq, doorbell);
+        self.nvme.ring(devices, q, d.id, d.hwq, doorbell);
     }
 
     /// Submit `req`, the first of `batch` requests the submitting task has for job `j`, on `core`: the file
@@ -44,7 +44,7 @@ impl FullHost {
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
         j: u32,
         req: ReqId,
         batch: usize,
@@ -61,9 +61,9 @@ impl FullHost {
         if batch >= PLUG_MIN_BATCH && !job.plug.is_started() {
             self.block.start_plug(&mut job.plug);
         }
-        let end = self.submit_to_block(q, requests, device, req, core, block_at);
+        let end = self.submit_to_block(q, requests, devices, req, core, block_at);
         if batch == 1 && self.jobs[j as usize].plug.is_started() {
-            return self.flush_plug(q, requests, device, j, core, end, true);
+            return self.flush_plug(q, requests, devices, j, core, end, true);
         }
         end
     }
@@ -75,7 +75,7 @@ impl FullHost {
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
         j: u32,
         core: u32,
         at: Time,
@@ -90,7 +90,7 @@ impl FullHost {
         };
         if !out.is_empty() {
             t += self.nvme.doorbell_ns;
-            self.ring_all(q, requests, device, &mut out, Some(t));
+            self.ring_all(q, requests, devices, &mut out, Some(t));
         }
         self.dispatched = out;
         t
@@ -102,21 +102,21 @@ impl FullHost {
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
         req: ReqId,
         core: u32,
         at: Time,
     ) -> Time {
         let job = self.reqs[req.index()].job;
         let critical = requests[req].class.criticality == Criticality::Critical;
-        let hwq = self.nvme.hwq_of(core, self.jobs[job as usize].queue_set, critical);
+        let hwq = self.nvme.hwq_of(requests[req].drive, core, self.jobs[job as usize].queue_set, critical);
         let len = requests[req].len as u64;
         self.reqs[req.index()].hwq = hwq;
         if self.reqs[req.index()].lbio {
-            return self.submit_lbio(q, requests, device, req, hwq, at);
+            return self.submit_lbio(q, requests, devices, req, hwq, at);
         }
         if self.reqs[req.index()].mode == WaitMode::Accelerator {
-            if let Some(done) = self.submit_to_accelerator(q, requests, device, req, hwq, at) {
+            if let Some(done) = self.submit_to_accelerator(q, requests, devices, req, hwq, at) {
                 return done;
             }
         }
@@ -132,7 +132,7 @@ impl FullHost {
         if self.jobs[job as usize].plug.is_started() && !bypass && !self.reqs[req.index()].fs_bio {
             if len <= max_bytes {
                 if self.jobs[job as usize].plug.must_flush_before_add() {
-                    t = self.flush_plug(q, requests, device, job, core, t, false);
+                    t = self.flush_plug(q, requests, devices, job, core, t, false);
                 }
                 let rq = self.sched_request(requests, req, job, t);
                 let max_sectors = (max_bytes / 512) as u32;
@@ -144,13 +144,13 @@ impl FullHost {
                 return t;
             }
             // A request to split goes down on its own, after what the plug holds.
-            t = self.flush_plug(q, requests, device, job, core, t, false);
+            t = self.flush_plug(q, requests, devices, job, core, t, false);
         }
         let max_sectors = (max_bytes / 512) as u32;
         if len <= max_bytes && !bypass {
             // A request waiting in the scheduler may take the bio (an elevator merge).
             let rq = self.sched_request(requests, req, job, t);
-            if let Some((end, m)) = self.block.merge_bio(&rq, core, max_sectors, t) {
+            if let Some((end, m)) = self.block.merge_bio(&rq, hwq, core, max_sectors, t) {
                 self.carry(requests, job, m.into, req, m.sector, m.sectors);
                 return end;
             }
@@ -180,7 +180,7 @@ impl FullHost {
             }
             t
         };
-        self.ring_all(q, requests, device, &mut out, None);
+        self.ring_all(q, requests, devices, &mut out, None);
         self.dispatched = out;
         t
     }

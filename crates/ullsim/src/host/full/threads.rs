@@ -23,7 +23,7 @@ impl FullHost {
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
         j: u32,
     ) {
         let now = q.now();
@@ -34,7 +34,7 @@ impl FullHost {
         let start = self.cpu.work_starts_at(task, now);
         if !self.jobs[j as usize].found.is_empty() {
             let core = self.cpu.core_of(task);
-            let (end, n) = self.poll_complete(q, requests, device, j, core, start);
+            let (end, n) = self.poll_complete(q, requests, devices, j, core, start);
             self.jobs[j as usize].sq_action = Action::PollComplete(n);
             self.cpu.run(q, task, end - start, Activity::Kernel);
             return;
@@ -43,7 +43,7 @@ impl FullHost {
             let batch = self.jobs[j as usize].sq_ring.len() + 1;
             let fs_at = start + self.costs.poll_loop_ns;
             let core = self.cpu.core_of(task);
-            let end = self.submit_from_batch(q, requests, device, j, req, batch, core, fs_at);
+            let end = self.submit_from_batch(q, requests, devices, j, req, batch, core, fs_at);
             self.cpu.run(q, task, end - start, Activity::Kernel);
             return;
         }

@@ -63,7 +63,7 @@ impl FullHost {
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
         req: ReqId,
         hwq: u32,
         at: Time,
@@ -77,7 +77,7 @@ impl FullHost {
         let written = at + x.submit_ns;
         let doorbell = written + x.issue_ns;
         // No blk-mq: the block layer's part is empty, the driver's is the register writes and the accelerator.
-        self.ring_one(q, requests, device, Dispatched { id: req, hwq, at }, doorbell);
+        self.ring_one(q, requests, devices, Dispatched { id: req, hwq, at }, doorbell);
         Some(written)
     }
 
@@ -87,7 +87,7 @@ impl FullHost {
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
-        device: &mut Device,
+        devices: &mut [Device],
         req: ReqId,
     ) {
         let hwq = self.reqs[req.index()].hwq;
@@ -104,7 +104,7 @@ impl FullHost {
         };
         let mut entries = std::mem::take(&mut self.scratch);
         entries.push(req);
-        self.interrupt_run(q, requests, device, run, self.nvme.irq_core(hwq), raised, &mut entries);
+        self.interrupt_run(q, requests, devices, run, self.nvme.irq_core(hwq), raised, &mut entries);
         self.scratch = entries;
     }
 
