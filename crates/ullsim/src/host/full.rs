@@ -22,7 +22,7 @@ mod xler;
 use std::collections::VecDeque;
 
 use super::block::sched::SchedRequest;
-use super::block::{BlockLayer, Caller, Dispatched, Plug, PlugOutcome};
+use super::block::{BlockLayer, Dispatched, Plug, PlugOutcome};
 use super::completion::{self, CompletionPolicy, WaitMode};
 use super::cpu::burner::{BurnStep, Burner};
 use super::cpu::{Activity, Cpu, TaskId};
@@ -271,8 +271,9 @@ impl FullHost {
             group_cores: cfg.cpu.cores_per_cache_group,
         };
         let drives = devices.len() as u32;
-        let block =
+        let mut block =
             BlockLayer::for_drives(&cfg.block, &cfg.io_scheduler, drives, nvme.hw_queues_per_drive(), depth, line)?;
+        block.share_submission_queues(|hwq| nvme.is_shared(hwq), line);
         let completion = completion::make(&cfg.completion).ok_or_else(|| {
             format!("host.completion: unknown policy \"{}\"; expected one of {:?}", cfg.completion, completion::names())
         })?;
@@ -501,7 +502,7 @@ impl FullHost {
                     self.block_timer_armed = None;
                 }
                 let mut out = std::mem::take(&mut self.dispatched);
-                self.block.run_timer(now, self.nvme.submit_ns, &mut out);
+                self.block.run_timer(now, self.nvme.caller(0), &mut out);
                 self.ring_all(q, requests, devices, &mut out, None);
                 self.dispatched = out;
                 self.arm_block_timer(q);

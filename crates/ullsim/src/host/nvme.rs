@@ -16,6 +16,7 @@
 //! `pci_alloc_irq_vectors_affinity`). The host numbers hardware queues across drives: drive `d`'s are
 //! `d * per_drive ..`, so a hardware queue names its drive.
 
+use super::block::Caller;
 use crate::config::host::NvmeConfig;
 use crate::device::Device;
 use crate::engine::{EventQueue, Time};
@@ -124,6 +125,25 @@ impl NvmeDriver {
             irq_core,
             interrupts: 0,
         }
+    }
+
+    /// How `core` calls the block layer for requests the driver gets one at a time: `nvme_queue_rq` and the
+    /// doorbell each, the command's copy and the doorbell under the submission queue's lock.
+    pub fn caller(&self, core: u32) -> Caller {
+        Caller { core, driver_ns: self.submit_ns, sq_locked_ns: self.doorbell_ns }
+    }
+
+    /// How `core` calls the block layer for a plug's batch: `nvme_queue_rq` each, the doorbell once at the end
+    /// ([`crate::host::block::BlockLayer::batch_doorbell`]).
+    pub fn batch_caller(&self, core: u32) -> Caller {
+        Caller { core, driver_ns: self.queue_rq_ns, sq_locked_ns: 0 }
+    }
+
+    /// Whether several cores submit to hardware queue `hwq` (fewer queue pairs than cores).
+    pub fn is_shared(&self, hwq: u32) -> bool {
+        let local = hwq % self.per_drive;
+        let own = if local >= self.paired { local - self.paired } else { local % self.set_size };
+        self.hwq_of_core.iter().filter(|&&q| q == own).count() > 1
     }
 
     pub fn hw_queues(&self) -> u32 {

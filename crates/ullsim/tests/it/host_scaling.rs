@@ -70,3 +70,28 @@ fn one_core_never_pays_a_transfer() {
         assert_eq!(point(scheduler, 1, 0), point(scheduler, 1, 1_000), "{scheduler}");
     }
 }
+
+/// With one NVMe queue pair for ten cores (`host.queue_pairs = 1`), every core's commands go through one
+/// submission queue whose lock (`nvmeq->sq_lock`) the cores take in turn: under `none`, whose own work takes
+/// no shared lock, the wait appears and throughput falls; with a queue pair per core nothing waits.
+#[test]
+fn cores_sharing_one_queue_pair_wait_for_its_submission_lock() {
+    let text = std::fs::read_to_string(FILE).expect("the scenario file");
+    let at = |pairs: u32| {
+        let sets = [
+            "run.duration=10ms",
+            "run.warmup=3ms",
+            "flow.fio.size=16MiB",
+            "device.controller.firmware_cores=4",
+            "flow.fio.numjobs=10",
+            "flow.fio.iodepth=13",
+            "flow.fio.iodepth_batch_submit=1",
+            &format!("host.queue_pairs={pairs}"),
+        ];
+        run(&scenario_with(&text, &sets))
+    };
+    let (own, shared) = (at(0), at(1));
+    assert_eq!(own.host.block.lock_wait_ns, 0);
+    assert!(shared.host.block.lock_wait_ns > 0);
+    assert!(shared.flows[0].iops < own.flows[0].iops, "{} vs {}", shared.flows[0].iops, own.flows[0].iops);
+}

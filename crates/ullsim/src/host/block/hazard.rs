@@ -164,7 +164,7 @@ mod tests {
 
     const DRIVER_NS: Time = 100;
     /// Calls from core 0.
-    const CALLER: Caller = Caller { core: 0, driver_ns: DRIVER_NS };
+    const CALLER: Caller = Caller { core: 0, driver_ns: DRIVER_NS, sq_locked_ns: 0 };
 
     /// A block layer under `none` with one hardware queue of one command, the hazard check on at 50 ns.
     fn one_slot_layer() -> BlockLayer {

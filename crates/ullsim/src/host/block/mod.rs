@@ -27,15 +27,18 @@ use crate::engine::Time;
 use crate::request::ReqId;
 pub use hazard::Hazard;
 pub use lock::LineTransfer;
+use lock::SpinLock;
 use request_queue::RequestQueue;
 use sched::{ElevatorMerge, SchedCosts, SchedRequest};
 
-/// A request handed to the driver by the block layer: at `at` the driver starts on it.
+/// A request handed to the driver by the block layer: at `at` the driver starts on it; at `done` its work on
+/// it ends (with its doorbell written, unless a plug flush writes one for the batch later).
 #[derive(Debug, Clone, Copy)]
 pub struct Dispatched {
     pub id: ReqId,
     pub hwq: u32,
     pub at: Time,
+    pub done: Time,
 }
 
 /// Most requests a plug holds before it is flushed (Linux's `BLK_MAX_REQUEST_COUNT`, 32 since 5.16).
@@ -93,7 +96,7 @@ pub struct BlockResults {
     /// Requests that had to wait for an allocation tag.
     pub tag_waits: u64,
     /// Time callers spent waiting for the scheduler's queue-wide lock, ns, the lock word's moves between
-    /// cores included.
+    /// cores included; and for an NVMe submission queue's lock where several cores share the queue.
     pub lock_wait_ns: u64,
     /// Most requests queued in the scheduler at once (over the whole run, warm-up included).
     pub max_sched_queued: u64,
@@ -157,11 +160,14 @@ struct Inflight {
 }
 
 /// Who calls into the block layer: the core the call runs on (the scheduler lock's cache line moves to it)
-/// and the driver's work per request handed to it (`nvme_queue_rq` and the doorbell).
+/// and the driver's work per request handed to it (`nvme_queue_rq` and the doorbell), of which the last
+/// `sq_locked_ns` run under the submission queue's lock (`nvmeq->sq_lock`: the command's copy into the queue
+/// and the doorbell write).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Caller {
     pub core: u32,
     pub driver_ns: Time,
+    pub sq_locked_ns: Time,
 }
 
 pub struct BlockLayer {
@@ -186,6 +192,9 @@ pub struct BlockLayer {
     tag_waiters: Vec<VecDeque<SchedRequest>>,
     /// Requests the scheduler gave up that found no driver tag (Linux's hctx->dispatch list).
     dispatch_lists: Vec<VecDeque<SchedRequest>>,
+    /// The NVMe submission queue's lock of each hardware queue that several cores submit to
+    /// ([`Self::share_submission_queues`]); None where one core does (its lock never changes hands).
+    sq_locks: Vec<Option<SpinLock>>,
     /// Each request in the block layer (in the scheduler, on a dispatch list or at the driver), by request id.
     inflight: Vec<Option<Inflight>>,
     alloc_capacity: u32,
@@ -249,10 +258,49 @@ impl BlockLayer {
             driver_tags: vec![hw_queue_depth; all as usize],
             tag_waiters: (0..all).map(|_| VecDeque::new()).collect(),
             dispatch_lists: (0..all).map(|_| VecDeque::new()).collect(),
+            sq_locks: vec![None; all as usize],
             inflight: Vec::new(),
             alloc_capacity: alloc,
             driver_capacity: hw_queue_depth,
         })
+    }
+
+    /// Hardware queues for which `shared` is true have several cores submitting to them (`host.queue_pairs`
+    /// below the cores): the driver's `nvme_queue_rq` takes their submission queue's spinlock
+    /// (`nvmeq->sq_lock`, drivers/nvme/host/pci.c) for the command's copy and the doorbell, so those cores
+    /// take turns and move its line ([`lock`]'s model).
+    pub fn share_submission_queues(&mut self, shared: impl Fn(u32) -> bool, line_transfer: LineTransfer) {
+        for (hwq, lock) in self.sq_locks.iter_mut().enumerate() {
+            *lock = shared(hwq as u32).then(|| SpinLock::new(line_transfer));
+        }
+    }
+
+    /// The driver's work on one request dispatched to `hwq` from `at`, under the submission queue's lock where
+    /// several cores share it; returns when the work ends.
+    fn queue_rq(&mut self, hwq: u32, caller: Caller, at: Time) -> Time {
+        match &mut self.sq_locks[hwq as usize] {
+            Some(lock) if caller.sq_locked_ns > 0 => {
+                let locked = caller.sq_locked_ns.min(caller.driver_ns);
+                let held = lock.acquire(caller.core, at + caller.driver_ns - locked, locked);
+                self.results.lock_wait_ns += held.waited;
+                held.end
+            }
+            _ => at + caller.driver_ns,
+        }
+    }
+
+    /// The driver writes the doorbell of `hwq` from `at` on `core` for a batch (`nvme_queue_rqs` copies the
+    /// batch's commands and writes the doorbell once, under the submission queue's lock where cores share
+    /// it); `ns` is that work. Returns when it ends.
+    pub fn batch_doorbell(&mut self, hwq: u32, core: u32, at: Time, ns: Time) -> Time {
+        match &mut self.sq_locks[hwq as usize] {
+            Some(lock) => {
+                let held = lock.acquire(core, at, ns);
+                self.results.lock_wait_ns += held.waited;
+                held.end
+            }
+            None => at + ns,
+        }
     }
 
     /// The request queue hardware queue `hwq` belongs to.
@@ -508,8 +556,9 @@ impl BlockLayer {
             }
             entry.at_driver = true;
             self.driver_tags[own as usize] -= 1;
-            out.push(Dispatched { id: rq.id, hwq: own, at: t });
-            t += caller.driver_ns;
+            let done = self.queue_rq(own, caller, t);
+            out.push(Dispatched { id: rq.id, hwq: own, at: t, done });
+            t = done;
         }
         t
     }
@@ -559,13 +608,13 @@ impl BlockLayer {
     /// `blk_mq_run_hw_queues`). Returns when that work ends. Its CPU time is charged to no core of the model
     /// [inferred: a few microseconds per idle slice of milliseconds]; for the lock it runs on the core that
     /// held the lock last (the hrtimer fires on the core that armed it, a recent holder), moving no line.
-    pub fn run_timer(&mut self, at: Time, driver_ns: Time, out: &mut Vec<Dispatched>) -> Time {
+    pub fn run_timer(&mut self, at: Time, driver: Caller, out: &mut Vec<Dispatched>) -> Time {
         let mut end = at;
         for q in 0..self.queues.len() {
             if self.queues[q].sched.timer_due().is_none_or(|due| due > at) {
                 continue;
             }
-            let caller = Caller { core: self.queues[q].lock.last_holder().unwrap_or(0), driver_ns };
+            let caller = Caller { core: self.queues[q].lock.last_holder().unwrap_or(0), ..driver };
             let t = self.sched_op(q, caller.core, at, self.costs.completed_ns);
             self.queues[q].sched.timer(t);
             let first = self.queues[q].first_hwq;
@@ -632,7 +681,7 @@ mod tests {
     use super::*;
 
     /// Calls from core 0, with 100 ns of driver work a request.
-    const CALLER: Caller = Caller { core: 0, driver_ns: 100 };
+    const CALLER: Caller = Caller { core: 0, driver_ns: 100, sq_locked_ns: 0 };
     use crate::request::Op;
 
     fn rq(id: u32, sector: u64) -> SchedRequest {
@@ -671,6 +720,32 @@ mod tests {
             b.submit(rq(0, 0), 0, CALLER, 0, &mut out);
             b.submit(rq(1, 800), 0, CALLER, 10, &mut out);
             assert!(b.merge_bio(&rq(2, 808), 0, 0, 2560, 20).is_none(), "{scheduler}");
+        }
+    }
+
+    /// Where several cores share a hardware queue, the driver's copy and doorbell run under the submission
+    /// queue's lock: a second core dispatching while the first holds it waits for the hold and the lock
+    /// word's two transfers ([`lock`]). Unshared, both run at once.
+    #[test]
+    fn cores_sharing_a_hardware_queue_take_turns_on_its_submission_queue_lock() {
+        let cfg = BlockConfig::default();
+        let (submit_ns, driver_ns, locked_ns, transfer_ns) = (cfg.submit_ns.0, 100, 40, 30);
+        let caller = |core| Caller { core, driver_ns, sq_locked_ns: locked_ns };
+        for shared in [false, true] {
+            let mut b = BlockLayer::new(&cfg, "none", 1, 4, LineTransfer::uniform(transfer_ns)).unwrap();
+            b.share_submission_queues(|_| shared, LineTransfer::uniform(transfer_ns));
+            let mut out = Vec::new();
+            let first = b.submit(rq(0, 0), 0, caller(0), 0, &mut out);
+            let second = b.submit(rq(1, 800), 0, caller(1), 0, &mut out);
+            assert_eq!(first, submit_ns + driver_ns);
+            if shared {
+                // Core 1 asks at submit + 60, while core 0 holds the lock until submit + 100.
+                assert_eq!(second, submit_ns + driver_ns + 2 * transfer_ns + locked_ns);
+                assert_eq!(b.results().lock_wait_ns, second - locked_ns - (submit_ns + driver_ns - locked_ns));
+            } else {
+                assert_eq!((second, b.results().lock_wait_ns), (submit_ns + driver_ns, 0));
+            }
+            assert_eq!(out.iter().map(|d| d.done).collect::<Vec<_>>(), [first, second]);
         }
     }
 }

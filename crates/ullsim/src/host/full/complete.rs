@@ -163,7 +163,7 @@ impl FullHost {
             return at;
         }
         let mut out = std::mem::take(&mut self.dispatched);
-        let t = self.block.complete(req, Caller { core, driver_ns: self.nvme.submit_ns }, at, &mut out);
+        let t = self.block.complete(req, self.nvme.caller(core), at, &mut out);
         self.ring_all(q, requests, devices, &mut out, None);
         self.dispatched = out;
         self.arm_block_timer(q);

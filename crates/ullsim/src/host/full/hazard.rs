@@ -22,7 +22,7 @@ impl FullHost {
         at: Time,
         out: &mut Vec<Dispatched>,
     ) -> Time {
-        let caller = Caller { core, driver_ns: self.nvme.submit_ns };
+        let caller = self.nvme.caller(core);
         if !(bypass && rq.critical) {
             return self.block.submit_via(rq, hwq, caller, at, bypass, out);
         }

@@ -25,7 +25,7 @@ impl FullHost {
         let premapped = requests[req].op == Op::Read;
         let driver_ns = if premapped { self.nvme.premapped_submit_ns } else { self.nvme.submit_ns };
         let doorbell = at + driver_ns;
-        self.ring_one(q, requests, devices, Dispatched { id: req, hwq, at }, doorbell);
+        self.ring_one(q, requests, devices, Dispatched { id: req, hwq, at, done: doorbell }, doorbell);
         doorbell
     }
 

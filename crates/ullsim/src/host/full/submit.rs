@@ -15,7 +15,7 @@ impl FullHost {
         batch_doorbell: Option<Time>,
     ) {
         for d in out.drain(..) {
-            let doorbell = batch_doorbell.unwrap_or(d.at + self.nvme.submit_ns);
+            let doorbell = batch_doorbell.unwrap_or(d.done);
             self.ring_one(q, requests, devices, d, doorbell);
         }
     }
@@ -82,14 +82,20 @@ impl FullHost {
         finish: bool,
     ) -> Time {
         let mut out = std::mem::take(&mut self.dispatched);
-        let (plug, caller) = (&mut self.jobs[j as usize].plug, Caller { core, driver_ns: self.nvme.queue_rq_ns });
+        let (plug, caller) = (&mut self.jobs[j as usize].plug, self.nvme.batch_caller(core));
         let mut t = if finish {
             self.block.finish_plug(plug, caller, at, &mut out)
         } else {
             self.block.flush(plug, caller, at, &mut out)
         };
         if !out.is_empty() {
-            t += self.nvme.doorbell_ns;
+            // One doorbell per submission queue the plug's requests went to (`nvme_queue_rqs` writes each
+            // queue's once): several with requests for several drives.
+            for (i, d) in out.iter().enumerate() {
+                if out[..i].iter().all(|e| e.hwq != d.hwq) {
+                    t = self.block.batch_doorbell(d.hwq, core, t, self.nvme.doorbell_ns);
+                }
+            }
             self.ring_all(q, requests, devices, &mut out, Some(t));
         }
         self.dispatched = out;

@@ -77,7 +77,7 @@ impl FullHost {
         let written = at + x.submit_ns;
         let doorbell = written + x.issue_ns;
         // No blk-mq: the block layer's part is empty, the driver's is the register writes and the accelerator.
-        self.ring_one(q, requests, devices, Dispatched { id: req, hwq, at }, doorbell);
+        self.ring_one(q, requests, devices, Dispatched { id: req, hwq, at, done: doorbell }, doorbell);
         Some(written)
     }
 
