@@ -33,6 +33,7 @@ pub(super) fn whole_number(key: &str) -> Option<String> {
         "flow.number_ios" => (1, TOML_MAX),
         "host.cores" => (1, 1024),
         "host.queue_pairs" => (0, u64::from(super::scenario::MAX_QUEUE_PAIRS)),
+        "host.cpu.remote_completion_lines" => (0, u64::from(super::host::MAX_REMOTE_COMPLETION_LINES)),
         "host.block.nr_requests" => (0, 65_535),
         "host.block.ld_depth" | "host.block.ld_sync_batch" | "host.block.ld_async_batch" => (1, 65_535),
         "host.block.bfq_back_seek_max" => (0, i32::MAX as u64),

@@ -128,7 +128,14 @@ pub struct CpuConfig {
     pub cores_per_cache_group: u32,
     /// Moving a modified cache line between cores of different groups.
     pub cache_line_transfer_across_ns: Nanos,
+    /// Cache lines a request's completion touches that its submission wrote (the request, its tag bitmap
+    /// words, the driver's per-command state): each moves from the submitting core when an interrupt
+    /// completes the request on another core.
+    pub remote_completion_lines: u32,
 }
+
+/// Most lines `cpu.remote_completion_lines` may name: 4 KiB of state per request, far above any kernel's.
+pub const MAX_REMOTE_COMPLETION_LINES: u32 = 64;
 
 impl Default for CpuConfig {
     fn default() -> Self {
@@ -154,6 +161,10 @@ impl Default for CpuConfig {
             cache_line_transfer_ns: Nanos::from_ns(40),
             cores_per_cache_group: 0,
             cache_line_transfer_across_ns: Nanos::from_ns(108),
+            // [inferred] struct request (~5 lines in a 6.x x86-64 build), the scheduler tag's and the driver
+            // tag's sbitmap words (2), the NVMe iod (1); counted one after another (an upper bound: some misses
+            // overlap).
+            remote_completion_lines: 8,
         }
     }
 }
@@ -416,6 +427,13 @@ impl HostConfig {
         }
         if self.dedicated_poll_core().is_some() && self.cores < 2 {
             return err("completion", "\"dedcore\" takes a core for polling: expected host.cores of 2 or more".into());
+        }
+        if self.cpu.remote_completion_lines > MAX_REMOTE_COMPLETION_LINES {
+            let what = format!(
+                "expected 0 to {MAX_REMOTE_COMPLETION_LINES} lines, found {}",
+                self.cpu.remote_completion_lines
+            );
+            return err("cpu.remote_completion_lines", what);
         }
         if self.queue_pairs > crate::config::scenario::MAX_QUEUE_PAIRS {
             return err("queue_pairs", "expected 0 (one per core) to 65535 (NVMe's limit)".into());

@@ -53,6 +53,8 @@ const PLUG_MIN_BATCH: usize = 3;
 struct HostReq {
     job: u32,
     hwq: u32,
+    /// The core that submitted it to the block layer.
+    submit_core: u32,
     mode: WaitMode,
     /// For a piece of a split request: the request it belongs to.
     parent: u32,
@@ -93,6 +95,7 @@ impl Default for HostReq {
         HostReq {
             job: 0,
             hwq: 0,
+            submit_core: 0,
             mode: WaitMode::Interrupt,
             parent: NO_PARENT,
             pieces_left: 0,
@@ -199,6 +202,10 @@ struct Costs {
     reap_ns: Time,
     wakeup_ns: Time,
     poll_loop_ns: Time,
+    /// Moving a line between two cores, and the lines an interrupt's completion of another core's request
+    /// moves (`cpu.remote_completion_lines`).
+    line: crate::host::block::LineTransfer,
+    remote_completion_lines: u64,
 }
 
 /// A handler run in progress: an NVMe vector's, an accelerator interrupt's or DedCore's polling core's.
@@ -382,6 +389,8 @@ impl FullHost {
                 reap_ns: cfg.cpu.reap_ns.0,
                 wakeup_ns: cfg.cpu.wakeup_ns.0,
                 poll_loop_ns: cfg.cpu.poll_loop_ns.0,
+                line,
+                remote_completion_lines: u64::from(cfg.cpu.remote_completion_lines),
             },
             max_request_bytes: u64::from(cfg.block.max_sectors_kb) * 1024,
             noncritical_max_request_bytes: u64::from(match cfg.block.noncritical_max_sectors_kb {

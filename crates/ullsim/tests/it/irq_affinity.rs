@@ -40,3 +40,18 @@ fn irq_cpus_must_name_the_hosts_cores() {
         assert!(message.contains("host.nvme.irq_cpus") && message.contains(needle), "{message}");
     }
 }
+
+/// An interrupt that completes another core's request first pulls the lines its submission wrote
+/// (`host.cpu.remote_completion_lines` × `cache_line_transfer_ns`): at QD1 every I/O takes that much longer;
+/// on the submitting core (the default) nothing moves, whatever the count.
+#[test]
+fn completing_another_cores_request_moves_its_lines() {
+    let at = |sets: &[&str]| run(&scenario_with(PINNED_READER, sets)).flows[0].latency_ns.mean;
+    let remote = ["host.nvme.irq_cpus=\"0\"", "host.cpu.cache_line_transfer_ns=50"];
+    let free = at(&[&remote[..], &["host.cpu.remote_completion_lines=0"]].concat());
+    let paid = at(&[&remote[..], &["host.cpu.remote_completion_lines=8"]].concat());
+    let expected = 8.0 * 50.0;
+    assert!((paid - free - expected).abs() < 0.05 * expected, "{paid} - {free} vs {expected}");
+    let local = |lines: &str| at(&[&format!("host.cpu.remote_completion_lines={lines}")]);
+    assert_eq!(local("0"), local("8"));
+}

@@ -162,8 +162,15 @@ impl FullHost {
             // LBIO and the accelerator have no block layer to complete in: their descriptors go with the bio.
             return at;
         }
+        // An interrupt completing another core's request first pulls the lines its submission wrote (the
+        // poll loops complete their own core's; DedCore's notify cost stands for its traffic).
+        let remote = if r.mode == WaitMode::Interrupt && r.submit_core != core {
+            self.costs.remote_completion_lines * self.costs.line.ns(r.submit_core, core)
+        } else {
+            0
+        };
         let mut out = std::mem::take(&mut self.dispatched);
-        let t = self.block.complete(req, self.nvme.caller(core), at, &mut out);
+        let t = self.block.complete(req, self.nvme.caller(core), at + remote, &mut out);
         self.ring_all(q, requests, devices, &mut out, None);
         self.dispatched = out;
         self.arm_block_timer(q);

@@ -118,6 +118,7 @@ impl FullHost {
         let hwq = self.nvme.hwq_of(requests[req].drive, core, self.jobs[job as usize].queue_set, critical);
         let len = requests[req].len as u64;
         self.reqs[req.index()].hwq = hwq;
+        self.reqs[req.index()].submit_core = core;
         if self.reqs[req.index()].lbio {
             return self.submit_lbio(q, requests, devices, req, hwq, at);
         }
