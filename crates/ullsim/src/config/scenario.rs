@@ -731,7 +731,7 @@ impl Scenario {
                 return Err(error(
                     "device",
                     "\"md0\" is a volume of the host's md driver, and host.model = \"device-only\" has no host: \
-                     target a drive or a list of drives (\"nvme0:nvme1\"), or use host.model = \"full\"",
+                     target a drive or a list of drives (\"nvme0:nvme1\")",
                 ));
             }
             // The full host does not split md's I/O over its members yet (issue 31): its requests would carry
