@@ -163,12 +163,11 @@ impl Simulation {
     /// Build every layer (including device preconditioning and opening traces).
     pub fn new(scenario: &Scenario) -> Result<Simulation, SimError> {
         let mut devices = drives::build(scenario).map_err(SimError::Setup)?;
-        // The drives are alike: a flow's offsets and sizes are within its drive's capacity, every drive's.
-        let capacity = devices[0].logical_capacity_bytes();
+        // The drives are alike: a flow's offsets and sizes are within a drive's capacity, or the md volume's.
+        let storage = scenario.storage().map_err(|e| SimError::Setup(e.to_string()))?;
         let end_ns = scenario.run.duration.0;
-        let workload =
-            Workload::new(&scenario.flows, scenario.seed, capacity, scenario.device.count, end_ns, &scenario.base_dir)
-                .map_err(SimError::Setup)?;
+        let workload = Workload::new(&scenario.flows, scenario.seed, &storage, end_ns, &scenario.base_dir)
+            .map_err(SimError::Setup)?;
         let host = Host::new(scenario, &mut devices).map_err(SimError::Setup)?;
         let (jobs_apart, per_job_warnings) = crate::metrics::per_job::jobs_apart(scenario);
         let metrics = Metrics::new(

@@ -57,6 +57,7 @@ pub(super) fn whole_number(key: &str) -> Option<String> {
         | "device.host_interface.arbitration_burst"
         | "device.host_interface.flashshare_drain_entries" => (1, u32_max),
         "device.count" => (1, u64::from(super::drives::MAX_DRIVES)),
+        "md.level" => return Some("a whole number from 0 to 0 (RAID-0, the only md level modeled)".into()),
         "device.flash.planes_per_die" => (1, 64),
         "device.flash.pages_per_block" => (1, 65_535),
         "device.flash.suspend_read_batches" | "device.flash.suspend_max_per_op" => (1, 1024),

@@ -6,9 +6,11 @@ pub mod device;
 pub mod drives;
 pub mod host;
 pub mod keyword;
+pub mod md;
 pub mod presets;
 pub mod scenario;
 pub mod stacks;
+pub mod target;
 pub mod units;
 
 pub use device::DeviceConfig;

@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 use super::device::DeviceConfig;
 pub use super::host::{HostConfig, HostModel};
 use super::keyword::keyword_serde;
+use super::md::MdConfig;
 use super::presets;
+use super::target::{file_service_of, target_of, Storage, Target};
 use super::units::{describe_ns, Bytes, Flag, Micros, Seconds, SizeOrPercent};
 use crate::request::{Criticality, NvmePriority};
 use crate::util::quote::{clip_quotes, escape_controls, first_control, quoted, QUOTED_CHARS};
@@ -180,9 +182,13 @@ pub struct FlowSpec {
     #[serde(default)]
     pub prio: NvmePriority,
     pub prioclass: Option<IoPrioClass>,
-    /// The drive the flow's I/O goes to (`nvme0` unless set; `config/drives.rs`).
+    /// Where the flow's I/O goes (`nvme0` unless set): a drive, a colon-separated list of drives, or the md
+    /// volume `md0` (`config/target.rs`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device: Option<String>,
+    /// fio's `file_service_type`: how a flow on a list of drives picks each I/O's drive (`config/target.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_service_type: Option<String>,
     pub app: Option<String>,
     pub rw: Option<RwMode>,
     pub rwmixread: Option<u32>,
@@ -386,6 +392,7 @@ struct ScenarioFile {
     #[serde(default)]
     host: HostConfig,
     device: DeviceConfig,
+    md: Option<MdConfig>,
     #[serde(default)]
     flow: Vec<FlowSpec>,
 }
@@ -400,6 +407,9 @@ pub struct Scenario {
     pub metrics: MetricsConfig,
     pub host: HostConfig,
     pub device: DeviceConfig,
+    /// `[md]`: the host's md RAID-0 volume, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub md: Option<MdConfig>,
     #[serde(rename = "flow")]
     pub flows: Vec<FlowSpec>,
     /// Where the scenario came from (file path or "built-in default"), for messages.
@@ -423,6 +433,7 @@ pub const FLOW_KEYS: &[&str] = &[
     "prio",
     "prioclass",
     "device",
+    "file_service_type",
     "app",
     "rw",
     "rwmixread",
@@ -563,6 +574,7 @@ impl Scenario {
             metrics: file.metrics,
             host: file.host,
             device: file.device,
+            md: file.md,
             flows: file.flow,
             source_name: source_name.to_string(),
             base_dir: base_dir.to_path_buf(),
@@ -632,6 +644,7 @@ impl Scenario {
         }
         self.check_timeseries_interval()?;
         check_label(&self.name, "scenario").map_err(|what| ConfigError::at_key(source, "name", what))?;
+        let storage = self.storage()?;
         let mut names = std::collections::BTreeSet::new();
         for (i, flow) in self.flows.iter().enumerate() {
             let name_key = format!("flow[{i}].name");
@@ -655,8 +668,7 @@ impl Scenario {
                 let what = "the flow would start after run.duration ends";
                 return Err(ConfigError::at_flow_key(source, i, flow, "startdelay", what));
             }
-            super::drives::drive_of(flow, self.device.count)
-                .map_err(|what| ConfigError::at_flow_key(source, i, flow, "device", what))?;
+            let capacity = self.check_target(i, flow, &storage)?;
             if self.host.model == HostModel::DeviceOnly && flow.is_cpu_only() {
                 let what = "\"cpuio\" burns CPU, and host.model = \"device-only\" has no CPU: remove the flow, or \
                             use host.model = \"full\"";
@@ -674,12 +686,79 @@ impl Scenario {
                             use host.model = \"full\", or flush_every for NVMe flushes without a file system";
                 return Err(ConfigError::at_flow_key(source, i, flow, key, what));
             }
-            crate::workload::check_flow_spec(flow, &self.device, self.host.cores)
+            crate::workload::check_flow_spec(flow, capacity, self.host.cores)
                 .and_then(|()| crate::workload::check_arrivals(flow, self.run.duration.0))
                 .and_then(|()| crate::workload::check::check_dedicated_core(flow, self.host.dedicated_poll_core()))
                 .map_err(|(key, what)| ConfigError::at_flow_key(source, i, flow, &key, what))?;
         }
         self.check_burst_groups()
+    }
+
+    /// What the scenario's flows can address: its drives and its md volume (`[md]` checked: errors name the key).
+    pub fn storage(&self) -> Result<Storage, ConfigError> {
+        let drive_bytes = self.device.logical_capacity_bytes();
+        let md = match &self.md {
+            None => None,
+            Some(md) => Some(
+                md.raid0(self.device.count, drive_bytes)
+                    .map_err(|(key, what)| ConfigError::at_key(&self.source_name, &format!("md.{key}"), what))?,
+            ),
+        };
+        Ok(Storage { count: self.device.count, drive_bytes, md })
+    }
+
+    /// Check flow `index`'s `device` and `file_service_type`; returns the bytes it can address.
+    fn check_target(&self, index: usize, flow: &FlowSpec, storage: &Storage) -> Result<u64, ConfigError> {
+        let error = |key: &str, what: &str| ConfigError::at_flow_key(&self.source_name, index, flow, key, what);
+        let target = target_of(flow, self.device.count).map_err(|what| error("device", &what))?;
+        match &target {
+            Target::Md if self.md.is_none() => {
+                return Err(error(
+                    "device",
+                    "\"md0\" is the host's md RAID-0 volume, and the scenario has no [md] table: add one (md.level = \
+                     0, md.devices, md.chunk)",
+                ));
+            }
+            Target::Md if self.host.model == HostModel::DeviceOnly => {
+                return Err(error(
+                    "device",
+                    "\"md0\" is a volume of the host's md driver, and host.model = \"device-only\" has no host: \
+                     target a drive or a list of drives (\"nvme0:nvme1\")",
+                ));
+            }
+            // The full host does not split md's I/O over its members yet (issue 31): its requests would carry
+            // MD_VOLUME to a drive. Remove this arm once host/full maps them.
+            Target::Md => {
+                return Err(error(
+                    "device",
+                    "\"md0\" is not served by host.model = \"full\" yet (md's split over the members is not \
+                     modeled in the host): target a drive",
+                ));
+            }
+            Target::Drives(drives) if drives.len() > 1 && flow.trace.is_some() => {
+                return Err(error(
+                    "device",
+                    "a list of drives is for synthetic flows (fio's files of one job); a trace gives its own \
+                     offsets: target one drive or \"md0\"",
+                ));
+            }
+            Target::Drives(_) => {}
+        }
+        if flow.uses_files() && target != Target::Drives(vec![0]) {
+            return Err(error(
+                "device",
+                "the flow's files (direct = 0, fsync, fdatasync) are in the file system on nvme0: target nvme0 (omit \
+                 device)",
+            ));
+        }
+        file_service_of(flow).map_err(|what| error("file_service_type", &what))?;
+        if flow.file_service_type.is_some() && !matches!(&target, Target::Drives(d) if d.len() > 1) {
+            return Err(error(
+                "file_service_type",
+                "applies only to a flow on a list of drives (device = \"nvme0:nvme1\"): it picks each I/O's drive",
+            ));
+        }
+        Ok(storage.capacity(&target))
     }
 
     /// Read every trace the scenario names to the end, so that a bad line or a trace without records is

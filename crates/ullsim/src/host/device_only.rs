@@ -1,13 +1,13 @@
 //! The device-only host (`host.model = "device-only"`): no host time at all, for comparing the device model
 //! with device-only simulators such as MQSim, whose host puts each request in its flow's submission queue.
 //!
-//! Each flow gets one NVMe submission queue of its own on its drive (`flow.device`), created with the flow's
-//! priority class (`prio`). An
+//! Each flow gets one NVMe submission queue of its own on each drive it targets (`flow.device`: a drive, or
+//! a list of drives), created with the flow's priority class (`prio`), in list order. An
 //! I/O is written into it and its doorbell rung the instant the application issues it, and the flow sees it
 //! completed the instant the device posts its completion entry: no system call, block layer, I/O scheduler,
 //! driver, interrupt, CPU or context switch, so no CPU contention either. Like the full host, it keeps at
-//! most `queue_depth − 1` commands of a queue in the device; an I/O issued while its flow's queue is full
-//! waits, in issue order, for a completion of that flow to free a slot (MQSim's host does the same). That
+//! most `queue_depth − 1` commands of a queue in the device; an I/O issued while its flow's queue on its drive
+//! is full waits, in issue order, for a completion of that queue to free a slot (MQSim's host does the same). That
 //! wait, and an open-loop arrival's wait in the workload's backlog, is the only time before the device.
 //! (Of the commands in the queue, the controller holds at most `max_fetched_per_queue`: see `device::hil`.)
 //!
@@ -21,12 +21,13 @@ use super::block::BlockResults;
 use super::results::{FlowHost, HostCounters, HostNames, HostResults};
 use crate::config::host::HostModel;
 use crate::config::scenario::FlowSpec;
+use crate::config::target::{target_of, Target};
 use crate::device::Device;
 use crate::engine::{EventQueue, Time};
 use crate::request::{ReqId, RequestArena};
 use crate::sim::Event;
 
-/// One flow's submission queue.
+/// One flow's submission queue on one drive.
 struct FlowQueue {
     /// The drive the queue is on, by index.
     drive: u32,
@@ -39,8 +40,8 @@ struct FlowQueue {
 }
 
 pub struct DeviceOnlyHost {
-    /// By flow.
-    queues: Vec<FlowQueue>,
+    /// By flow, its queues in the order of its drives.
+    queues: Vec<Vec<FlowQueue>>,
     /// Most commands of one queue in the device (`queue_depth − 1`: NVMe keeps one entry empty).
     queue_slots: u32,
     /// The job of each request in flight, by request id (the application is told which job's I/O completed).
@@ -52,7 +53,7 @@ pub struct DeviceOnlyHost {
 }
 
 impl DeviceOnlyHost {
-    /// One submission queue per flow on the flow's drive of `devices`, with the flow's priority class.
+    /// One submission queue per flow on each of the flow's drives of `devices`, with the flow's priority class.
     pub fn new(flows: &[FlowSpec], devices: &mut [Device]) -> Result<DeviceOnlyHost, String> {
         if let Some(flow) = flows.iter().find(|f| f.is_cpu_only()) {
             return Err(format!(
@@ -77,10 +78,20 @@ impl DeviceOnlyHost {
         }
         let mut queues = Vec::with_capacity(flows.len());
         for flow in flows {
-            let drive = crate::config::drives::drive_of(flow, devices.len() as u32)
-                .map_err(|what| format!("flow \"{}\": device: {what}", flow.name))?;
-            let device_queue = devices[drive as usize].create_queue(flow.prio);
-            queues.push(FlowQueue { drive, device_queue, in_device: 0, waiting: VecDeque::new() });
+            let drives = match target_of(flow, devices.len() as u32) {
+                Ok(Target::Drives(drives)) => drives,
+                Ok(Target::Md) => {
+                    return Err(format!("flow \"{}\": device: \"md0\" needs the host's md driver", flow.name))
+                }
+                Err(what) => return Err(format!("flow \"{}\": device: {what}", flow.name)),
+            };
+            let queue = |drive: u32| FlowQueue {
+                drive,
+                device_queue: devices[drive as usize].create_queue(flow.prio),
+                in_device: 0,
+                waiting: VecDeque::new(),
+            };
+            queues.push(drives.into_iter().map(queue).collect());
         }
         Ok(DeviceOnlyHost {
             queues,
@@ -114,7 +125,7 @@ impl DeviceOnlyHost {
         let now = q.now();
         for req in self.issued.drain(..) {
             requests[req].stamps.block_entered = now;
-            let queue = &mut self.queues[requests[req].flow as usize];
+            let queue = queue_of(&mut self.queues, requests[req].flow, requests[req].drive);
             if queue.in_device < self.queue_slots {
                 write_command(q, requests, devices, queue, req);
             } else {
@@ -139,7 +150,7 @@ impl DeviceOnlyHost {
         r.stamps.running = now;
         r.stamps.completed = now;
         let flow = r.flow;
-        let queue = &mut self.queues[flow as usize];
+        let queue = queue_of(&mut self.queues, flow, r.drive);
         queue.in_device -= 1;
         if let Some(next) = queue.waiting.pop_front() {
             write_command(q, requests, devices, queue, next);
@@ -167,19 +178,31 @@ impl DeviceOnlyHost {
 
     /// Model invariants: no queue holds more than its slots, and nothing waits while a slot is free.
     pub fn check_invariants(&self) -> Result<(), String> {
-        for (flow, queue) in self.queues.iter().enumerate() {
-            if queue.in_device > self.queue_slots {
-                return Err(format!(
-                    "flow {flow} has {} commands in the device, above its queue's {} slots",
-                    queue.in_device, self.queue_slots
-                ));
-            }
-            if !queue.waiting.is_empty() && queue.in_device < self.queue_slots {
-                return Err(format!("flow {flow} has I/O waiting while its submission queue has a free slot"));
+        for (flow, queues) in self.queues.iter().enumerate() {
+            for queue in queues {
+                let drive = queue.drive;
+                if queue.in_device > self.queue_slots {
+                    return Err(format!(
+                        "flow {flow} has {} commands in drive {drive}, above its queue's {} slots",
+                        queue.in_device, self.queue_slots
+                    ));
+                }
+                if !queue.waiting.is_empty() && queue.in_device < self.queue_slots {
+                    return Err(format!(
+                        "flow {flow} has I/O waiting while its submission queue on drive {drive} has a free slot"
+                    ));
+                }
             }
         }
         Ok(())
     }
+}
+
+/// `flow`'s queue on `drive`: a flow has a queue on each drive of its list, so few that a scan finds it.
+fn queue_of(queues: &mut [Vec<FlowQueue>], flow: u32, drive: u32) -> &mut FlowQueue {
+    let queues = &mut queues[flow as usize];
+    let i = queues.iter().position(|q| q.drive == drive).expect("requests go to one of their flow's drives");
+    &mut queues[i]
 }
 
 /// Write `req` into `queue` and ring its doorbell now.

@@ -5,7 +5,6 @@ mod files;
 
 use super::onoff::gap_ns;
 use super::{app, synthetic::block_sizes, DEFAULT_BURST_ON_NS, SECTOR};
-use crate::config::device::DeviceConfig;
 use crate::config::scenario::{parse_cpu_list, FlowSpec, IoEngine, RateProcess, RwMode};
 use crate::config::units::{describe_ns, SizeOrPercent};
 use crate::engine::Time;
@@ -35,10 +34,10 @@ pub fn check_dedicated_core(spec: &FlowSpec, core: Option<u32>) -> Result<(), (S
     Err(("cpus_allowed".into(), what))
 }
 
-/// Check a flow spec against the device and the host's `cores`; errors are `(key, what was expected)`.
-pub fn check_flow_spec(spec: &FlowSpec, device: &DeviceConfig, cores: u32) -> Result<(), (String, String)> {
+/// Check a flow spec against the `capacity` (bytes) of what it targets (a drive, each drive of its list, or the
+/// md volume) and the host's `cores`; errors are `(key, what was expected)`.
+pub fn check_flow_spec(spec: &FlowSpec, capacity: u64, cores: u32) -> Result<(), (String, String)> {
     let err = |key: &str, what: &str| Err((key.to_string(), what.to_string()));
-    let capacity = device.logical_capacity_bytes();
     if spec.runtime.is_some_and(|r| r.0 == 0) {
         // fio reads 0 as "no limit", a reader of the file may read "never": an error surprises neither.
         return err(

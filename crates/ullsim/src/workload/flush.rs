@@ -9,6 +9,7 @@
 //! run one after the other, so the sync starts once the write returned; its latency runs from the arrival,
 //! the write's time included (db_bench's `fillsync` at a fixed rate: an update is a WAL append and an fsync).
 
+use super::files::Files;
 use super::{NewIo, Workload};
 use crate::engine::{EventQueue, Time};
 use crate::request::Op;
@@ -24,16 +25,8 @@ impl Workload {
             return;
         }
         f.outstanding += 1;
-        out.push(NewIo {
-            flow,
-            job,
-            drive: self.flows[flow as usize].drive,
-            op: Op::Flush,
-            offset: 0,
-            len: 0,
-            arrived_at,
-            was_backlogged: false,
-        });
+        let drive = sync_drive(&mut f.files, job);
+        out.push(NewIo { flow, job, drive, op: Op::Flush, offset: 0, len: 0, arrived_at, was_backlogged: false });
     }
 
     /// What `flush_every` makes `flow`'s `job` do after one of its I/Os (of `op`) completed: wait, issue the
@@ -73,17 +66,18 @@ impl Workload {
         }
         fl.issued(job, Op::Flush);
         f.outstanding += 1;
-        out.push(NewIo {
-            flow,
-            job,
-            drive: self.flows[flow as usize].drive,
-            op: Op::Flush,
-            offset: 0,
-            len: 0,
-            arrived_at: now,
-            was_backlogged: false,
-        });
+        let drive = sync_drive(&mut f.files, job);
+        out.push(NewIo { flow, job, drive, op: Op::Flush, offset: 0, len: 0, arrived_at: now, was_backlogged: false });
     }
+}
+
+/// The drive of `job`'s sync: fio gives a sync io_u its file as any other (io_u.c `get_io_u` → `set_io_u_file`
+/// → `get_next_file`; `fill_io_u` returns before any offset for it), and `do_io_u_sync` (ioengines.c) fsyncs
+/// that file. So on a list it goes where the job's next I/O would, and takes that turn of the
+/// `file_service_type` (with round robin, the drive after the last write's); on the md volume, to the volume.
+fn sync_drive(files: &mut Files, job: u32) -> u32 {
+    let file = files.next(job);
+    files.drive(file)
 }
 
 /// What a job does after one of its I/Os completed.

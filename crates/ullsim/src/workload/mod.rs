@@ -4,6 +4,7 @@
 pub mod app;
 pub(crate) mod check;
 pub mod distribution;
+mod files;
 mod flush;
 pub mod onoff;
 mod replay;
@@ -15,11 +16,13 @@ use std::collections::VecDeque;
 use rand_distr::{Distribution, Exp};
 
 use crate::config::scenario::{FlowSpec, RateProcess};
+use crate::config::target::{file_service_of, target_of, Storage};
 use crate::engine::{stream_rng, stream_seed, EventQueue, SimRng, Time};
 use crate::request::{Class, Op};
 use crate::sim::Event;
 pub use check::{active_window, burst_shape, check_arrivals, check_flow_spec, BurstShape, MAX_RATE_IOPS};
 use distribution::{BlockPicker, RandomDistribution};
+use files::Files;
 use flush::{FlushEvery, SyncOnArrival};
 use onoff::{gap_ns, OnOffClock};
 use replay::Replay;
@@ -43,7 +46,8 @@ pub struct NewIo {
     pub flow: u32,
     /// The flow's job (fio's numjobs: one task each) that issues it.
     pub job: u32,
-    /// The drive it goes to (`flow.device`).
+    /// The drive it goes to (`flow.device`; for a list, the drive its job picked), or
+    /// [`crate::config::drives::MD_VOLUME`] on the md volume (md maps it to the members).
     pub drive: u32,
     pub op: Op,
     pub offset: u64,
@@ -106,8 +110,8 @@ enum Pacing {
 }
 
 struct Flow {
-    /// The drive its I/O goes to (`flow.device`).
-    drive: u32,
+    /// The drives its I/O goes to (`flow.device`) and its jobs' choices among them.
+    files: Files,
     source: Source,
     pacing: Pacing,
     rng: SimRng,
@@ -157,12 +161,12 @@ pub struct Workload {
 }
 
 impl Workload {
-    /// Build the flows (checked specs). Trace files are opened here; `base_dir` resolves relative paths.
+    /// Build the flows (checked specs) on `storage`. Trace files are opened here; `base_dir` resolves relative
+    /// paths.
     pub fn new(
         specs: &[FlowSpec],
         seed: u64,
-        capacity: u64,
-        drives: u32,
+        storage: &Storage,
         run_end: Time,
         base_dir: &std::path::Path,
     ) -> Result<Workload, String> {
@@ -174,7 +178,7 @@ impl Workload {
             if spec.is_cpu_only() {
                 // Burns CPU only (the host runs it); issues no I/O.
                 flows.push(Flow {
-                    drive: 0,
+                    files: Files::single(0),
                     source: Source::None,
                     pacing: Pacing::TraceTimed,
                     rng: stream_rng(seed, &stream),
@@ -198,8 +202,13 @@ impl Workload {
             }
             let spec = app::resolve(spec).map_err(|(key, what)| format!("flow \"{}\": {key}: {what}", spec.name))?;
             let spec = spec.as_ref();
-            let drive = crate::config::drives::drive_of(spec, drives)
-                .map_err(|what| format!("flow \"{}\": device: {what}", spec.name))?;
+            let target =
+                target_of(spec, storage.count).map_err(|what| format!("flow \"{}\": device: {what}", spec.name))?;
+            let service =
+                file_service_of(spec).map_err(|what| format!("flow \"{}\": file_service_type: {what}", spec.name))?;
+            // Each drive of a list is one of fio's files, of a drive's size; the md volume is one of its size.
+            let capacity = storage.capacity(&target);
+            let files = Files::new(target.files(), service, jobs, seed, &stream);
             let (start_ns, stop_ns) = active_window(spec, run_end);
             let (source, pacing) = if let Some(path) = &spec.trace {
                 let path = if path.is_absolute() { path.clone() } else { base_dir.join(path) };
@@ -230,7 +239,7 @@ impl Workload {
                     align,
                     picker,
                     random_percent: spec.percentage_random.unwrap_or(100),
-                    cursor: 0,
+                    cursors: vec![0; files.count()],
                 };
                 let pacing = match spec.rate_iops {
                     Some(rate) => {
@@ -271,7 +280,7 @@ impl Workload {
                 (None, _) => (None, None),
             };
             flows.push(Flow {
-                drive,
+                files,
                 flush,
                 sync_on_arrival,
                 fua: spec.fua.unwrap_or(false),
@@ -465,9 +474,10 @@ impl Workload {
         }
         let next = match &mut f.source {
             Source::None => None,
-            Source::Synthetic(s) => Some(s.next(&mut f.rng)),
+            Source::Synthetic(s) => Some(s.next(&mut f.rng, &mut f.files, job)),
             Source::Trace(replay) => {
-                let io = replay.take();
+                // A trace flow has one file (checked): a drive or the md volume.
+                let io = replay.take().map(|(op, offset, len)| (op, f.files.drive(0), offset, len));
                 if let Err(e) = replay.advance() {
                     self.error.get_or_insert(e);
                     f.exhausted = true;
@@ -478,7 +488,7 @@ impl Workload {
                 io
             }
         };
-        let Some((op, offset, len)) = next else {
+        let Some((op, drive, offset, len)) = next else {
             f.exhausted = true;
             f.ran_out_at.get_or_insert(now);
             return;
@@ -491,7 +501,6 @@ impl Workload {
         if f.exhausted || f.max_ios.is_some_and(|m| f.issued >= m) {
             f.ran_out_at.get_or_insert(now);
         }
-        let drive = f.drive;
         out.push(NewIo { flow, job, drive, op, offset, len, arrived_at, was_backlogged: arrived_at < now });
         self.sync_with_write(flow, job, op, arrived_at, out);
     }

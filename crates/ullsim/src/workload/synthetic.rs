@@ -4,6 +4,7 @@
 use rand::RngExt;
 
 use super::distribution::BlockPicker;
+use super::files::Files;
 use super::DEFAULT_BS;
 use crate::config::scenario::{FlowSpec, RwMode};
 use crate::config::units::parse_size;
@@ -95,6 +96,7 @@ pub(super) struct Synthetic {
     pub(super) rw: RwMode,
     pub(super) read_percent: u32,
     pub(super) sizes: BlockSizes,
+    /// The flow's region on each of its files (drives, or the md volume): the same range on each.
     pub(super) region_start: u64,
     pub(super) region_len: u64,
     pub(super) align: u64,
@@ -102,11 +104,16 @@ pub(super) struct Synthetic {
     /// `percentage_random` of a random flow: I/Os at a random offset, percent; the rest follow the previous
     /// I/O (fio's `percentage_random`).
     pub(super) random_percent: u32,
-    pub(super) cursor: u64,
+    /// By file: where its next sequential I/O starts, from the region's start (fio's per-file `last_pos`),
+    /// shared by the flow's jobs.
+    pub(super) cursors: Vec<u64>,
 }
 
 impl Synthetic {
-    pub(super) fn next(&mut self, rng: &mut SimRng) -> (Op, u64, u32) {
+    /// The flow's next I/O, issued by `job`: (direction, drive, offset, length). The drive is the file `files`
+    /// picks for the job; a sequential I/O that no longer fits on its file marks the file done and goes to
+    /// the next pick (see `files.rs`).
+    pub(super) fn next(&mut self, rng: &mut SimRng, files: &mut Files, job: u32) -> (Op, u32, u64, u32) {
         let op = match self.rw {
             RwMode::Read | RwMode::Randread => Op::Read,
             RwMode::Write | RwMode::Randwrite => Op::Write,
@@ -121,23 +128,42 @@ impl Synthetic {
         let len = self.sizes.draw(op, rng);
         // Fully random flows draw nothing more (their streams stay as they were without the key).
         let random_now = self.random_percent == 100 || rng.random_range(0..100) < self.random_percent;
-        let offset = match &mut self.picker {
+        // One file, or random I/O: a file's sequential stream wraps at its end (see files.rs).
+        let wraps = files.count() == 1 || self.rw.is_random();
+        loop {
+            let file = files.next(job);
+            if let Some(offset) = self.place(rng, file, len, random_now, wraps) {
+                return (op, files.drive(file), offset, len as u32);
+            }
+            if files.set_done(file) {
+                self.cursors.iter_mut().for_each(|c| *c = 0);
+            }
+        }
+    }
+
+    /// Where on `file` an I/O of `len` bytes goes: an aligned random block when `random_now`, else where its
+    /// sequential stream is (back at the region's start past its end when it `wraps`; none when it does not).
+    fn place(&mut self, rng: &mut SimRng, file: usize, len: u64, random_now: bool, wraps: bool) -> Option<u64> {
+        let cursor = &mut self.cursors[file];
+        match &mut self.picker {
             Some(picker) if random_now => {
                 // Random: an aligned block whose I/O fits in the region; a sequential run goes on from it.
                 let slots = (self.region_len - len) / self.align + 1;
                 let block = picker.next_block(rng) % slots;
-                self.cursor = block * self.align + len;
-                self.region_start + block * self.align
+                *cursor = block * self.align + len;
+                Some(self.region_start + block * self.align)
             }
             _ => {
-                if self.cursor + len > self.region_len {
-                    self.cursor = 0;
+                if *cursor + len > self.region_len {
+                    if !wraps {
+                        return None;
+                    }
+                    *cursor = 0;
                 }
-                let offset = self.region_start + self.cursor;
-                self.cursor += len;
-                offset
+                let offset = self.region_start + *cursor;
+                *cursor += len;
+                Some(offset)
             }
-        };
-        (op, offset, len as u32)
+        }
     }
 }

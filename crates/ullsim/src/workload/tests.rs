@@ -90,9 +90,9 @@ fn burst_keys_out_of_place_or_out_of_range_are_errors_naming_them() {
 /// complete only at every n-th workload event (all of them, and the backlogged arrivals they let in), and
 /// at the end.
 fn arrivals(scenario: &crate::Scenario, end_ns: Time, drain_every: usize) -> Vec<NewIo> {
-    let capacity = scenario.device.logical_capacity_bytes();
+    let storage = scenario.storage().unwrap();
     let mut workload =
-        Workload::new(&scenario.flows, scenario.seed, capacity, 1, end_ns, std::path::Path::new(".")).unwrap();
+        Workload::new(&scenario.flows, scenario.seed, &storage, end_ns, std::path::Path::new(".")).unwrap();
     let mut q = EventQueue::new();
     workload.start(&mut q);
     let (mut issued, mut outstanding, mut out) = (Vec::new(), Vec::new(), Vec::new());
@@ -206,8 +206,8 @@ fn a_burst_group_must_agree_on_the_burst_shape() {
 /// The first `n` I/Os of the one flow of `load(flow_keys)`, in a closed loop whose I/Os complete at once.
 fn first_ios(flow_keys: &str, n: usize) -> Vec<NewIo> {
     let scenario = load(flow_keys).unwrap();
-    let capacity = scenario.device.logical_capacity_bytes();
-    let mut workload = Workload::new(&scenario.flows, 1, capacity, 1, u64::MAX, std::path::Path::new(".")).unwrap();
+    let storage = scenario.storage().unwrap();
+    let mut workload = Workload::new(&scenario.flows, 1, &storage, u64::MAX, std::path::Path::new(".")).unwrap();
     let mut q = EventQueue::new();
     let mut out = Vec::new();
     workload.handle(WorkloadEvent::Start { flow: 0 }, &mut q, &mut out);

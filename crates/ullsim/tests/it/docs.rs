@@ -24,6 +24,9 @@ const OTHER_KEYS: &[&str] = &[
     "metrics.per_job",
     "device.preset",
     "device.count",
+    "md.level",
+    "md.devices",
+    "md.chunk",
 ];
 
 /// Every `section.key` of a preset's TOML, with its value.

@@ -38,7 +38,8 @@ fn keys() -> Vec<(String, String)> {
     }
     keys.extend(ullsim::config::HostConfig::keys());
     keys.extend(
-        ["seed", "run.duration", "run.warmup", "metrics.timeseries_interval", "device.count"].map(String::from),
+        ["seed", "run.duration", "run.warmup", "metrics.timeseries_interval", "device.count", "md.level"]
+            .map(String::from),
     );
     let mut keys: Vec<(String, String)> = keys.into_iter().map(|k| (k.clone(), k)).collect();
     keys.extend(FLOW_KEYS.iter().map(|k| (format!("flow.r.{k}"), format!("flow[0].{k}"))));

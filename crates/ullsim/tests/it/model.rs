@@ -147,8 +147,8 @@ fn arrival_counts(flow_keys: &str, seed: u64, window_ns: u64, windows: usize) ->
         "seed = {seed}\n[device]\npreset = \"optane-ull\"\n[[flow]]\nname = \"f\"\nrw = \"randread\"\n{flow_keys}\n"
     ));
     let end_ns = window_ns * windows as u64;
-    let capacity = s.device.logical_capacity_bytes();
-    let mut workload = Workload::new(&s.flows, s.seed, capacity, 1, end_ns, Path::new(".")).unwrap();
+    let storage = s.storage().unwrap();
+    let mut workload = Workload::new(&s.flows, s.seed, &storage, end_ns, Path::new(".")).unwrap();
     let mut q = EventQueue::new();
     workload.start(&mut q);
     let (mut counts, mut out) = (vec![0; windows], Vec::new());

@@ -279,9 +279,9 @@ mod tests {
     /// Every I/O the scenario's single flow issues before `end_ns`, with its arrival time (open loop: nothing
     /// needs to complete).
     fn arrivals(scenario: &Scenario, end_ns: Time) -> Vec<NewIo> {
-        let capacity = scenario.device.logical_capacity_bytes();
+        let storage = scenario.storage().unwrap();
         let mut workload =
-            Workload::new(&scenario.flows, scenario.seed, capacity, 1, end_ns, std::path::Path::new(".")).unwrap();
+            Workload::new(&scenario.flows, scenario.seed, &storage, end_ns, std::path::Path::new(".")).unwrap();
         let mut q = EventQueue::new();
         workload.start(&mut q);
         let mut out = Vec::new();
