@@ -177,6 +177,9 @@ pub struct BlockConfig {
     pub submit_ns: Nanos,
     /// Per request on completion: ending the request and freeing its tag.
     pub complete_ns: Nanos,
+    /// md's pass over each bio it sends to a member of the md volume (`md_submit_bio`, `raid0_make_request`:
+    /// mapping the sector, and for a bio across chunks `bio_split` and `bio_chain`), per piece.
+    pub md_submit_ns: Nanos,
     /// Scheduler tags per hardware queue when a scheduler is attached; 0 means Linux's 2 * min(queue depth,
     /// 128). Without a scheduler the hardware queue depth bounds requests.
     pub nr_requests: u32,
@@ -238,6 +241,9 @@ impl Default for BlockConfig {
         BlockConfig {
             submit_ns: Nanos::from_ns(200),
             complete_ns: Nanos::from_ns(150),
+            // [inferred] a map and a remap of a few dozen instructions each, a split's bio allocation from its
+            // bio set: of the order of blk-mq's own per-bio submission, `submit_ns`, halved.
+            md_submit_ns: Nanos::from_ns(100),
             nr_requests: 0,
             max_sectors_kb: 1280,
             noncritical_max_sectors_kb: 0,
@@ -458,6 +464,7 @@ impl HostConfig {
             ("cpu.poll_loop_ns", c.poll_loop_ns.0),
             ("block.submit_ns", b.submit_ns.0),
             ("block.complete_ns", b.complete_ns.0),
+            ("block.md_submit_ns", b.md_submit_ns.0),
             ("block.merge_check_ns", b.merge_check_ns.0),
             ("block.hazard_check_ns", b.hazard_check_ns.0),
             ("nvme.queue_rq_ns", n.queue_rq_ns.0),

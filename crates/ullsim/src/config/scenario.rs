@@ -726,15 +726,6 @@ impl Scenario {
                      target a drive or a list of drives (\"nvme0:nvme1\")",
                 ));
             }
-            // The full host does not split md's I/O over its members yet (issue 31): its requests would carry
-            // MD_VOLUME to a drive. Remove this arm once host/full maps them.
-            Target::Md => {
-                return Err(error(
-                    "device",
-                    "\"md0\" is not served by host.model = \"full\" yet (md's split over the members is not \
-                     modeled in the host): target a drive",
-                ));
-            }
             Target::Drives(drives) if drives.len() > 1 && flow.trace.is_some() => {
                 return Err(error(
                     "device",
@@ -742,7 +733,7 @@ impl Scenario {
                      offsets: target one drive or \"md0\"",
                 ));
             }
-            Target::Drives(_) => {}
+            Target::Drives(_) | Target::Md => {}
         }
         if flow.uses_files() && target != Target::Drives(vec![0]) {
             return Err(error(

@@ -14,6 +14,7 @@ mod dedcore;
 mod fs;
 mod hazard;
 mod lbio;
+mod md;
 mod results;
 mod submit;
 mod threads;
@@ -206,6 +207,7 @@ struct Costs {
     /// moves (`cpu.remote_completion_lines`).
     line: crate::host::block::LineTransfer,
     remote_completion_lines: u64,
+    md_submit_ns: Time,
 }
 
 /// A handler run in progress: an NVMe vector's, an accelerator interrupt's or DedCore's polling core's.
@@ -258,6 +260,9 @@ pub struct FullHost {
     dedcore: Option<dedcore::DedicatedCore>,
     /// The due time of the I/O scheduler's timer an event is scheduled for.
     block_timer_armed: Option<Time>,
+    /// The md volume (`[md]`), if the scenario has one, and scratch for a request's pieces on it.
+    md: Option<crate::config::md::Raid0>,
+    md_pieces: Vec<crate::config::md::Piece>,
 }
 
 impl FullHost {
@@ -265,6 +270,7 @@ impl FullHost {
     pub fn new(scenario: &Scenario, devices: &mut [Device]) -> Result<FullHost, String> {
         let (cfg, flows, run_end) = (&scenario.host, &scenario.flows[..], scenario.run.duration.0);
         let mut cpu = Cpu::new(cfg)?;
+        let md = scenario.storage().map_err(|e| e.to_string())?.md;
         // One queue set per NVMe priority class the I/O flows use, in class order.
         let mut classes: Vec<NvmePriority> = flows.iter().filter(|f| !f.is_cpu_only()).map(|f| f.prio).collect();
         classes.sort();
@@ -391,7 +397,10 @@ impl FullHost {
                 poll_loop_ns: cfg.cpu.poll_loop_ns.0,
                 line,
                 remote_completion_lines: u64::from(cfg.cpu.remote_completion_lines),
+                md_submit_ns: cfg.block.md_submit_ns.0,
             },
+            md,
+            md_pieces: Vec::new(),
             max_request_bytes: u64::from(cfg.block.max_sectors_kb) * 1024,
             noncritical_max_request_bytes: u64::from(match cfg.block.noncritical_max_sectors_kb {
                 0 => cfg.block.max_sectors_kb,

@@ -292,17 +292,9 @@ fn bad_targets_md_tables_and_file_service_types_are_errors_naming_the_key() {
     }
     let message = load_error(LIST, &["flow.r.device=nvme1", "flow.r.file_service_type=random"]);
     assert!(message.contains("key `flow[0].file_service_type`") && message.contains("only to a flow on a list"));
-    // A list is for synthetic flows; the md volume is for the full host, which does not split it yet.
+    // A list is for synthetic flows (a file-system flow stays on nvme0).
     let message = load_error(LIST, &["flow.r.rw=randwrite", "flow.r.direct=0", "flow.r.ioengine=psync"]);
     assert!(message.contains("key `flow[0].device`") && message.contains("target nvme0"), "{message}");
-    let full = format!(
-        "{md}[host]\nmodel = \"full\"\n[device]\npreset = \"optane-ull\"\n[[flow]]\nname = \"r\"\nrw = \"randread\"\n"
-    );
-    let message = load_error(&full, &["flow.r.device=md0"]);
-    assert!(
-        message.contains("key `flow[0].device`") && message.contains("not served by host.model = \"full\" yet"),
-        "{message}"
-    );
     // [md] alone loads, with mdadm's default chunk over all the drives.
     let s = scenario_with(&with_md, &[]);
     let volume = s.storage().unwrap().md.unwrap();

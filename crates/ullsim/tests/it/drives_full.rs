@@ -82,3 +82,69 @@ fn flows_on_four_drives_each_keep_their_drive_busy() {
     let completed: u64 = r.flows.iter().map(|f| f.completed).sum();
     assert!(r.host.interrupts > 0 && r.host.interrupts <= completed + 64, "{} for {completed}", r.host.interrupts);
 }
+
+/// Full host, four `optane-ull` drives without variability, an md RAID-0 of 64 KiB chunks over them, and one
+/// reader on it.
+const MD: &str = "seed = 2\n[run]\nduration = \"10ms\"\nwarmup = \"1ms\"\n[host]\ncores = 4\n\
+                  [device]\npreset = \"optane-ull\"\ncount = 4\n[device.variability]\nenabled = false\n\
+                  [md]\nlevel = 0\nchunk = \"64KiB\"\n\
+                  [[flow]]\nname = \"r\"\nrw = \"randread\"\nbs = \"4k\"\niodepth = 4\ndevice = \"md0\"\n";
+
+/// Flash reads per drive.
+fn reads(r: &RunResults) -> Vec<u64> {
+    r.devices.iter().map(|d| d.results.flash_reads).collect()
+}
+
+/// md maps volume chunk `c` to member `c mod n` (md's order): reads confined to one chunk reach only its
+/// member, whatever the members' order.
+#[test]
+fn md_sends_a_chunk_to_its_member() {
+    for (chunk, devices, member) in
+        [(3, None, 3), (5, None, 1), (3, Some("nvme2:nvme0:nvme3:nvme1"), 1), (4, Some("nvme2:nvme0:nvme3:nvme1"), 2)]
+    {
+        let mut sets = vec![format!("flow.r.offset={}", chunk * 65_536), "flow.r.size=65536".to_string()];
+        if let Some(list) = devices {
+            sets.push(format!("md.devices=\"{list}\""));
+        }
+        let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
+        let served = reads(&run(&scenario_with(MD, &sets)));
+        for (drive, &n) in served.iter().enumerate() {
+            assert_eq!(n > 0, drive == member, "chunk {chunk} of {devices:?}: {served:?}");
+        }
+    }
+}
+
+/// A request across chunks is split at their boundaries, a piece to each member: aligned 256 KiB reads on 64 KiB
+/// chunks give every drive a quarter of each request (the same flash reads on each), also when the pieces are
+/// split again at `max_sectors_kb`, and each request completes once, with its last piece.
+#[test]
+fn md_splits_a_request_across_chunks_over_the_members() {
+    for (bs, max_sectors_kb) in [("256k", 1280), ("256k", 32), ("1m", 128)] {
+        let r = run(&scenario_with(
+            MD,
+            &[&format!("flow.r.bs={bs}"), &format!("host.block.max_sectors_kb={max_sectors_kb}")],
+        ));
+        // Equal but for the pieces in flight at the window's edges (4 requests of at most 64 flash reads each).
+        let served = reads(&r);
+        let (low, high) = (*served.iter().min().unwrap(), *served.iter().max().unwrap());
+        assert!(low > 1_000 && high - low <= 4 * 64, "{bs}, {max_sectors_kb}: {served:?}");
+        let flow = &r.flows[0];
+        assert!(flow.completed > 50, "{bs}: {}", flow.completed);
+        // Each completed request was counted once, with all its bytes.
+        let bytes = flow.bandwidth_bytes_per_s * flow.window.seconds();
+        let request = if bs == "1m" { 1 << 20 } else { 256 << 10 } as f64;
+        assert!((bytes / request - flow.completed as f64).abs() < 1e-6, "{bs}: {bytes} bytes");
+    }
+}
+
+/// Each piece pays md's pass (`block.md_submit_ns`): a 4 KiB read within a chunk one pass, so at QD1 its
+/// latency grows by exactly the change of that cost.
+#[test]
+fn md_charges_its_pass_per_piece() {
+    let at = |ns: u64| {
+        let sets = ["flow.r.iodepth=1", &format!("host.block.md_submit_ns={ns}")];
+        run(&scenario_with(MD, &sets)).flows[0].latency_ns.mean
+    };
+    let (cheap, dear) = (at(0), at(1_000));
+    assert!((dear - cheap - 1_000.0).abs() < 20.0, "{cheap} -> {dear}");
+}

@@ -197,21 +197,21 @@ impl FullHost {
             }
             return;
         }
-        let done = if r.parent != NO_PARENT {
-            // A piece of a split request: the request is done with its last piece, whose path it takes.
-            let parent = ReqId(r.parent);
-            let piece = requests[req].stamps;
-            requests.remove(req);
+        // A piece of a split request: the request is done with its last piece, whose path it takes; a piece
+        // may be a piece itself (md's piece split at max_sectors_kb).
+        let mut done = req;
+        while self.reqs[done.index()].parent != NO_PARENT {
+            let parent = ReqId(self.reqs[done.index()].parent);
+            let piece = requests[done].stamps;
+            requests.remove(done);
             let p = &mut self.reqs[parent.index()];
             p.pieces_left -= 1;
             if p.pieces_left > 0 {
                 return;
             }
             copy_lower_stamps(&piece, &mut requests[parent].stamps);
-            parent
-        } else {
-            req
-        };
+            done = parent;
+        }
         if self.reqs[done.index()].fs_bio {
             self.fs_bio_done(q, requests, done);
             return;

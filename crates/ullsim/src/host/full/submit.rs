@@ -113,6 +113,14 @@ impl FullHost {
         core: u32,
         at: Time,
     ) -> Time {
+        let mut at = at;
+        if requests[req].drive == crate::config::drives::MD_VOLUME {
+            let (t, submitted) = self.md_submit(q, requests, devices, req, core, at);
+            if submitted {
+                return t;
+            }
+            at = t;
+        }
         let job = self.reqs[req.index()].job;
         let critical = requests[req].class.criticality == Criticality::Critical;
         let hwq = self.nvme.hwq_of(requests[req].drive, core, self.jobs[job as usize].queue_set, critical);
