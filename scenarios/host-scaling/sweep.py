@@ -31,7 +31,7 @@ for sched in ["none", "mq-deadline", "kyber", "bfq"]:
             names = ":".join(f"nvme{i}" for i in range(drives))
             cmd += ["--set", f"device.count={drives}", "--set", f'flow.fio.device="{names}"']
         with tempfile.NamedTemporaryFile(suffix=".json") as out:
-            subprocess.run(cmd + ["--json", out.name], check=True, stdout=subprocess.DEVNULL)
+            subprocess.run(cmd + ["--json", out.name], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             d = json.load(open(out.name))
         iops = d["flows"][0]["iops"]
         cpu_us = d["host"]["busy_cores"] / iops * 1e6
