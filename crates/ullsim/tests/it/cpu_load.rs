@@ -39,3 +39,28 @@ fn a_footprint_larger_than_the_cache_is_refused() {
         "{message}"
     );
 }
+
+/// CPU time per I/O of 16 QD1 io_uring readers on 10 cores, free to move between them or pinned one to a core
+/// (`cpus_allowed_policy = "split"`, jobs 11-16 wrapping onto cores 0-5).
+fn ten_core_cpu_per_io(pinned: bool, extra: &[&str]) -> f64 {
+    let text = format!(
+        "seed = 1\n[run]\nduration = \"30ms\"\nwarmup = \"5ms\"\n[host]\ncores = 10\n[device]\npreset = \"optane-ull\"\n\
+         [[flow]]\nname = \"fio\"\nrw = \"randread\"\nbs = \"4k\"\niodepth = 1\nnumjobs = 16\nioengine = \"io_uring\"\n{}",
+        if pinned { "cpus_allowed_policy = \"split\"\n" } else { "" }
+    );
+    let r = run(&scenario_with(&text, extra));
+    r.host.busy_cores * r.flows[0].window.seconds() / r.flows[0].completed as f64
+}
+
+/// A task woken onto another core than the one it ran on last refills its whole footprint there: free to
+/// move, the readers pay for it (at most 256 lines × 3 ns a move); pinned, with at most two tasks a core, they
+/// never move and never refill, so the footprint changes nothing.
+#[test]
+fn a_task_moved_to_another_core_refills_its_footprint() {
+    let off = ["host.cpu.task_footprint_bytes=0"];
+    let (moving, moving_free) = (ten_core_cpu_per_io(false, &[]), ten_core_cpu_per_io(false, &off));
+    println!("16 readers on 10 cores: {:.2} µs CPU per I/O, {:.2} without refills", moving * 1e6, moving_free * 1e6);
+    assert!(moving > moving_free + 0.2e-6, "moves refill: {moving:e} vs {moving_free:e}");
+    assert!(moving < moving_free + 0.77e-6 + 0.05e-6, "at most one whole refill per I/O");
+    assert_eq!(ten_core_cpu_per_io(true, &[]), ten_core_cpu_per_io(true, &off), "pinned tasks never move");
+}

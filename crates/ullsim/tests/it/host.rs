@@ -443,11 +443,14 @@ fn keys_that_do_not_apply_to_a_cpu_burner_are_errors() {
 }
 
 /// Three flows of three NVMe classes that saturate optane-ull's controller (555K commands/s), under weighted
-/// round robin.
+/// round robin; each job pinned to a core of its own, so that each keeps to one submission queue (a job that
+/// moves between cores has requests in two queues for a while, and round robin then gives it two turns).
 const THREE_CLASSES: &str = r#"
 [run]
 duration = "10ms"
 check_invariants = true
+[host]
+cores = 5
 [device]
 preset = "optane-ull"
 [device.host_interface]
@@ -457,6 +460,7 @@ name = "urgent"
 rw = "randread"
 iodepth = 32
 prio = "urgent"
+cpus_allowed = "0"
 rate_iops = 100000
 [[flow]]
 name = "high"
@@ -464,12 +468,16 @@ rw = "randread"
 iodepth = 32
 numjobs = 2
 prio = "high"
+cpus_allowed = "1-2"
+cpus_allowed_policy = "split"
 [[flow]]
 name = "low"
 rw = "randread"
 iodepth = 32
 numjobs = 2
 prio = "low"
+cpus_allowed = "3-4"
+cpus_allowed_policy = "split"
 "#;
 
 #[test]

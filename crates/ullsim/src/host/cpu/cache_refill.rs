@@ -8,9 +8,13 @@
 //! cost grows with the working set once it exceeds the cache; lmbench's `lat_ctx` shows the same rise with
 //! the process count).
 //!
-//! Ignores: misses beyond the last-level cache (footprints past it refill from memory, slower), a task moved
-//! to another core (its footprint is in the other core's cache: charged nothing here), the pseudo-LRU and
-//! associativity that smooth the step, and what the interrupt handlers and the idle loop touch.
+//! A task switched in on another core than the one it ran on last (migrated by the CPU scheduler's wake-up
+//! placement or balancing) finds none of its footprint there: it refills all of it, its lines coming from the
+//! other core's cache through the shared cache at the same cost a line.
+//!
+//! Ignores: misses beyond the last-level cache (footprints past it refill from memory, slower), a migration
+//! across cache groups costing more a line than within one, the pseudo-LRU and associativity that smooth the
+//! step, and what the interrupt handlers and the idle loop touch.
 
 use crate::engine::Time;
 
@@ -30,10 +34,18 @@ impl CacheRefill {
         CacheRefill { cache_bytes, footprint_bytes, line_ns }
     }
 
+    /// Refill time of a task switched in on a core it did not run on last: its whole footprint.
+    pub fn migrated_ns(&self) -> Time {
+        self.footprint_bytes.div_ceil(LINE_BYTES) * self.line_ns
+    }
+
     /// Refill time of a task switched in after `others` other tasks ran on its core since it last ran there.
     pub fn refill_ns(&self, others: u64) -> Time {
         let touched_since = others.saturating_mul(self.footprint_bytes);
-        let evicted = (touched_since + self.footprint_bytes).saturating_sub(self.cache_bytes).min(self.footprint_bytes);
+        let evicted = touched_since
+            .saturating_add(self.footprint_bytes)
+            .saturating_sub(self.cache_bytes)
+            .min(self.footprint_bytes);
         evicted.div_ceil(LINE_BYTES) * self.line_ns
     }
 }

@@ -564,12 +564,15 @@ impl Cpu {
             let others = (core.context_switches - left_at).min(core.resident_tasks - 1);
             return self.cache_refill.refill_ns(others);
         }
-        if ran_on != NO_CORE {
-            self.cores[ran_on as usize].resident_tasks -= 1;
-        }
         self.cores[core_id as usize].resident_tasks += 1;
         self.tasks[task as usize].ran_on = core_id;
-        0
+        if ran_on == NO_CORE {
+            // Its first run: a task's start-up is not modelled.
+            return 0;
+        }
+        // Migrated: its footprint is in the other core's cache, and every line of it comes over.
+        self.cores[ran_on as usize].resident_tasks -= 1;
+        self.cache_refill.migrated_ns()
     }
 
     /// Schedule a tick on `core` if tasks wait there (ticks on cores with one task change nothing).
