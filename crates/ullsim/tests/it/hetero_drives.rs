@@ -243,3 +243,21 @@ fn an_empty_drives_table_is_no_drive_table() {
     let without = run(&scenario_with(TWO_FLOWS, &["device.count=2", "flow.b.device=nvme1"]));
     assert_eq!(json(&with), json(&without));
 }
+
+/// `run.map_memory_limit` bounds the drives' maps together, each drive's most its own: the note before a run
+/// appears exactly when their sum is over the limit.
+#[test]
+fn the_map_memory_estimate_sums_each_drives_own() {
+    use ullsim::device::Device;
+    let sets = ["device.count=3", "drives.nvme1.preset=tlc-consumer", "drives.nvme2.preset=mqsim-mlc"];
+    let s = scenario_with(TWO_FLOWS, &sets);
+    let each: Vec<u64> = s.drive_configs().map(Device::map_bytes_at_most).collect();
+    assert!(each[1] > 0 && each[2] > 0 && each[1] != each[2], "{each:?}");
+    let most: u64 = each.iter().sum();
+    let limit = |bytes: u64| format!("run.map_memory_limit={bytes}");
+    assert_eq!(ullsim::map_memory_note(&scenario_with(TWO_FLOWS, &[&sets[..], &[&limit(most)]].concat())), None);
+    let note = ullsim::map_memory_note(&scenario_with(TWO_FLOWS, &[&sets[..], &[&limit(most - 1)]].concat()))
+        .expect("the drives' maps together are over the limit");
+    assert!(note.starts_with("with 3 drives, each with a map of its own"), "{note}");
+    assert!(note.contains("logical pages of the drives together"), "{note}");
+}
