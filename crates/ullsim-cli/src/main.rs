@@ -359,12 +359,17 @@ fn validate(path: &Path, set: &[String]) -> Result<()> {
     // Building the device checks what only setup can (e.g. preconditioning fits the drive).
     ullsim::Simulation::new(&scenario).map_err(|e| anyhow::anyhow!("{}: {e}", scenario.source_name))?;
     let map_most = ullsim::device::Device::map_bytes_at_most(&scenario.device);
+    // Drives of other presets (`[drives.nvmeN]`) are named each; the capacity and map are nvme0's.
+    let presets: Vec<&str> = scenario.drive_configs().map(|d| d.preset.as_str()).collect();
+    let device = match presets.windows(2).all(|w| w[0] == w[1]) {
+        true => format!("device {}", presets[0]),
+        false => format!("drives {}", presets.join(", ")),
+    };
     println!(
-        "{}: ok ({} flow{}, device {}, {:.1} GiB logical{}{})",
+        "{}: ok ({} flow{}, {device}, {:.1} GiB logical{}{})",
         path.display(),
         scenario.flows.len(),
         if scenario.flows.len() == 1 { "" } else { "s" },
-        scenario.device.preset,
         scenario.device.logical_capacity_bytes() as f64 / (1u64 << 30) as f64,
         if map_most > 0 { format!(", map up to {}", describe_bytes(map_most)) } else { String::new() },
         if records > 0 { format!(", {records} trace records") } else { String::new() }

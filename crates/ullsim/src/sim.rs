@@ -65,13 +65,17 @@ pub fn map_memory_note(scenario: &Scenario) -> Option<String> {
             1 => String::new(),
             n => format!("with {n} drives, each with a map of its own: "),
         };
+        let shapes: Vec<(u64, u64)> =
+            scenario.drive_configs().map(|d| (d.logical_pages(), d.mapping_unit_bytes())).collect();
+        let pages = match shapes.windows(2).all(|w| w[0] == w[1]) {
+            true => format!("{} logical pages of {} bytes", shapes[0].0, shapes[0].1),
+            false => format!("{} logical pages of the drives together", shapes.iter().map(|s| s.0).sum::<u64>()),
+        };
         format!(
-            "{drives}the drive's map can grow to {} if the run rewrites all of it ({} logical pages of {} bytes), over \
+            "{drives}the drive's map can grow to {} if the run rewrites all of it ({pages}), over \
              run.map_memory_limit ({}): the run stops with an error if its map reaches the limit (the map grows \
              with the pages the run writes; docs/model.md, \"Memory\")",
             describe_bytes(most),
-            scenario.device.logical_pages(),
-            scenario.device.mapping_unit_bytes(),
             describe_bytes(limit),
         )
     })
@@ -81,7 +85,7 @@ pub fn map_memory_note(scenario: &Scenario) -> Option<String> {
 /// needs no checks).
 fn map_limit(scenario: &Scenario) -> Option<(u64, u64)> {
     // Each drive has a map of its own; the limit bounds them together.
-    let most = Device::map_bytes_at_most(&scenario.device) * u64::from(scenario.device.count);
+    let most = drives::map_bytes_at_most(scenario);
     let limit = scenario.run.map_memory_limit.0;
     (most > limit).then_some((limit, most))
 }
@@ -163,7 +167,7 @@ impl Simulation {
     /// Build every layer (including device preconditioning and opening traces).
     pub fn new(scenario: &Scenario) -> Result<Simulation, SimError> {
         let mut devices = drives::build(scenario).map_err(SimError::Setup)?;
-        // The drives are alike: a flow's offsets and sizes are within a drive's capacity, or the md volume's.
+        // A flow's offsets and sizes are within its drive's capacity (a list's smallest), or the md volume's.
         let storage = scenario.storage().map_err(|e| SimError::Setup(e.to_string()))?;
         let end_ns = scenario.run.duration.0;
         let workload = Workload::new(&scenario.flows, scenario.seed, &storage, end_ns, &scenario.base_dir)

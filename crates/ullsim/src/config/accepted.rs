@@ -11,10 +11,13 @@ const TOML_MAX: u64 = i64::MAX as u64;
 /// What the whole-number key `key` (as errors name it: `flow[0].iodepth`, `host.cores`) accepts, or `None`
 /// when it accepts all its type holds.
 pub(super) fn whole_number(key: &str) -> Option<String> {
-    // A flow's keys are the same in every flow.
-    let key = match key.strip_prefix("flow[").and_then(|rest| rest.split_once("].")) {
-        Some((_, flow_key)) => format!("flow.{flow_key}"),
-        None => key.to_owned(),
+    // A flow's keys are the same in every flow, and a drive table's (`drives.nvme1.flash.channels`) those of
+    // `[device]`.
+    let drive_key = key.strip_prefix("drives.").and_then(|rest| rest.split_once('.')).map(|(_, key)| key);
+    let key = match (key.strip_prefix("flow[").and_then(|rest| rest.split_once("].")), drive_key) {
+        (Some((_, flow_key)), _) => format!("flow.{flow_key}"),
+        (None, Some(device_key)) => format!("device.{device_key}"),
+        (None, None) => key.to_owned(),
     };
     let u32_max = u64::from(u32::MAX);
     let (low, high) = match key.as_str() {

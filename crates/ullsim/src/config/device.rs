@@ -427,11 +427,9 @@ impl DeviceConfig {
                 errors.push((format!("device.{key}"), what.to_string()));
             }
         };
-        check(
-            (1..=super::drives::MAX_DRIVES).contains(&self.count),
-            "count",
-            &format!("expected 1 to {} drives (identical, named nvme0, nvme1, ...)", super::drives::MAX_DRIVES),
-        );
+        if let Err(what) = super::drives::check_count(self.count) {
+            check(false, "count", &what);
+        }
         let f = &self.flash;
         for (key, v) in [
             ("flash.channels", f.channels),

@@ -1,10 +1,19 @@
-//! The drives of a host: `device.count` identical drives named `nvme0`, `nvme1`, ... (Linux's names for the
-//! namespaces of the first controllers), and lists of them (`flow.device`, `md.devices`).
+//! The drives of a host: `device.count` drives named `nvme0`, `nvme1`, ... (Linux's names for the
+//! namespaces of the first controllers), and lists of them (`flow.device`, `md.devices`). Each is the
+//! scenario's `[device]` or its own `[drives.nvmeN]` (`drive_tables.rs`).
 
 /// Most drives a scenario may have: each is a whole SSD model (its map, its dies, its queues), so memory grows
 /// with the count. [inferred: dense NVMe servers hold 24 to 36 drives in front and up to ~48 with extra bays;
 /// 64 covers them with room and keeps a mistyped count from building hundreds of drives.]
 pub const MAX_DRIVES: u32 = 64;
+
+/// `device.count` is within 1 to [`MAX_DRIVES`]; the error says what is expected.
+pub fn check_count(count: u32) -> Result<(), String> {
+    match (1..=MAX_DRIVES).contains(&count) {
+        true => Ok(()),
+        false => Err(format!("expected 1 to {MAX_DRIVES} drives (named nvme0, nvme1, ...)")),
+    }
+}
 
 /// The name of drive `index`: `nvme0`, `nvme1`, ...
 pub fn drive_name(index: u32) -> String {
@@ -49,7 +58,7 @@ pub fn drive_list(list: &str, count: u32) -> Result<Vec<u32>, String> {
 }
 
 /// What the host's drives are called, for messages.
-fn names(count: u32) -> String {
+pub fn names(count: u32) -> String {
     if count == 1 {
         "the only drive is \"nvme0\" (device.count = 1)".to_string()
     } else {

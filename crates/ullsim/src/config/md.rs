@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::drives::drive_list;
+use super::drives::{drive_list, drive_name};
 use super::units::Bytes;
 
 /// The md volume's name (`flow.device = "md0"`).
@@ -44,8 +44,12 @@ fn default_chunk() -> Bytes {
 }
 
 impl MdConfig {
-    /// The volume's geometry on `count` drives of `drive_bytes` each; errors are `(key under md, what)`.
-    pub fn raid0(&self, count: u32, drive_bytes: u64) -> Result<Raid0, (String, String)> {
+    /// The volume's geometry on the host's drives, of `drive_bytes[i]` bytes for drive `i`; errors are `(key
+    /// under md, what)`. Its members must hold as much each, in whole chunks: md builds one strip zone of
+    /// members of equal (rounded) size, and several zones otherwise (`create_strip_zones`), which is not
+    /// modelled.
+    pub fn raid0(&self, drive_bytes: &[u64]) -> Result<Raid0, (String, String)> {
+        let count = drive_bytes.len() as u32;
         if self.level != 0 {
             return Err((
                 "level".into(),
@@ -63,13 +67,29 @@ impl MdConfig {
                 format!("expected a multiple of 4 KiB (mdadm takes whole KiB from 4 KiB; md a multiple of the drives' block size), found {chunk} bytes"),
             ));
         }
-        if chunk > drive_bytes {
+        let smallest = members.iter().map(|&m| drive_bytes[m as usize]).min().unwrap_or(0);
+        if chunk > smallest {
             return Err((
                 "chunk".into(),
-                format!("a chunk of {chunk} bytes is larger than a member drive ({drive_bytes} bytes): md would round each member down to no chunk at all"),
+                format!("a chunk of {chunk} bytes is larger than a member drive ({smallest} bytes): md would round each member down to no chunk at all"),
             ));
         }
-        Ok(Raid0 { members, chunk, member_bytes: drive_bytes / chunk * chunk })
+        let rounded = |m: u32| drive_bytes[m as usize] / chunk * chunk;
+        if let Some(&other) = members.iter().find(|&&m| rounded(m) != rounded(members[0])) {
+            let (first, other) = (members[0], other);
+            return Err((
+                "devices".into(),
+                format!(
+                    "the members hold different capacities in whole chunks: {} {} bytes, {} {} bytes; md RAID-0 over \
+                     members of different sizes (several strip zones) is not modelled: list drives of equal capacity",
+                    drive_name(first),
+                    rounded(first),
+                    drive_name(other),
+                    rounded(other)
+                ),
+            ));
+        }
+        Ok(Raid0 { members, chunk, member_bytes: smallest / chunk * chunk })
     }
 }
 
@@ -148,7 +168,7 @@ mod tests {
 
     #[test]
     fn offsets_map_to_members_and_chunks_in_closed_form() {
-        let r = md(None, 64 * KIB).raid0(3, 1 << 30).unwrap();
+        let r = md(None, 64 * KIB).raid0(&[1 << 30; 3]).unwrap();
         assert_eq!(r.members(), [0, 1, 2]);
         // Chunk c on member c mod 3, at (c / 3) chunks plus the offset in the chunk.
         assert_eq!(r.map(0), (0, 0));
@@ -158,7 +178,7 @@ mod tests {
         assert_eq!(r.map(3 * 64 * KIB), (0, 64 * KIB));
         assert_eq!(r.map(7 * 64 * KIB + 100), (1, 2 * 64 * KIB + 100));
         // A listed order is md's order; chunks that are no power of two map the same way.
-        let r = md(Some("nvme3:nvme1"), 12 * KIB).raid0(4, 1 << 30).unwrap();
+        let r = md(Some("nvme3:nvme1"), 12 * KIB).raid0(&[1 << 30; 4]).unwrap();
         assert_eq!(r.members(), [3, 1]);
         assert_eq!(r.map(12 * KIB), (1, 0));
         assert_eq!(r.map(5 * 12 * KIB + 8 * KIB), (1, 2 * 12 * KIB + 8 * KIB));
@@ -170,7 +190,7 @@ mod tests {
 
     #[test]
     fn an_extent_splits_at_chunk_boundaries_into_pieces_that_cover_it_exactly() {
-        let r = md(None, 16 * KIB).raid0(4, 1 << 30).unwrap();
+        let r = md(None, 16 * KIB).raid0(&[1 << 30; 4]).unwrap();
         // Within one chunk: one piece.
         assert_eq!(r.pieces(4 * KIB, 8 * KIB).collect::<Vec<_>>(), [Piece { drive: 0, offset: 4 * KIB, len: 8 * KIB }]);
         // Ending on a boundary: still one.
@@ -204,17 +224,17 @@ mod tests {
 
     #[test]
     fn the_capacity_is_the_members_rounded_down_to_whole_chunks() {
-        let r = md(None, 512 * KIB).raid0(2, 10 * 512 * KIB + 100 * KIB).unwrap();
+        let r = md(None, 512 * KIB).raid0(&[10 * 512 * KIB + 100 * KIB; 2]).unwrap();
         assert_eq!(r.capacity(), 2 * 10 * 512 * KIB);
         assert_eq!(r.map(r.capacity() - 1), (1, 10 * 512 * KIB - 1));
-        let r = md(Some("nvme1"), 4 * KIB).raid0(2, 1 << 20).unwrap();
+        let r = md(Some("nvme1"), 4 * KIB).raid0(&[1 << 20; 2]).unwrap();
         assert_eq!(r.capacity(), 1 << 20);
         assert_eq!(md(None, 512 * KIB).chunk.0, default_chunk().0);
     }
 
     #[test]
     fn bad_levels_chunks_and_members_are_errors_naming_the_key() {
-        let key = |m: MdConfig| m.raid0(4, 1 << 30).unwrap_err().0;
+        let key = |m: MdConfig| m.raid0(&[1 << 30; 4]).unwrap_err().0;
         assert_eq!(key(MdConfig { level: 1, ..md(None, 64 * KIB) }), "level");
         for chunk in [0, 512, 6 * KIB, (1 << 30) + 4 * KIB] {
             assert_eq!(key(md(None, chunk)), "chunk", "{chunk}");
@@ -222,5 +242,18 @@ mod tests {
         for list in ["nvme4", "nvme0:nvme0", "nvme0::nvme1", ""] {
             assert_eq!(key(md(Some(list), 64 * KIB)), "devices", "{list}");
         }
+    }
+
+    #[test]
+    fn members_must_hold_as_many_whole_chunks() {
+        let drives = [1 << 30, 1 << 29, (1 << 30) + 4 * KIB, 1 << 30];
+        let (key, what) = md(None, 64 * KIB).raid0(&drives).unwrap_err();
+        assert_eq!(key, "devices");
+        assert!(what.contains("nvme0 1073741824 bytes, nvme1 536870912 bytes"), "{what}");
+        // Equal in whole chunks is equal to md (the remainder is cut); a list of the equal ones is fine.
+        let r = md(Some("nvme0:nvme2:nvme3"), 64 * KIB).raid0(&drives).unwrap();
+        assert_eq!(r.capacity(), 3 << 30);
+        assert!(md(Some("nvme0:nvme2"), 8 * KIB).raid0(&drives).is_ok());
+        assert_eq!(md(Some("nvme1:nvme2"), 64 * KIB).raid0(&drives).unwrap_err().0, "devices");
     }
 }

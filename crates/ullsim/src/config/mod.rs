@@ -3,6 +3,7 @@
 mod accepted;
 pub mod builtin;
 pub mod device;
+pub mod drive_tables;
 pub mod drives;
 pub mod host;
 pub mod keyword;

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::device::DeviceConfig;
+use super::drive_tables::{self, DriveTables};
 pub use super::host::{HostConfig, HostModel};
 use super::keyword::keyword_serde;
 use super::md::MdConfig;
@@ -406,7 +407,12 @@ pub struct Scenario {
     pub run: RunConfig,
     pub metrics: MetricsConfig,
     pub host: HostConfig,
+    /// The first drive's (`nvme0`) configuration: the scenario's `[device]`, unless `[drives.nvme0]` gives it
+    /// a table of its own. Every drive's: [`Scenario::drive_config`].
     pub device: DeviceConfig,
+    /// `[drives.nvmeN]`: the drives with a device table of their own (`config/drive_tables.rs`).
+    #[serde(skip)]
+    drive_tables: DriveTables,
     /// `[md]`: the host's md RAID-0 volume, if it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub md: Option<MdConfig>,
@@ -552,10 +558,12 @@ impl Scenario {
             set_keys.push((o, key));
         }
         let blame = |e: ConfigError| e.blaming_overrides(&set_keys);
+        let at_key = |(key, what): (String, String)| blame(ConfigError::at_key(source_name, &key, what));
         // The stack first: its firmware keys go under the scenario's `[device]`, and the preset under both.
-        super::stacks::merge_host_stack(&mut table)
-            .map_err(|(key, what)| blame(ConfigError::at_key(source_name, &key, what)))?;
-        merge_device_preset(&mut table).map_err(|(key, what)| blame(ConfigError::at_key(source_name, &key, what)))?;
+        let firmware = super::stacks::merge_host_stack(&mut table).map_err(at_key)?;
+        merge_device_preset(&mut table).map_err(at_key)?;
+        // The drive tables start from the merged `[device]`, or from a preset under the stack's firmware.
+        let raw_drive_tables = drive_tables::take(&mut table, firmware).map_err(at_key)?;
         if let Some(toml::Value::Array(flows)) = table.get_mut("flow") {
             flows.iter_mut().filter_map(toml::Value::as_table_mut).for_each(crate::workload::app::fill_table_defaults);
         }
@@ -564,6 +572,14 @@ impl Scenario {
             let what = plain_expectation(&path, e.into_inner().message().trim());
             blame(ConfigError::at_key(source_name, &path, what))
         })?;
+        let drive_tables = match raw_drive_tables {
+            Some(raw) => drive_tables::build(raw, &file.device, plain_expectation).map_err(at_key)?,
+            None => DriveTables::default(),
+        };
+        let device = match drive_tables.is_empty() {
+            true => file.device,
+            false => drive_tables.config(0, &file.device).clone(),
+        };
         let mut scenario = Scenario {
             name: file.name.unwrap_or_else(|| {
                 Path::new(source_name).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
@@ -573,7 +589,8 @@ impl Scenario {
             run: file.run,
             metrics: file.metrics,
             host: file.host,
-            device: file.device,
+            device,
+            drive_tables,
             md: file.md,
             flows: file.flow,
             source_name: source_name.to_string(),
@@ -606,9 +623,11 @@ impl Scenario {
     /// Check everything that serde cannot: geometry, flows, run window.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let source = self.source_name.as_str();
-        if let Err(errors) = self.device.validate() {
-            let (key, what) = &errors[0];
-            return Err(ConfigError::at_key(source, key, what));
+        for (table, device) in self.drive_tables.to_check(&self.device) {
+            if let Err(errors) = device.validate() {
+                let (key, what) = &errors[0];
+                return Err(ConfigError::at_key(source, &drive_tables::rekey(key, &table), what));
+            }
         }
         if self.flows.is_empty() {
             return Err(ConfigError::new(source, "no flows: add at least one [[flow]] table"));
@@ -694,17 +713,28 @@ impl Scenario {
         self.check_burst_groups()
     }
 
+    /// The configuration of drive `index` (`nvme{index}`, below `device.count`): its `[drives.nvmeN]` table's,
+    /// or the scenario's `[device]`.
+    pub fn drive_config(&self, index: u32) -> &DeviceConfig {
+        self.drive_tables.config(index, &self.device)
+    }
+
+    /// Every drive's configuration, by index.
+    pub fn drive_configs(&self) -> impl Iterator<Item = &DeviceConfig> {
+        (0..self.device.count).map(|i| self.drive_config(i))
+    }
+
     /// What the scenario's flows can address: its drives and its md volume (`[md]` checked: errors name the key).
     pub fn storage(&self) -> Result<Storage, ConfigError> {
-        let drive_bytes = self.device.logical_capacity_bytes();
+        let drive_bytes: Vec<u64> = self.drive_configs().map(DeviceConfig::logical_capacity_bytes).collect();
         let md = match &self.md {
             None => None,
             Some(md) => Some(
-                md.raid0(self.device.count, drive_bytes)
+                md.raid0(&drive_bytes)
                     .map_err(|(key, what)| ConfigError::at_key(&self.source_name, &format!("md.{key}"), what))?,
             ),
         };
-        Ok(Storage { count: self.device.count, drive_bytes, md })
+        Ok(Storage { drive_bytes, md })
     }
 
     /// Check flow `index`'s `device` and `file_service_type`; returns the bytes it can address.
@@ -835,7 +865,7 @@ fn check_label(name: &str, what: &str) -> Result<(), String> {
 
 /// serde's message about `key` with the Rust type it expected (`expected u32`) said as what a scenario may write
 /// there: for a whole number, the range the key accepts (iodepth: 1 to 65536), not the type's.
-fn plain_expectation(key: &str, message: &str) -> String {
+pub(super) fn plain_expectation(key: &str, message: &str) -> String {
     const PLAIN: [(&str, &str); 4] = [
         ("u32", "a whole number from 0 to 4294967295"),
         // TOML's integers stop at i64::MAX.

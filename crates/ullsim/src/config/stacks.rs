@@ -3,7 +3,9 @@
 //! scenario (or `--set`) gives still overrides them. `ullsim stacks [NAME]` lists them with every setting.
 //!
 //! A stack whose mechanisms reach into the drive's firmware (FlashShare's) also sets device keys, in its
-//! `[device]` table: they go under the scenario's `[device]` keys and over its preset's.
+//! `[device]` table: they go under the scenario's `[device]` keys and over its preset's, and likewise under
+//! each drive table's keys and over its preset's (`[drives.nvmeN]`, `drive_tables.rs`): every drive runs
+//! the stack's firmware policy.
 
 use super::builtin::{self, BuiltIn};
 
@@ -79,23 +81,25 @@ pub fn names() -> Vec<&'static str> {
     builtin::names(STACKS)
 }
 
-/// If `[host]` names a stack, put the stack's keys under the scenario's own. Errors are `(key, what was
-/// expected)`.
-pub(super) fn merge_host_stack(table: &mut toml::Table) -> Result<(), (String, String)> {
+/// If `[host]` names a stack, put the stack's keys under the scenario's own. Returns the stack's firmware keys
+/// (its `[device]`), which also go under each drive's own table (`[drives.nvmeN]`: the firmware policy of every
+/// drive). Errors are `(key, what was expected)`.
+pub(super) fn merge_host_stack(table: &mut toml::Table) -> Result<Option<toml::Table>, (String, String)> {
     builtin::merge_named(table, "host", "stack", STACKS, false)?;
-    let Some(toml::Value::Table(host)) = table.get_mut("host") else { return Ok(()) };
-    let Some(firmware) = host.remove("device") else { return Ok(()) };
-    let toml::Value::Table(mut firmware) = firmware else {
+    let Some(toml::Value::Table(host)) = table.get_mut("host") else { return Ok(None) };
+    let Some(firmware) = host.remove("device") else { return Ok(None) };
+    let toml::Value::Table(firmware) = firmware else {
         return Err(("host.device".into(), "expected a table of device keys (a stack's [device])".into()));
     };
+    let mut device = firmware.clone();
     match table.remove("device") {
-        Some(toml::Value::Table(own)) => super::scenario::overlay(&mut firmware, own),
+        Some(toml::Value::Table(own)) => super::scenario::overlay(&mut device, own),
         Some(other) => {
             table.insert("device".into(), other);
-            return Ok(());
+            return Ok(Some(firmware));
         }
         None => {}
     }
-    table.insert("device".into(), toml::Value::Table(firmware));
-    Ok(())
+    table.insert("device".into(), toml::Value::Table(device));
+    Ok(Some(firmware))
 }

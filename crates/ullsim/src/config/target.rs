@@ -38,25 +38,32 @@ pub fn target_of(flow: &FlowSpec, count: u32) -> Result<Target, String> {
     })
 }
 
-/// What flows can address: the host's drives, all alike, and its md volume if it has one.
+/// What flows can address: the host's drives and its md volume if it has one.
 #[derive(Debug, Clone)]
 pub struct Storage {
-    /// How many drives (`device.count`).
-    pub count: u32,
-    /// Bytes each drive holds.
-    pub drive_bytes: u64,
+    /// Bytes each drive holds, by index (`device.count` of them).
+    pub drive_bytes: Vec<u64>,
     /// `[md]`'s volume.
     pub md: Option<Raid0>,
 }
 
 impl Storage {
-    /// Bytes a flow on `target` can address: a drive's (each drive of a list is one of fio's files of that
-    /// size), or the md volume's.
+    /// How many drives (`device.count`).
+    pub fn count(&self) -> u32 {
+        self.drive_bytes.len() as u32
+    }
+
+    /// Bytes a flow on `target` can address: a drive's, or the smallest drive's of a list (each drive of a
+    /// list is one of fio's files, and the flow's region is the same range on each: fio would give each file
+    /// its own size, which is not modelled), or the md volume's.
     pub fn capacity(&self, target: &Target) -> u64 {
-        match (target, &self.md) {
-            (Target::Md, Some(md)) => md.capacity(),
-            _ => self.drive_bytes,
-        }
+        let drives = match (target, &self.md) {
+            (Target::Md, Some(md)) => return md.capacity(),
+            (Target::Drives(drives), _) => drives.as_slice(),
+            // The scenario's check refuses md0 without [md].
+            (Target::Md, None) => &[],
+        };
+        drives.iter().map(|&d| self.drive_bytes[d as usize]).min().unwrap_or(0)
     }
 }
 

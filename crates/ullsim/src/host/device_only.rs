@@ -6,7 +6,7 @@
 //! I/O is written into it and its doorbell rung the instant the application issues it, and the flow sees it
 //! completed the instant the device posts its completion entry: no system call, block layer, I/O scheduler,
 //! driver, interrupt, CPU or context switch, so no CPU contention either. Like the full host, it keeps at
-//! most `queue_depth − 1` commands of a queue in the device; an I/O issued while its flow's queue on its drive
+//! most `queue_depth − 1` commands of a queue in the device (its drive's `queue_depth`); an I/O issued while its flow's queue on its drive
 //! is full waits, in issue order, for a completion of that queue to free a slot (MQSim's host does the same). That
 //! wait, and an open-loop arrival's wait in the workload's backlog, is the only time before the device.
 //! (Of the commands in the queue, the controller holds at most `max_fetched_per_queue`: see `device::hil`.)
@@ -33,6 +33,8 @@ struct FlowQueue {
     drive: u32,
     /// The queue's index on its drive.
     device_queue: u32,
+    /// Most commands of the queue in the device (its drive's `queue_depth − 1`: NVMe keeps one entry empty).
+    slots: u32,
     /// The flow's commands in the submission queue or in the device.
     in_device: u32,
     /// I/O issued while the queue was full, oldest first.
@@ -42,8 +44,6 @@ struct FlowQueue {
 pub struct DeviceOnlyHost {
     /// By flow, its queues in the order of its drives.
     queues: Vec<Vec<FlowQueue>>,
-    /// Most commands of one queue in the device (`queue_depth − 1`: NVMe keeps one entry empty).
-    queue_slots: u32,
     /// The job of each request in flight, by request id (the application is told which job's I/O completed).
     job_of: Vec<u32>,
     /// Issued since the last `run_ready` (all at the current instant).
@@ -88,19 +88,13 @@ impl DeviceOnlyHost {
             let queue = |drive: u32| FlowQueue {
                 drive,
                 device_queue: devices[drive as usize].create_queue(flow.prio),
+                slots: devices[drive as usize].queue_depth().saturating_sub(1).max(1),
                 in_device: 0,
                 waiting: VecDeque::new(),
             };
             queues.push(drives.into_iter().map(queue).collect());
         }
-        Ok(DeviceOnlyHost {
-            queues,
-            // The drives are alike: one depth for all.
-            queue_slots: devices[0].queue_depth().saturating_sub(1).max(1),
-            job_of: Vec::new(),
-            issued: Vec::new(),
-            completed: Vec::new(),
-        })
+        Ok(DeviceOnlyHost { queues, job_of: Vec::new(), issued: Vec::new(), completed: Vec::new() })
     }
 
     /// The application issued `req` on job `job` now; it enters its queue at the next `run_ready`, which the
@@ -126,7 +120,7 @@ impl DeviceOnlyHost {
         for req in self.issued.drain(..) {
             requests[req].stamps.block_entered = now;
             let queue = queue_of(&mut self.queues, requests[req].flow, requests[req].drive);
-            if queue.in_device < self.queue_slots {
+            if queue.in_device < queue.slots {
                 write_command(q, requests, devices, queue, req);
             } else {
                 queue.waiting.push_back(req);
@@ -181,13 +175,13 @@ impl DeviceOnlyHost {
         for (flow, queues) in self.queues.iter().enumerate() {
             for queue in queues {
                 let drive = queue.drive;
-                if queue.in_device > self.queue_slots {
+                if queue.in_device > queue.slots {
                     return Err(format!(
                         "flow {flow} has {} commands in drive {drive}, above its queue's {} slots",
-                        queue.in_device, self.queue_slots
+                        queue.in_device, queue.slots
                     ));
                 }
-                if !queue.waiting.is_empty() && queue.in_device < self.queue_slots {
+                if !queue.waiting.is_empty() && queue.in_device < queue.slots {
                     return Err(format!(
                         "flow {flow} has I/O waiting while its submission queue on drive {drive} has a free slot"
                     ));

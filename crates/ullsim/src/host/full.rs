@@ -276,16 +276,15 @@ impl FullHost {
         classes.sort();
         classes.dedup();
         let nvme = NvmeDriver::new(&cfg.nvme, cfg.cores, cfg.queue_pairs, &classes, devices);
-        // The drives are alike (one preset): their queues are as deep.
-        let depth = devices[0].queue_depth().saturating_sub(1).max(1);
+        // Each drive's hardware queues hold its submission queues' entries but one.
+        let depths: Vec<u32> = devices.iter().map(|d| d.queue_depth().saturating_sub(1).max(1)).collect();
         let line = crate::host::block::LineTransfer {
             within_ns: cfg.cpu.cache_line_transfer_ns.0,
             across_ns: cfg.cpu.cache_line_transfer_across_ns.0,
             group_cores: cfg.cpu.cores_per_cache_group,
         };
-        let drives = devices.len() as u32;
         let mut block =
-            BlockLayer::for_drives(&cfg.block, &cfg.io_scheduler, drives, nvme.hw_queues_per_drive(), depth, line)?;
+            BlockLayer::for_drives(&cfg.block, &cfg.io_scheduler, nvme.hw_queues_per_drive(), &depths, line)?;
         block.share_submission_queues(|hwq| nvme.is_shared(hwq), line);
         let completion = completion::make(&cfg.completion).ok_or_else(|| {
             format!("host.completion: unknown policy \"{}\"; expected one of {:?}", cfg.completion, completion::names())
@@ -380,8 +379,9 @@ impl FullHost {
         let task_count = roles.len();
         // Handler runs: one per NVMe vector, then the polling core's (the accelerator's are added as needed).
         let (dedcore, runs) = dedcore::DedicatedCore::new(cfg, nvme.hw_queues());
-        let core_hwqs =
-            (0..drives).map(|drive| (0..cfg.cores).map(|core| nvme.hwqs_of_core(drive, core)).collect()).collect();
+        let core_hwqs = (0..devices.len() as u32)
+            .map(|drive| (0..cfg.cores).map(|core| nvme.hwqs_of_core(drive, core)).collect())
+            .collect();
         Ok(FullHost {
             cpu,
             block,

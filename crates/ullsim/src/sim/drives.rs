@@ -16,11 +16,17 @@ pub struct DriveResults {
     pub results: DeviceResults,
 }
 
-/// Build and precondition the `device.count` drives of `scenario`; drive `i`'s events carry `i`.
+/// Build and precondition the `device.count` drives of `scenario`, each of its own configuration
+/// (`Scenario::drive_config`); drive `i`'s events carry `i`.
 pub(super) fn build(scenario: &Scenario) -> Result<Vec<Device>, String> {
     (0..scenario.device.count)
-        .map(|i| Device::new(&scenario.device, drive_seed(scenario.seed, i), scenario.flows.len(), i))
+        .map(|i| Device::new(scenario.drive_config(i), drive_seed(scenario.seed, i), scenario.flows.len(), i))
         .collect()
+}
+
+/// The most the drives' maps can grow to together (each `Device::map_bytes_at_most`).
+pub(super) fn map_bytes_at_most(scenario: &Scenario) -> u64 {
+    scenario.drive_configs().map(Device::map_bytes_at_most).sum()
 }
 
 /// Every drive's cumulative counters at `at`.

@@ -203,10 +203,10 @@ impl Workload {
             let spec = app::resolve(spec).map_err(|(key, what)| format!("flow \"{}\": {key}: {what}", spec.name))?;
             let spec = spec.as_ref();
             let target =
-                target_of(spec, storage.count).map_err(|what| format!("flow \"{}\": device: {what}", spec.name))?;
+                target_of(spec, storage.count()).map_err(|what| format!("flow \"{}\": device: {what}", spec.name))?;
             let service =
                 file_service_of(spec).map_err(|what| format!("flow \"{}\": file_service_type: {what}", spec.name))?;
-            // Each drive of a list is one of fio's files, of a drive's size; the md volume is one of its size.
+            // Each drive of a list is one of fio's files, of the smallest drive's size; the md volume is one of its size.
             let capacity = storage.capacity(&target);
             let files = Files::new(target.files(), service, jobs, seed, &stream);
             let (start_ns, stop_ns) = active_window(spec, run_end);

@@ -24,6 +24,7 @@ const OTHER_KEYS: &[&str] = &[
     "metrics.per_job",
     "device.preset",
     "device.count",
+    "drives.nvmeN",
     "md.level",
     "md.devices",
     "md.chunk",

@@ -1,7 +1,7 @@
 //! Hosts with several drives (`device.count`, `flow.device`): each drive its own state, seed stream, queues and
 //! results; one drive's results unchanged by the others.
 
-use crate::common::{load_error, run, scenario_with, small_consumer_writer};
+use crate::common::{flow_json, json, load_error, run, scenario_with, small_consumer_writer};
 use ullsim::config::drives::MD_VOLUME;
 use ullsim::config::md::MdConfig;
 use ullsim::config::target::Storage;
@@ -18,15 +18,6 @@ const TWO_FLOWS: &str = "seed = 3\n[run]\nduration = \"20ms\"\nwarmup = \"2ms\"\
                          [device]\npreset = \"optane-ull\"\n[device.variability]\nenabled = false\n\
                          [[flow]]\nname = \"w\"\nrw = \"randwrite\"\nbs = \"4k\"\niodepth = 8\n\
                          [[flow]]\nname = \"r\"\nrw = \"randread\"\nbs = \"4k\"\niodepth = 4\n";
-
-fn json<T: serde::Serialize>(value: &T) -> String {
-    serde_json::to_string(value).unwrap()
-}
-
-/// The results of flow `name` of `results`, as JSON.
-fn flow_json(results: &RunResults, name: &str) -> String {
-    json(results.flows.iter().find(|f| f.name == name).expect("the flow ran"))
-}
 
 /// Flow `name` of `text` alone on a one-drive host.
 fn alone(text: &str, name: &str) -> RunResults {
@@ -230,7 +221,9 @@ fn an_md_flow_addresses_the_volume_and_its_requests_carry_the_sentinel() {
     let s = scenario_with(LIST, &[]);
     let drive_bytes = s.device.logical_capacity_bytes();
     let md = MdConfig { level: 0, devices: Some("nvme0:nvme1".into()), chunk: Bytes(64 << 10) };
-    let storage = Storage { count: 4, drive_bytes, md: Some(md.raid0(4, drive_bytes).unwrap()) };
+    let drive_bytes = vec![drive_bytes; 4];
+    let storage = Storage { md: Some(md.raid0(&drive_bytes).unwrap()), drive_bytes };
+    let drive_bytes = storage.drive_bytes[0];
     let volume = storage.md.as_ref().unwrap().capacity();
     assert_eq!(volume, 2 * (drive_bytes / (64 << 10) * (64 << 10)));
     let mut flow = s.flows[0].clone();

@@ -1,7 +1,7 @@
 //! The full host with several drives: each drive has its own request queue (I/O scheduler and its lock), NVMe
 //! queues and interrupt vectors, so flows on different drives meet only where they share cores.
 
-use crate::common::{run, scenario_with};
+use crate::common::{flow_json, json, run, scenario_with};
 use ullsim::RunResults;
 
 /// Full host of 4 cores, `optane-ull` drives without latency variability, a 4 KiB random writer `w` at QD8
@@ -10,14 +10,6 @@ const PINNED: &str = "seed = 5\n[run]\nduration = \"20ms\"\nwarmup = \"2ms\"\n[h
                       [device]\npreset = \"optane-ull\"\n[device.variability]\nenabled = false\n\
                       [[flow]]\nname = \"w\"\nrw = \"randwrite\"\nbs = \"4k\"\niodepth = 8\ncpus_allowed = \"0\"\n\
                       [[flow]]\nname = \"r\"\nrw = \"randread\"\nbs = \"4k\"\niodepth = 4\ncpus_allowed = \"2\"\n";
-
-fn json<T: serde::Serialize>(value: &T) -> String {
-    serde_json::to_string(value).unwrap()
-}
-
-fn flow_json(results: &RunResults, name: &str) -> String {
-    json(results.flows.iter().find(|f| f.name == name).expect("the flow ran"))
-}
 
 /// Flow `name` alone on a one-drive host, with the `sets` overrides.
 fn alone(name: &str, sets: &[&str]) -> RunResults {

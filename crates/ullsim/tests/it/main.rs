@@ -25,6 +25,7 @@ mod fs;
 mod ftl;
 mod fuzz_scenarios;
 mod gc;
+mod hetero_drives;
 mod host;
 mod host_scaling;
 mod irq_affinity;

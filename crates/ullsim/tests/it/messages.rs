@@ -27,13 +27,15 @@ fn bases() -> [String; 3] {
 }
 
 /// Every key a scenario can set, as `--set` names it (`flow.r.iodepth`) and as errors name it
-/// (`flow[0].iodepth`).
+/// (`flow[0].iodepth`); each device key also in a drive table (`drives.nvme0.flash.channels`).
 fn keys() -> Vec<(String, String)> {
     let mut keys = Vec::new();
     let preset: toml::Table = PRESETS[0].toml.parse().unwrap();
     for (section, table) in &preset {
         for key in table.as_table().unwrap().keys() {
             keys.push(format!("device.{section}.{key}"));
+            // A drive table takes the same keys, and says the same of them.
+            keys.push(format!("drives.nvme0.{section}.{key}"));
         }
     }
     keys.extend(ullsim::config::HostConfig::keys());

@@ -147,6 +147,19 @@ impl BlockResults {
     }
 }
 
+/// Allocation tags per hardware queue of a drive whose hardware queues hold `hw_queue_depth` commands: without a
+/// scheduler, the driver's tags themselves; with one, `nr_requests`, by default `2 × min(depth, 128)`
+/// (`blk_mq_init_sched`: `2 * min(tag_set->queue_depth, BLKDEV_DEFAULT_RQ)`), each drive's from its own depth.
+fn allocation_tags(cfg: &BlockConfig, scheduler: &str, hw_queue_depth: u32) -> u32 {
+    if scheduler == "none" {
+        hw_queue_depth
+    } else if cfg.nr_requests > 0 {
+        cfg.nr_requests
+    } else {
+        2 * hw_queue_depth.min(128)
+    }
+}
+
 /// A request in the block layer.
 #[derive(Debug, Clone, Copy)]
 struct Inflight {
@@ -197,8 +210,6 @@ pub struct BlockLayer {
     sq_locks: Vec<Option<SpinLock>>,
     /// Each request in the block layer (in the scheduler, on a dispatch list or at the driver), by request id.
     inflight: Vec<Option<Inflight>>,
-    alloc_capacity: u32,
-    driver_capacity: u32,
     results: BlockResults,
 }
 
@@ -211,37 +222,36 @@ impl BlockLayer {
         hw_queue_depth: u32,
         line_transfer: LineTransfer,
     ) -> Result<Self, String> {
-        Self::for_drives(cfg, scheduler, 1, hw_queues, hw_queue_depth, line_transfer)
+        Self::for_drives(cfg, scheduler, hw_queues, &[hw_queue_depth], line_transfer)
     }
 
-    /// The block layer of `drives` drives with `hw_queues` hardware queues each. `hw_queue_depth`: the
-    /// commands each hardware queue may hold at the driver; `line_transfer`: moving a cache line between cores
+    /// The block layer of one drive per entry of `hw_queue_depths`, with `hw_queues` hardware queues each.
+    /// `hw_queue_depths[d]`: the commands each hardware queue of drive `d` may hold at the driver (its driver
+    /// tags; its allocation tags follow from it); `line_transfer`: moving a cache line between cores
     /// (`host.cpu.cache_line_transfer_ns` and its groups).
     pub fn for_drives(
         cfg: &BlockConfig,
         scheduler: &str,
-        drives: u32,
         hw_queues: u32,
-        hw_queue_depth: u32,
+        hw_queue_depths: &[u32],
         line_transfer: LineTransfer,
     ) -> Result<Self, String> {
         let unknown =
             || format!("host.io_scheduler: unknown scheduler \"{scheduler}\"; expected one of {:?}", sched::names());
-        let queues = (0..drives.max(1))
-            .map(|d| {
+        let queues = (0..)
+            .zip(hw_queue_depths)
+            .map(|(d, &depth)| {
                 let sched = sched::make(scheduler, hw_queues, cfg).ok_or_else(unknown)?;
-                Ok(RequestQueue::new(sched, d * hw_queues, line_transfer))
+                let tags = (allocation_tags(cfg, scheduler, depth), depth);
+                Ok(RequestQueue::new(sched, d * hw_queues, tags, line_transfer))
             })
             .collect::<Result<Vec<_>, String>>()?;
-        let sched = &queues[0].sched;
-        let all = hw_queues * drives.max(1);
-        let alloc = if scheduler == "none" {
-            hw_queue_depth
-        } else if cfg.nr_requests > 0 {
-            cfg.nr_requests
-        } else {
-            2 * hw_queue_depth.min(128)
+        let sched = &queues.first().ok_or("a block layer needs a drive")?.sched;
+        let tags_of = |tags: fn(&RequestQueue) -> u32| -> Vec<u32> {
+            queues.iter().flat_map(|q| std::iter::repeat_n(tags(q), hw_queues as usize)).collect()
         };
+        let (alloc_tags, driver_tags) = (tags_of(|q| q.alloc_capacity), tags_of(|q| q.driver_capacity));
+        let all = alloc_tags.len();
         Ok(BlockLayer {
             costs: sched.costs(),
             results: BlockResults::zero(sched.name()),
@@ -254,15 +264,23 @@ impl BlockLayer {
             merge_check_ns: cfg.merge_check_ns.0,
             bypass_hazard: cfg.bypass_hazard,
             hazard_check_ns: cfg.hazard_check_ns.0,
-            alloc_tags: vec![alloc; all as usize],
-            driver_tags: vec![hw_queue_depth; all as usize],
+            alloc_tags,
+            driver_tags,
             tag_waiters: (0..all).map(|_| VecDeque::new()).collect(),
             dispatch_lists: (0..all).map(|_| VecDeque::new()).collect(),
-            sq_locks: vec![None; all as usize],
+            sq_locks: vec![None; all],
             inflight: Vec::new(),
-            alloc_capacity: alloc,
-            driver_capacity: hw_queue_depth,
         })
+    }
+
+    /// Allocation tags of each hardware queue of `hwq`'s drive.
+    fn alloc_capacity(&self, hwq: u32) -> u32 {
+        self.queues[self.queue_of(hwq)].alloc_capacity
+    }
+
+    /// Driver tags of each hardware queue of `hwq`'s drive.
+    fn driver_capacity(&self, hwq: u32) -> u32 {
+        self.queues[self.queue_of(hwq)].driver_capacity
     }
 
     /// Hardware queues for which `shared` is true have several cores submitting to them (`host.queue_pairs`
@@ -499,9 +517,10 @@ impl BlockLayer {
     fn enter(&mut self, rq: SchedRequest, hwq: u32, caller: Caller, at: Time, out: &mut Vec<Dispatched>) -> Time {
         let mut t = at;
         // The scheduler may keep some requests from the last tags (ld's async limit).
-        let in_use = self.alloc_capacity - self.alloc_tags[hwq as usize];
+        let capacity = self.alloc_capacity(hwq);
+        let in_use = capacity - self.alloc_tags[hwq as usize];
         let sched = &self.queues[self.queue_of(hwq)].sched;
-        if in_use >= sched.alloc_limit(&rq, self.alloc_capacity).min(self.alloc_capacity) {
+        if in_use >= sched.alloc_limit(&rq, capacity).min(capacity) {
             self.results.tag_waits += 1;
             self.tag_waiters[hwq as usize].push_back(rq);
             return t;
@@ -630,8 +649,9 @@ impl BlockLayer {
     fn free_alloc_tag(&mut self, hwq: u32, core: u32, at: Time) -> (Time, bool) {
         let h = hwq as usize;
         // Tags in use once this one is free.
-        let in_use = self.alloc_capacity - self.alloc_tags[h] - 1;
-        let (sched, capacity) = (&self.queues[self.queue_of(hwq)].sched, self.alloc_capacity);
+        let capacity = self.alloc_capacity(hwq);
+        let in_use = capacity - self.alloc_tags[h] - 1;
+        let sched = &self.queues[self.queue_of(hwq)].sched;
         let may_take = |rq: &SchedRequest| in_use < sched.alloc_limit(rq, capacity).min(capacity);
         match self.tag_waiters[h].iter().position(may_take).and_then(|p| self.tag_waiters[h].remove(p)) {
             Some(waiter) => (self.insert(waiter, hwq, core, at), true),
@@ -657,18 +677,20 @@ impl BlockLayer {
             at_driver[f.hwq as usize] += u32::from(f.at_driver);
         }
         for h in 0..queues {
-            if self.alloc_capacity - self.alloc_tags[h] != holding[h] {
+            let (alloc, driver) = (self.alloc_capacity(h as u32), self.driver_capacity(h as u32));
+            // A count above the capacity would wrap below: tags given back that were never taken.
+            let alloc_in_use = alloc.checked_sub(self.alloc_tags[h]);
+            if alloc_in_use != Some(holding[h]) {
                 return Err(format!(
-                    "hardware queue {h}: {} allocation tags in use but {} requests hold one",
-                    self.alloc_capacity - self.alloc_tags[h],
-                    holding[h]
+                    "hardware queue {h}: {} of its {alloc} allocation tags free but {} requests hold one",
+                    self.alloc_tags[h], holding[h]
                 ));
             }
-            if self.driver_capacity - self.driver_tags[h] != at_driver[h] {
+            let driver_in_use = driver.checked_sub(self.driver_tags[h]);
+            if driver_in_use != Some(at_driver[h]) {
                 return Err(format!(
-                    "hardware queue {h}: {} driver tags in use but {} requests at the driver",
-                    self.driver_capacity - self.driver_tags[h],
-                    at_driver[h]
+                    "hardware queue {h}: {} of its {driver} driver tags free but {} requests at the driver",
+                    self.driver_tags[h], at_driver[h]
                 ));
             }
         }

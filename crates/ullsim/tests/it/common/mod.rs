@@ -29,6 +29,16 @@ pub fn run(s: &Scenario) -> RunResults {
     ullsim::run_scenario(s).unwrap_or_else(|e| panic!("run failed: {e}"))
 }
 
+/// `value` as JSON text: results compared byte for byte.
+pub fn json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap()
+}
+
+/// The results of flow `name` of `results`, as JSON.
+pub fn flow_json(results: &RunResults, name: &str) -> String {
+    json(results.flows.iter().find(|f| f.name == name).expect("the flow ran"))
+}
+
 /// A `tlc-consumer` shrunk to 64 blocks per plane, full and randomly overwritten, map invariants checked at
 /// the end, and one 4 KiB random writer at `iodepth` for `duration`: tests give the rest with `--set`s.
 pub fn small_consumer_writer(duration: &str, iodepth: u32) -> String {
