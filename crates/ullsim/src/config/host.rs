@@ -360,6 +360,9 @@ pub struct NvmeConfig {
     /// `v mod len`-th core. Empty: each vector to the first core that submits to its queue (Linux's managed
     /// affinity with one queue per core: completions on the submitting core).
     pub irq_cpus: String,
+    /// Per drive (`nvme0` first), its own `irq_cpus`, as a host pins each drive's interrupts (e.g. to the
+    /// cores of the socket the drive hangs off); drives past the list, or with an empty entry, use `irq_cpus`.
+    pub irq_cpus_by_drive: Vec<String>,
 }
 
 impl Default for NvmeConfig {
@@ -376,6 +379,7 @@ impl Default for NvmeConfig {
             iommu_unmap_ns: Nanos::from_ns(0),
             dual_sq: false,
             irq_cpus: String::new(),
+            irq_cpus_by_drive: Vec::new(),
         }
     }
 }
@@ -447,6 +451,13 @@ impl HostConfig {
         if !self.nvme.irq_cpus.trim().is_empty() {
             if let Err(what) = crate::config::scenario::parse_cpu_list(&self.nvme.irq_cpus, self.cores) {
                 return err("nvme.irq_cpus", what);
+            }
+        }
+        for (drive, list) in self.nvme.irq_cpus_by_drive.iter().enumerate() {
+            if !list.trim().is_empty() {
+                if let Err(what) = crate::config::scenario::parse_cpu_list(list, self.cores) {
+                    return err("nvme.irq_cpus_by_drive", format!("entry {drive} (nvme{drive}): {what}"));
+                }
             }
         }
         let c = &self.cpu;

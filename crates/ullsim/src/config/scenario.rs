@@ -655,6 +655,14 @@ impl Scenario {
         if let Err((key, what)) = self.host.validate() {
             return Err(ConfigError::at_key(source, &format!("host.{key}"), what));
         }
+        let by_drive = self.host.nvme.irq_cpus_by_drive.len();
+        if by_drive > self.device.count as usize {
+            let what = format!(
+                "expected at most one CPU list per drive ({} with device.count = {}), found {by_drive}",
+                self.device.count, self.device.count
+            );
+            return Err(ConfigError::at_key(source, "host.nvme.irq_cpus_by_drive", what));
+        }
         if self.run.map_memory_limit.0 == 0 {
             return Err(ConfigError::at_key(source, "run.map_memory_limit", "expected a size > 0"));
         }

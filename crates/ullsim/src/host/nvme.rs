@@ -13,7 +13,7 @@
 //!
 //! With several drives each controller gets the same layout of queues and vectors of its own (Linux sets up
 //! every NVMe controller alike, with managed interrupts spread over the cores the same way: `nvme_setup_io_queues`,
-//! `pci_alloc_irq_vectors_affinity`). The host numbers hardware queues across drives: drive `d`'s are
+//! `pci_alloc_irq_vectors_affinity`; `irq_cpus_by_drive` may place each drive's vectors elsewhere). The host numbers hardware queues across drives: drive `d`'s are
 //! `d * per_drive ..`, so a hardware queue names its drive.
 
 use super::block::Caller;
@@ -69,7 +69,8 @@ pub struct NvmeDriver {
     paired: u32,
     dual_sq: bool,
     hwq_of_core: Vec<u32>,
-    irq_core: Vec<u32>,
+    /// The core of each drive's vectors, by drive and vector.
+    irq_core: Vec<Vec<u32>>,
     vectors: Vec<Vector>,
     interrupts: u64,
 }
@@ -89,10 +90,17 @@ impl NvmeDriver {
         let hwq_of_core: Vec<u32> = (0..cores).map(|c| c % set_size).collect();
         let first_core = |h: u32| hwq_of_core.iter().position(|&q| q == h % set_size).unwrap_or(0) as u32;
         let count = set_size * classes.len() as u32;
-        // `irq_cpus` was checked with the host's configuration.
-        let irq_cpus = crate::config::scenario::parse_cpu_list(&cfg.irq_cpus, cores).unwrap_or_default();
-        let irq_core = (0..count)
-            .map(|v| if irq_cpus.is_empty() { first_core(v) } else { irq_cpus[v as usize % irq_cpus.len()] })
+        // Each drive's vectors go where its entry of `irq_cpus_by_drive` says, else where `irq_cpus` says (both
+        // checked with the host's configuration), else each to its queue's first submitting core.
+        let irq_core = (0..devices.len())
+            .map(|drive| {
+                let own = cfg.irq_cpus_by_drive.get(drive).filter(|list| !list.trim().is_empty());
+                let list = own.unwrap_or(&cfg.irq_cpus);
+                let irq_cpus = crate::config::scenario::parse_cpu_list(list, cores).unwrap_or_default();
+                (0..count)
+                    .map(|v| if irq_cpus.is_empty() { first_core(v) } else { irq_cpus[v as usize % irq_cpus.len()] })
+                    .collect()
+            })
             .collect();
         let per_drive = count + if cfg.dual_sq { set_size } else { 0 };
         let mut device_queue = Vec::with_capacity((per_drive as usize) * devices.len());
@@ -185,7 +193,7 @@ impl NvmeDriver {
 
     /// The core a hardware queue's interrupt goes to.
     pub fn irq_core(&self, hwq: u32) -> u32 {
-        self.irq_core[(self.cq_of(hwq) % self.per_drive) as usize]
+        self.irq_core[(hwq / self.per_drive) as usize][(self.cq_of(hwq) % self.per_drive) as usize]
     }
 
     /// The command is in hardware queue `hwq`'s submission queue and the doorbell is written at `at`.

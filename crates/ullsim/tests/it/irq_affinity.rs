@@ -55,3 +55,30 @@ fn completing_another_cores_request_moves_its_lines() {
     let local = |lines: &str| at(&[&format!("host.cpu.remote_completion_lines={lines}")]);
     assert_eq!(local("0"), local("8"));
 }
+
+/// Two drives, a QD1 reader on each pinned to cores 1 and 2 of 4: by default each drive's interrupts run on
+/// its reader's core; `irq_cpus_by_drive` sends nvme0's to core 0 and nvme1's to core 3, and only those cores
+/// then run handlers (kernel time on otherwise idle cores). An empty entry keeps `irq_cpus` for that drive.
+#[test]
+fn each_drive_sends_its_interrupts_where_its_list_says() {
+    let text = "seed = 1\n[run]\nduration = \"10ms\"\nwarmup = \"1ms\"\n[host]\ncores = 4\n[device]\n\
+        preset = \"optane-ull\"\ncount = 2\n[[flow]]\nname = \"a\"\nrw = \"randread\"\nbs = \"4k\"\niodepth = 1\n\
+        cpus_allowed = \"1\"\n[[flow]]\nname = \"b\"\nrw = \"randread\"\nbs = \"4k\"\niodepth = 1\n\
+        cpus_allowed = \"2\"\ndevice = \"nvme1\"\n";
+    let kernel = |r: &ullsim::RunResults| r.host.cores.iter().map(|c| c.kernel).collect::<Vec<f64>>();
+    let default = kernel(&run(&scenario_with(text, &[])));
+    assert_eq!((default[0], default[3]), (0.0, 0.0), "{default:?}");
+    let pinned = kernel(&run(&scenario_with(text, &["host.nvme.irq_cpus_by_drive=[\"0\", \"3\"]"])));
+    assert!(pinned[0] > 0.05 && pinned[3] > 0.05, "{pinned:?}");
+    // nvme0's entry empty: its vectors follow irq_cpus (core 3 too), nvme1's its own (core 3).
+    let mixed =
+        kernel(&run(&scenario_with(text, &["host.nvme.irq_cpus=\"3\"", "host.nvme.irq_cpus_by_drive=[\"\", \"3\"]"])));
+    assert!(mixed[0] == 0.0 && mixed[3] > 1.2 * pinned[3], "both drives' handlers on core 3: {mixed:?} vs {pinned:?}");
+    for (sets, needle) in [
+        (&["host.nvme.irq_cpus_by_drive=[\"0\", \"1\", \"2\"]"][..], "at most one CPU list per drive"),
+        (&["host.nvme.irq_cpus_by_drive=[\"0\", \"7\"]"][..], "entry 1 (nvme1)"),
+    ] {
+        let message = load_error(text, sets);
+        assert!(message.contains("host.nvme.irq_cpus_by_drive") && message.contains(needle), "{message}");
+    }
+}
