@@ -236,7 +236,7 @@ impl Simulation {
                         series.observe_queue_depth(now, drives::commands_inside(&self.devices));
                     }
                     for req in completed.drain(..) {
-                        self.host.on_device_completion(&mut self.q, &mut self.requests, &mut self.devices, drive, req);
+                        self.host.on_device_completion(&mut self.q, &mut self.requests, &mut self.devices, req);
                     }
                 }
                 Event::Host(e) => self.host.handle(e, &mut self.q, &mut self.requests, &mut self.devices),

@@ -85,17 +85,16 @@ impl Host {
         }
     }
 
-    /// Drive `drive` posted `req`'s completion entry now.
+    /// A drive posted `req`'s completion entry now (the host knows which from the queue it put `req` in).
     pub fn on_device_completion(
         &mut self,
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
         devices: &mut [Device],
-        drive: u32,
         req: ReqId,
     ) {
         match self {
-            Host::Full(h) => h.on_device_completion(q, requests, devices, drive, req),
+            Host::Full(h) => h.on_device_completion(q, requests, devices, req),
             Host::DeviceOnly(h) => h.on_device_completion(q, requests, devices, req),
         }
     }

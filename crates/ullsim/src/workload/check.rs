@@ -4,7 +4,10 @@
 mod files;
 
 use super::onoff::gap_ns;
-use super::{app, synthetic::block_sizes, DEFAULT_BURST_ON_NS, SECTOR};
+use super::{app, synthetic::block_sizes, DEFAULT_BURST_ON_NS};
+
+/// Sector size: offsets and sizes are multiples of it.
+pub(super) const SECTOR: u64 = 512;
 use crate::config::scenario::{parse_cpu_list, FlowSpec, IoEngine, RateProcess, RwMode};
 use crate::config::units::{describe_ns, SizeOrPercent};
 use crate::engine::Time;

@@ -15,7 +15,8 @@
 
 use rand::RngExt;
 
-use crate::config::target::{FileService, FileServiceKind};
+use crate::config::scenario::FlowSpec;
+use crate::config::target::{file_service_of, target_of, FileService, FileServiceKind, Storage};
 use crate::engine::{stream_rng, SimRng};
 
 /// One job's file choice.
@@ -42,6 +43,22 @@ pub(super) struct Files {
 }
 
 impl Files {
+    /// The files of the flow `spec` on `storage`, its `jobs` choosing among them, and the bytes each file holds:
+    /// each drive of a list is one of fio's files, of the smallest drive's size; the md volume one of its size.
+    pub(super) fn for_flow(
+        spec: &FlowSpec,
+        storage: &Storage,
+        jobs: u32,
+        seed: u64,
+        stream: &str,
+    ) -> Result<(Files, u64), String> {
+        let target =
+            target_of(spec, storage.count()).map_err(|what| format!("flow \"{}\": device: {what}", spec.name))?;
+        let service =
+            file_service_of(spec).map_err(|what| format!("flow \"{}\": file_service_type: {what}", spec.name))?;
+        Ok((Files::new(target.files(), service, jobs, seed, stream), storage.capacity(&target)))
+    }
+
     /// `drives` served to `jobs` jobs as `service` says; `random` draws from `stream:files:JOB`.
     pub(super) fn new(drives: Vec<u32>, service: FileService, jobs: u32, seed: u64, stream: &str) -> Files {
         let jobs = match drives.len() {

@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use rand_distr::{Distribution, Exp};
 
 use crate::config::scenario::{FlowSpec, RateProcess};
-use crate::config::target::{file_service_of, target_of, Storage};
+use crate::config::target::Storage;
 use crate::engine::{stream_rng, stream_seed, EventQueue, SimRng, Time};
 use crate::request::{Class, Op};
 use crate::sim::Event;
@@ -24,7 +24,7 @@ pub use check::{active_window, burst_shape, check_arrivals, check_flow_spec, Bur
 use distribution::{BlockPicker, RandomDistribution};
 use files::Files;
 use flush::{FlushEvery, SyncOnArrival};
-use onoff::{gap_ns, OnOffClock};
+use onoff::{burst_group_stream, gap_ns, OnOffClock, DEFAULT_BURST_ON_NS};
 use replay::Replay;
 use synthetic::{block_sizes, Synthetic};
 use trace::TraceError;
@@ -46,8 +46,7 @@ pub struct NewIo {
     pub flow: u32,
     /// The flow's job (fio's numjobs: one task each) that issues it.
     pub job: u32,
-    /// The drive it goes to (`flow.device`; for a list, the drive its job picked), or
-    /// [`crate::config::drives::MD_VOLUME`] on the md volume (md maps it to the members).
+    /// The drive it goes to (`flow.device`, a list's pick), or `MD_VOLUME` on the md volume.
     pub drive: u32,
     pub op: Op,
     pub offset: u64,
@@ -57,19 +56,6 @@ pub struct NewIo {
     pub arrived_at: Time,
     /// The arrival was already reported through [`Workload::take_backlogged`].
     pub was_backlogged: bool,
-}
-
-/// Default block size (fio's).
-const DEFAULT_BS: u64 = 4096;
-/// Sector size: offsets and sizes are multiples of it.
-const SECTOR: u64 = 512;
-
-/// Default `burst_on`: mean length of an ON period of an on/off flow.
-const DEFAULT_BURST_ON_NS: Time = 100_000_000;
-
-/// The random stream a burst group's ON and OFF periods are drawn from: every member walks it identically.
-fn burst_group_stream(group: &str) -> String {
-    format!("burst-group:{group}")
 }
 
 /// How long a closed-loop job sleeps after a completion before it issues again: `thinktime` less the
@@ -161,8 +147,7 @@ pub struct Workload {
 }
 
 impl Workload {
-    /// Build the flows (checked specs) on `storage`. Trace files are opened here; `base_dir` resolves relative
-    /// paths.
+    /// Build the flows (checked specs) on `storage`. Trace files are opened here; `base_dir` resolves paths.
     pub fn new(
         specs: &[FlowSpec],
         seed: u64,
@@ -202,13 +187,7 @@ impl Workload {
             }
             let spec = app::resolve(spec).map_err(|(key, what)| format!("flow \"{}\": {key}: {what}", spec.name))?;
             let spec = spec.as_ref();
-            let target =
-                target_of(spec, storage.count()).map_err(|what| format!("flow \"{}\": device: {what}", spec.name))?;
-            let service =
-                file_service_of(spec).map_err(|what| format!("flow \"{}\": file_service_type: {what}", spec.name))?;
-            // Each drive of a list is one of fio's files, of the smallest drive's size; the md volume is one of its size.
-            let capacity = storage.capacity(&target);
-            let files = Files::new(target.files(), service, jobs, seed, &stream);
+            let (files, capacity) = Files::for_flow(spec, storage, jobs, seed, &stream)?;
             let (start_ns, stop_ns) = active_window(spec, run_end);
             let (source, pacing) = if let Some(path) = &spec.trace {
                 let path = if path.is_absolute() { path.clone() } else { base_dir.join(path) };

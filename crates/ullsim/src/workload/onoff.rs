@@ -8,6 +8,14 @@ use rand_distr::{Distribution, Exp};
 
 use crate::engine::{SimRng, Time};
 
+/// Default `burst_on`: mean length of an ON period of an on/off flow.
+pub(super) const DEFAULT_BURST_ON_NS: Time = 100_000_000;
+
+/// The random stream a burst group's ON and OFF periods are drawn from: every member walks it identically.
+pub(super) fn burst_group_stream(group: &str) -> String {
+    format!("burst-group:{group}")
+}
+
 /// A gap of `ns` nanoseconds as the open-loop clock schedules it: rounded to whole ns, at least 1.
 pub(crate) fn gap_ns(ns: f64) -> Time {
     ns.round().max(1.0) as Time

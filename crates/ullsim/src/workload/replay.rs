@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
+use super::check::SECTOR;
 use super::trace::{TraceError, TraceFormat, TraceReader, TraceRecord};
-use super::SECTOR;
 use crate::engine::Time;
 use crate::request::Op;
 

@@ -5,11 +5,13 @@ use rand::RngExt;
 
 use super::distribution::BlockPicker;
 use super::files::Files;
-use super::DEFAULT_BS;
 use crate::config::scenario::{FlowSpec, RwMode};
 use crate::config::units::parse_size;
 use crate::engine::SimRng;
 use crate::request::Op;
+
+/// Default block size (fio's).
+const DEFAULT_BS: u64 = 4096;
 
 /// A flow's block sizes with their percentages, for reads and for writes.
 #[derive(Debug, Clone, PartialEq)]

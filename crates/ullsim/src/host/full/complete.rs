@@ -23,12 +23,10 @@ impl FullHost {
         q: &mut EventQueue<Event>,
         requests: &mut RequestArena,
         devices: &mut [Device],
-        drive: u32,
         req: ReqId,
     ) {
         let now = q.now();
         let r = self.reqs[req.index()];
-        debug_assert_eq!(r.hwq / self.nvme.hw_queues_per_drive(), drive, "a drive completes its own queues' commands");
         // The entry goes to the completion queue of the request's submission queue (FlashShare's two SQs of a
         // core share one).
         let cq = self.nvme.cq_of(r.hwq);
