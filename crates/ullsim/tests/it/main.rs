@@ -3,6 +3,7 @@
 
 mod aios;
 mod bad_input;
+mod bfq_trees;
 mod cache_program;
 mod common;
 mod contention;

@@ -86,6 +86,11 @@ impl SpinLock {
         Held { start, end: start + hold, waited: start - at }
     }
 
+    /// The last acquisition holds the lock `by` longer (work its holder found only once it held it).
+    pub fn extend(&mut self, by: Time) {
+        self.free_at += by;
+    }
+
     /// The core that held the lock last, if any did.
     pub fn last_holder(&self) -> Option<u32> {
         self.holder

@@ -329,6 +329,8 @@ impl BlockLayer {
     /// Run an operation of request queue `rq`'s scheduler of `cost` from `at` on `core`, under the queue-wide
     /// lock if it has one; returns when the caller is done.
     fn sched_op(&mut self, rq: usize, core: u32, at: Time, cost: Time) -> Time {
+        // The work of an operation that ran before its charge (dispatch, merge, hazard removal).
+        let cost = self.queues[rq].charge_work(false, cost);
         if !self.costs.global_lock {
             return at + cost;
         }
@@ -538,6 +540,7 @@ impl BlockLayer {
         self.track(Inflight { rq, hwq, at_driver: false, bypassed: false });
         let queue = &mut self.queues[q];
         queue.sched.insert(queue.local(hwq), rq, t);
+        let t = queue.charge_work(self.costs.global_lock, t);
         queue.queued += 1;
         self.results.max_sched_queued = self.results.max_sched_queued.max(queue.queued);
         t
@@ -596,6 +599,7 @@ impl BlockLayer {
             let q = self.queue_of(hwq);
             t = self.sched_op(q, caller.core, t, self.costs.completed_ns);
             self.queues[q].sched.completed(&rq, t.saturating_sub(rq.inserted_at), t);
+            t = self.queues[q].charge_work(self.costs.global_lock, t);
             t = self.free_alloc_tag(hwq, caller.core, t).0;
         }
         self.run_queues_from(hwq, caller, t, out)
@@ -636,6 +640,7 @@ impl BlockLayer {
             let caller = Caller { core: self.queues[q].lock.last_holder().unwrap_or(0), ..driver };
             let t = self.sched_op(q, caller.core, at, self.costs.completed_ns);
             self.queues[q].sched.timer(t);
+            let t = self.queues[q].charge_work(self.costs.global_lock, t);
             let first = self.queues[q].first_hwq;
             end = end.max(self.run_queues_from(first, caller, t, out));
         }

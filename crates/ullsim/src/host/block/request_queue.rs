@@ -6,6 +6,7 @@
 
 use super::lock::{LineTransfer, SpinLock};
 use super::sched::IoScheduler;
+use crate::engine::Time;
 
 pub(super) struct RequestQueue {
     pub(super) sched: Box<dyn IoScheduler>,
@@ -36,6 +37,17 @@ impl RequestQueue {
             alloc_capacity,
             driver_capacity,
         }
+    }
+
+    /// The scheduler's operation that ran until `at` (under its lock, if `locked`) also did its
+    /// state-dependent work ([`IoScheduler::take_work_ns`]): the operation, and the hold, end that much
+    /// later.
+    pub(super) fn charge_work(&mut self, locked: bool, at: Time) -> Time {
+        let work = self.sched.take_work_ns();
+        if locked && work > 0 {
+            self.lock.extend(work);
+        }
+        at + work
     }
 
     /// Hardware queue `hwq` (the host's numbering) as the scheduler numbers it.

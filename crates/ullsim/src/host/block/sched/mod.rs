@@ -68,6 +68,12 @@ pub struct SchedCosts {
 pub trait IoScheduler {
     fn name(&self) -> &'static str;
     fn costs(&self) -> SchedCosts;
+    /// CPU time of its operations since the last call beyond [`IoScheduler::costs`], where it depends on the
+    /// scheduler's state (bfq's tree walks grow with its queues); then zero again. The block layer charges
+    /// it to the operation that just ran, under the same lock. None by default.
+    fn take_work_ns(&mut self) -> Time {
+        0
+    }
     /// A request enters the scheduler for hardware queue `hwq`.
     fn insert(&mut self, hwq: u32, rq: SchedRequest, now: Time);
     /// The next request to hand to the driver of `hwq`, or None when there is none or the scheduler holds

@@ -103,6 +103,8 @@ pub struct BfqParams {
     pub back_seek_max_kib: u32,
     /// Cost factor of a back seek (`back_seek_penalty`).
     pub back_seek_penalty: u32,
+    /// CPU time per service-tree node an operation visits beyond the root, ns.
+    pub tree_node_ns: Time,
 }
 
 impl BfqParams {
@@ -112,15 +114,16 @@ impl BfqParams {
             low_latency: cfg.bfq_low_latency,
             back_seek_max_kib: cfg.bfq_back_seek_max,
             back_seek_penalty: cfg.bfq_back_seek_penalty,
+            tree_node_ns: cfg.bfq_tree_node_ns.0,
         }
     }
 }
 
 impl Default for BfqParams {
     /// Linux's: `slice_idle` NSEC_PER_SEC / 125 (8 ms), `low_latency` 1, `back_seek_max` 16 * 1024 KiB,
-    /// `back_seek_penalty` 2.
+    /// `back_seek_penalty` 2; the tree walks' cost as `host.block.bfq_tree_node_ns`.
     fn default() -> Self {
-        BfqParams { slice_idle_ns: 8 * MS, low_latency: true, back_seek_max_kib: 16 * 1024, back_seek_penalty: 2 }
+        BfqParams::from_config(&BlockConfig::default())
     }
 }
 
@@ -574,13 +577,13 @@ impl Bfq {
         let q = &mut self.queues[qi];
         q.stamps.order = order;
         q.tree = TreeState::Active;
-        self.trees[q.class].active.push(qi);
+        self.trees[q.class].insert_active(qi);
         self.active_list.push(qi);
     }
 
     fn extract_active(&mut self, qi: usize) {
         let class = self.queues[qi].class;
-        self.trees[class].active.retain(|&i| i != qi);
+        self.trees[class].extract_active(qi);
         self.active_list.retain(|&i| i != qi);
     }
 
@@ -622,7 +625,7 @@ impl Bfq {
         let min_vstart = if backshifted { q.stamps.finish } else { vtime };
         match q.tree {
             TreeState::Idle => {
-                self.trees[q.class].idle.retain(|&i| i != qi);
+                self.trees[q.class].extract_idle(qi);
                 let q = &mut self.queues[qi];
                 q.stamps.start = if vt_after(min_vstart, q.stamps.finish) { min_vstart } else { q.stamps.finish };
             }
@@ -664,12 +667,12 @@ impl Bfq {
             self.extract_active(qi);
         } else {
             let class = self.queues[qi].class;
-            self.trees[class].idle.retain(|&i| i != qi);
+            self.trees[class].extract_idle(qi);
         }
         let q = &mut self.queues[qi];
         if vt_after(q.stamps.finish, self.trees[q.class].vtime) {
             q.tree = TreeState::Idle;
-            self.trees[q.class].idle.push(qi);
+            self.trees[q.class].insert_idle(qi);
         } else {
             self.forget(qi);
         }
@@ -1425,6 +1428,10 @@ impl IoScheduler for Bfq {
     fn costs(&self) -> SchedCosts {
         // ~1.9 us per request in all (bfq doc: tops out near 400 KIOPS on one fast core), one queue-wide lock.
         SchedCosts { insert_ns: 800, dispatch_ns: 700, completed_ns: 400, global_lock: true }
+    }
+    fn take_work_ns(&mut self) -> Time {
+        let visits: u64 = self.trees.iter_mut().map(ServiceTree::take_visits).sum();
+        visits * self.params.tree_node_ns
     }
     fn insert(&mut self, hwq: u32, rq: SchedRequest, now: Time) {
         let slot = self.slot(hwq);

@@ -1,6 +1,11 @@
 //! B-WF2Q+ (block/bfq-wf2q.c) over the queues of one I/O priority class: virtual time, the weight sum, the
 //! active queues (busy, waiting for service) and the idle ones (empty, but with a finish time still ahead
 //! of the virtual time, so their weight stays in the sum).
+//!
+//! Linux keeps both sets in red-black trees, the active one augmented with each subtree's smallest start
+//! (`min_start`), "to preserve an O(log N) overall complexity" (Documentation/block/bfq-iosched.rst). The
+//! model keeps them in vectors, which decide the same order, and counts the tree nodes Linux's operations
+//! would visit ([`ServiceTree::take_visits`]): the scheduler's CPU time grows with them.
 
 /// Fixed-point shift of virtual times (`WFQ_SERVICE_SHIFT`).
 const SERVICE_SHIFT: u32 = 22;
@@ -36,14 +41,55 @@ pub(super) struct ServiceTree {
     pub active: Vec<usize>,
     /// Queues in the idle tree.
     pub idle: Vec<usize>,
+    /// Tree nodes Linux's operations visited since the last [`ServiceTree::take_visits`].
+    visits: u64,
+}
+
+/// Levels below the root of a balanced binary tree of `n` nodes (`ceil(log2 n)`): what a descent or an
+/// ascent visits beyond the root. A one-node tree costs nothing beyond the measured per-request time.
+pub(super) fn levels(n: usize) -> u64 {
+    u64::from(usize::BITS - n.saturating_sub(1).leading_zeros())
 }
 
 impl ServiceTree {
+    /// `bfq_active_insert`: `bfq_insert`'s descent, then `bfq_update_active_tree`'s ascent to the root
+    /// (re-computing `min_start` on the way).
+    pub fn insert_active(&mut self, q: usize) {
+        self.active.push(q);
+        self.visits += 2 * levels(self.active.len());
+    }
+
+    /// `bfq_active_extract`: `bfq_find_deepest`'s walk to the deepest node the erase touches, then the
+    /// ascent of `bfq_update_active_tree`.
+    pub fn extract_active(&mut self, q: usize) {
+        self.visits += 2 * levels(self.active.len());
+        self.active.retain(|&i| i != q);
+    }
+
+    /// `bfq_idle_insert`: `bfq_insert`'s descent of the idle tree (not augmented).
+    pub fn insert_idle(&mut self, q: usize) {
+        self.idle.push(q);
+        self.visits += levels(self.idle.len());
+    }
+
+    /// `bfq_idle_extract`: the erase and the `rb_next`/`rb_prev` walk that renews `first_idle`/`last_idle`.
+    pub fn extract_idle(&mut self, q: usize) {
+        self.visits += levels(self.idle.len());
+        self.idle.retain(|&i| i != q);
+    }
+
+    /// Tree nodes visited since the last call (then zero again).
+    pub fn take_visits(&mut self) -> u64 {
+        std::mem::take(&mut self.visits)
+    }
+
     /// `bfq_first_active_entity` after `bfq_calc_vtime_jump`/`bfq_update_vtime`: if no active queue is
     /// eligible (start <= V), V jumps to the smallest start; then the eligible queue with the smallest
     /// finish (the earliest inserted among equals). `stamps` gives a queue's timestamps. Returns it and
-    /// whether V jumped (the caller then runs `forget_idle`).
+    /// whether V jumped (the caller then runs `forget_idle`). Linux descends the active tree by `min_start`:
+    /// one visit per level.
     pub fn pick(&mut self, stamps: impl Fn(usize) -> Stamps) -> Option<(usize, bool)> {
+        self.visits += levels(self.active.len());
         let min_start =
             self.active.iter().map(|&q| stamps(q).start).reduce(|m, s| if vt_after(m, s) { s } else { m })?;
         let jumped = min_start > self.vtime && vt_after(min_start, self.vtime);
@@ -77,7 +123,7 @@ impl ServiceTree {
         if vt_after(finish(first), self.vtime) {
             return None;
         }
-        self.idle.retain(|&q| q != first);
+        self.extract_idle(first);
         Some(first)
     }
 }
