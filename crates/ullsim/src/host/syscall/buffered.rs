@@ -70,6 +70,8 @@ pub struct BufferedCosts {
 /// What a buffered call's program needs from the host besides the file system.
 pub struct Context {
     pub now: Time,
+    /// The caller's core (the shared locks' lines move to it).
+    pub core: u32,
     pub costs: BufferedCosts,
     /// Writeback bandwidth estimate, pages per second, and tasks dirtying pages.
     pub writeback_pages_per_s: f64,
@@ -113,9 +115,22 @@ impl Buffered {
     pub fn next(&mut self, fs: &mut FileSystem, cx: &Context, wake_flusher: &mut bool) -> FsStep {
         match (self.write, self.phase) {
             (true, Phase::Start) => {
+                if let Some(until) = fs.locks.locked_until(cx.core, cx.now) {
+                    // ext4_dirty_inode's handle finds the running transaction T_LOCKED: it sleeps in
+                    // wait_transaction_locked until the commit switches it, and tries again.
+                    let wait = until - cx.now;
+                    fs.counters.locked_handle_waits += 1;
+                    fs.counters.locked_handle_wait_ns += wait;
+                    self.file_system_ns += wait;
+                    return FsStep::Pause(wait);
+                }
                 self.phase = Phase::Copied;
+                let handle = fs.locks.start_and_stop_handle(cx.core, cx.now);
+                let dirty = fs.locks.i_pages(self.file, cx.core, cx.now + handle);
+                fs.counters.lock_wait_ns += handle + dirty;
                 fs.write(self.file, self.first, self.count, true, cx.now);
-                FsStep::Work(self.enter(cx, self.count * cx.costs.page_copy_ns))
+                self.file_system_ns += handle;
+                FsStep::Work(self.enter(cx, self.count * cx.costs.page_copy_ns + dirty) + handle)
             }
             (true, Phase::Copied) => {
                 let dirty = fs.cache.dirty_pages();
