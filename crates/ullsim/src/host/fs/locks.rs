@@ -121,11 +121,12 @@ mod tests {
         assert_eq!(paid, 0);
         // Two cores in turn: both journal lines move once per handle, and the file's lock word once per call.
         let mut two = FsLocks::new(LineTransfer::uniform(40));
-        two.start_and_stop_handle(1, 0);
-        two.i_pages(7, 1, 0);
-        for i in 1..=100 {
-            assert_eq!(two.start_and_stop_handle(i % 2, i * 1_000), 2 * 40);
-            assert_eq!(two.i_pages(7, i % 2, i * 1_000 + 500), 40);
+        two.start_and_stop_handle(0, 0);
+        two.i_pages(7, 0, 0);
+        for i in 1..=100u32 {
+            let at = Time::from(i) * 1_000;
+            assert_eq!(two.start_and_stop_handle(i % 2, at), 2 * 40);
+            assert_eq!(two.i_pages(7, i % 2, at + 500), 40);
         }
         // Different files: different locks.
         assert_eq!(two.i_pages(8, 0, 200_000), 0);
