@@ -1,6 +1,8 @@
 //! read() and write() through the page cache (`direct = 0`).
 //!
-//! - write: enter, the file system's write path, copy the pages in (they become dirty); if dirty pages
+//! - write: enter, the file system's write path with its journal handle and the file's `i_pages` lock
+//!   (`host/fs/locks.rs`: on many cores their lines' transfers, and a sleep if the handle starts while a
+//!   commit holds the transaction locked), copy the pages in (they become dirty); if dirty pages
 //!   are past the background threshold wake the flusher, and past freerun pause the writer as
 //!   `balance_dirty_pages` does; return. No device I/O.
 //! - read: enter, look the pages up; copy what is cached; fetch the rest (and readahead) with reads, sleep
