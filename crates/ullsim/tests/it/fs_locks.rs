@@ -56,16 +56,7 @@ fn one_core_pays_nothing_for_the_file_systems_locks() {
     // A committing WAL and a buffered bulk writer with writeback, all on one core: the same results whatever
     // a cache line's transfer costs, and nothing counted.
     let text = format!("{WAL}\n[[flow]]\nname = \"bulk\"\nrate_iops = 4000\n");
-    let bulk = [
-        "host.fs.memory_bytes=64m",
-        "flow.bulk.rw=\"write\"",
-        "flow.bulk.bs=\"128k\"",
-        "flow.bulk.ioengine=\"psync\"",
-        "flow.bulk.direct=0",
-        "flow.bulk.offset=\"1g\"",
-        "flow.bulk.size=\"8g\"",
-        "host.cores=1",
-    ];
+    let bulk = [crate::fs::BULK_WRITER, &["host.cores=1"]].concat();
     let with = |transfer: &str| {
         let mut o = bulk.to_vec();
         o.push(transfer);
@@ -83,16 +74,20 @@ fn a_write_during_a_commits_locked_window_sleeps_until_it_ends() {
     // The WAL (core 0) commits after every write; a closed-loop buffered writer on core 1 starts a write
     // every µs or so, so some start while the journal thread (on core 2 or 3) holds the transaction locked.
     let text = format!("{WAL}\n[[flow]]\nname = \"busy\"\n");
-    let busy = [
-        "flow.wal.cpus_allowed=\"0\"",
-        "flow.busy.rw=\"write\"",
-        "flow.busy.bs=\"4k\"",
-        "flow.busy.ioengine=\"psync\"",
-        "flow.busy.direct=0",
-        "flow.busy.offset=\"1g\"",
-        "flow.busy.size=\"8g\"",
-        "flow.busy.cpus_allowed=\"1\"",
-    ];
+    let busy: Vec<String> = [
+        ("wal", "cpus_allowed", "\"0\""),
+        ("busy", "cpus_allowed", "\"1\""),
+        ("busy", "rw", "\"write\""),
+        ("busy", "bs", "\"4k\""),
+        ("busy", "ioengine", "\"psync\""),
+        ("busy", "direct", "0"),
+        ("busy", "offset", "\"1g\""),
+        ("busy", "size", "\"8g\""),
+    ]
+    .iter()
+    .map(|(flow, key, value)| format!("flow.{flow}.{key}={value}"))
+    .collect();
+    let busy: Vec<&str> = busy.iter().map(String::as_str).collect();
     let r = run(&scenario_with(&text, &busy));
     let fs = fs_counters(&r);
     assert!(fs.journal_commits > 100, "{fs:?}");
