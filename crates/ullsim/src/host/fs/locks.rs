@@ -82,7 +82,7 @@ impl FsLocks {
     }
 
     /// A handle opened and closed on `core` at `at` (`start_this_handle`, `stop_this_handle`): the time its
-    /// cores spends pulling the journal's shared lines.
+    /// core spends pulling the journal's shared lines.
     pub fn start_and_stop_handle(&mut self, core: u32, at: Time) -> Time {
         let state = self.state_lock.touch(core, at);
         let start = state + self.updates.touch(core, at + state);
