@@ -278,11 +278,7 @@ impl FullHost {
         let nvme = NvmeDriver::new(&cfg.nvme, cfg.cores, cfg.queue_pairs, &classes, devices);
         // Each drive's hardware queues hold its submission queues' entries but one.
         let depths: Vec<u32> = devices.iter().map(|d| d.queue_depth().saturating_sub(1).max(1)).collect();
-        let line = crate::host::block::LineTransfer {
-            within_ns: cfg.cpu.cache_line_transfer_ns.0,
-            across_ns: cfg.cpu.cache_line_transfer_across_ns.0,
-            group_cores: cfg.cpu.cores_per_cache_group,
-        };
+        let line = crate::host::block::LineTransfer::of(&cfg.cpu);
         let mut block =
             BlockLayer::for_drives(&cfg.block, &cfg.io_scheduler, nvme.hw_queues_per_drive(), &depths, line)?;
         block.share_submission_queues(|hwq| nvme.is_shared(hwq), line);

@@ -7,7 +7,7 @@ use common::{load_error, run, scenario_with, WAL};
 
 /// Overrides that make a flow named "bulk" a buffered 128 KiB writer of its own 8 GiB file, with 64 MiB of
 /// memory so the flusher writes it back from the start.
-const BULK_WRITER: &[&str] = &[
+pub(crate) const BULK_WRITER: &[&str] = &[
     "host.fs.memory_bytes=64m",
     "flow.bulk.rw=\"write\"",
     "flow.bulk.bs=\"128k\"",

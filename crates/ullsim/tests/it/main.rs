@@ -23,6 +23,7 @@ mod flashshare_xler;
 mod flin;
 mod flin18;
 mod fs;
+mod fs_locks;
 mod ftl;
 mod fuzz_scenarios;
 mod gc;

@@ -17,6 +17,7 @@
 //! On one core every acquisition finds the line where it is: the lock costs exactly its hold times, as a
 //! plain FCFS server. The wait, transfers included, is CPU time of the caller (it spins).
 
+use crate::config::host::CpuConfig;
 use crate::engine::Time;
 
 /// What moving a cache line between two cores costs: `within_ns` inside a group of `group_cores` cores that
@@ -34,6 +35,16 @@ impl LineTransfer {
     /// One group: every transfer costs `ns`.
     pub fn uniform(ns: Time) -> LineTransfer {
         LineTransfer { within_ns: ns, across_ns: ns, group_cores: 0 }
+    }
+
+    /// The host's transfer costs (`host.cpu.cache_line_transfer_ns`, `cache_line_transfer_across_ns`,
+    /// `cores_per_cache_group`).
+    pub fn of(cpu: &CpuConfig) -> LineTransfer {
+        LineTransfer {
+            within_ns: cpu.cache_line_transfer_ns.0,
+            across_ns: cpu.cache_line_transfer_across_ns.0,
+            group_cores: cpu.cores_per_cache_group,
+        }
     }
 
     /// Moving a line from core `from` to core `to` (different cores).
@@ -97,6 +108,36 @@ impl SpinLock {
     }
 }
 
+/// A cache line every core updates with single atomics and no lock (a reader's `read_lock` on an rwlock
+/// word, `atomic_inc` of a counter): each update by another core than the last one first pulls the line
+/// (one transfer); updates are served one at a time, so one that arrives while another core's pull is
+/// under way waits for it. One core alone never pays anything.
+#[derive(Debug, Clone)]
+pub struct SharedLine {
+    transfer: LineTransfer,
+    /// The line is on `owner`'s core from then.
+    ready_at: Time,
+    owner: Option<u32>,
+}
+
+impl SharedLine {
+    /// A line no core has touched.
+    pub fn new(transfer: LineTransfer) -> SharedLine {
+        SharedLine { transfer, ready_at: 0, owner: None }
+    }
+
+    /// `core` updates the line at `at`: how long it waits for it (0 when the line is its own already).
+    pub fn touch(&mut self, core: u32, at: Time) -> Time {
+        let done = match self.owner {
+            Some(last) if last != core => at.max(self.ready_at) + self.transfer.ns(last, core),
+            _ => at,
+        };
+        self.ready_at = self.ready_at.max(done);
+        self.owner = Some(core);
+        done - at
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,6 +197,23 @@ mod tests {
         assert_eq!(lock.acquire(1, 1_000, 100), Held { start: 1_040, end: 1_140, waited: 40 });
         assert_eq!(lock.acquire(2, 1_100, 100), Held { start: 1_220, end: 1_320, waited: 120 });
         assert_eq!(lock.last_holder(), Some(2));
+    }
+
+    /// A shared line costs one transfer per update by another core than the last, none on one core, and an
+    /// update arriving during another core's pull waits for that pull.
+    #[test]
+    fn a_shared_line_costs_a_transfer_per_change_of_core() {
+        let mut line = SharedLine::new(LineTransfer::uniform(40));
+        assert_eq!(line.touch(0, 100), 0, "nobody's line");
+        assert_eq!(line.touch(0, 200), 0, "its own");
+        assert_eq!(line.touch(1, 300), 40);
+        // Core 2 asks 10 ns into core 1's pull: it waits for it (30 ns) and pulls in turn.
+        assert_eq!(line.touch(2, 310), 30 + 40);
+        // Two cores alternating, well apart: exactly one transfer each.
+        let total: Time = (0..100).map(|i| line.touch(i % 2, 1_000 + 1_000 * Time::from(i))).sum();
+        assert_eq!(total, 100 * 40);
+        let mut alone = SharedLine::new(LineTransfer::uniform(1_000));
+        assert_eq!((0..50).map(|i| alone.touch(3, i)).sum::<Time>(), 0);
     }
 
     /// With groups of 4 cores, a transfer inside a group costs `within_ns` and one between groups

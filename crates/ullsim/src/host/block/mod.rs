@@ -26,8 +26,7 @@ use crate::config::host::BlockConfig;
 use crate::engine::Time;
 use crate::request::ReqId;
 pub use hazard::Hazard;
-pub use lock::LineTransfer;
-use lock::SpinLock;
+pub use lock::{LineTransfer, SharedLine, SpinLock};
 use request_queue::RequestQueue;
 use sched::{ElevatorMerge, SchedCosts, SchedRequest};
 

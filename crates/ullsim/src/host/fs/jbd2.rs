@@ -12,6 +12,7 @@
 
 use crate::engine::Time;
 use crate::host::cpu::TaskId;
+use crate::host::fs::locks::COMMIT_LOCKED_NS;
 use crate::host::fs::FileSystem;
 use crate::host::syscall::fs_step::FsStep;
 
@@ -119,9 +120,9 @@ impl Jbd2 {
         std::mem::take(&mut self.waiting_current)
     }
 
-    /// The next step at `now`; `commit_cpu_ns` is the thread's CPU work to set a commit up. [`FsStep::Done`]
-    /// means a commit just ended: the runner wakes [`Jbd2::take_released`] and asks again.
-    pub fn next(&mut self, fs: &mut FileSystem, now: Time, commit_cpu_ns: Time) -> FsStep {
+    /// The next step at `now` on `core`; `commit_cpu_ns` is the thread's CPU work to set a commit up.
+    /// [`FsStep::Done`] means a commit just ended: the runner wakes [`Jbd2::take_released`] and asks again.
+    pub fn next(&mut self, fs: &mut FileSystem, now: Time, core: u32, commit_cpu_ns: Time) -> FsStep {
         let mut bios = Vec::new();
         match self.phase {
             Phase::Idle => {
@@ -135,6 +136,8 @@ impl Jbd2 {
                 self.phase_started = now;
                 let plan = fs.journal.commit();
                 fs.counters.journal_commits += 1;
+                // T_LOCKED to T_FLUSH, the first part of the set-up: handles that start meanwhile sleep.
+                fs.locks.lock_transaction(core, now, COMMIT_LOCKED_NS.min(commit_cpu_ns));
                 self.metadata_blocks = plan.descriptor_blocks + plan.metadata_blocks.len() as u64;
                 for &file in &plan.ordered_files {
                     for (first, count) in fs.allocated_dirty_ranges(file) {
@@ -169,7 +172,7 @@ impl Jbd2 {
                 self.times.d2_ns = now - self.phase_started;
                 self.phase_started = now;
                 self.phase = Phase::LogDone;
-                self.next(fs, now, commit_cpu_ns)
+                self.next(fs, now, core, commit_cpu_ns)
             }
             Phase::DataSubmitted => {
                 // Wait for the ordered files' data, whoever is writing it (the flusher's writeback too).
@@ -235,20 +238,21 @@ mod tests {
     use super::*;
     use crate::config::host::FsConfig;
     use crate::config::Scenario;
+    use crate::host::block::LineTransfer;
     use crate::request::Op;
 
     fn file_system(volatile_cache: bool) -> FileSystem {
         let text = "[device]\npreset = \"optane-ull\"\n[[flow]]\nname = \"w\"\nrw = \"write\"\nbs = \"4k\"\n\
                     ioengine = \"psync\"\ndirect = 0\nfsync = 1\nsize = \"1m\"\n";
         let s = Scenario::from_toml_str(text, "t", std::path::Path::new("."), &[]).expect("loads");
-        FileSystem::new(&s.flows, 1 << 30, &FsConfig::default(), volatile_cache)
+        FileSystem::new(&s.flows, 1 << 30, &FsConfig::default(), volatile_cache, LineTransfer::uniform(40))
     }
 
     /// Run the thread until it waits; the runner's part (waits complete at once) is played here.
     fn commit_steps(jbd2: &mut Jbd2, fs: &mut FileSystem) -> Vec<FsStep> {
         let mut out = Vec::new();
         for now in 1..=20 {
-            let step = jbd2.next(fs, now * 1_000, 3_000);
+            let step = jbd2.next(fs, now * 1_000, 0, 3_000);
             let done = matches!(step, FsStep::Done | FsStep::Idle(_));
             out.push(step);
             if done {
@@ -292,7 +296,7 @@ mod tests {
         let t = jbd2.last_commit();
         assert!(t.started < t.done && t.d2_ns > 0 && t.jd_ns > 0 && t.jc_ns > 0);
         // Nothing left to commit: it sleeps without a timer.
-        assert_eq!(jbd2.next(&mut fs, 30_000, 3_000), FsStep::Idle(None));
+        assert_eq!(jbd2.next(&mut fs, 30_000, 0, 3_000), FsStep::Idle(None));
     }
 
     #[test]

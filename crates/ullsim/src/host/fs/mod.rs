@@ -5,12 +5,14 @@
 //! - [`page_cache`]: pages in memory, clean or dirty, LRU reclaim, readahead;
 //! - [`writeback`]: when the flusher writes back and how long a writer is throttled;
 //! - [`journal`]: what a write puts in the running transaction, what a commit or an fsync writes;
+//! - [`locks`]: the journal's lines and the files' `i_pages` locks that the writers' cores share;
 //! - [`FileSystem`] (here): the files of each flow, laid out on the device, and the bios the calls and
 //!   kernel threads (`host/syscall/`, [`jbd2`], [`flusher`]) submit.
 
 pub mod flusher;
 pub mod jbd2;
 pub mod journal;
+pub mod locks;
 pub mod page_cache;
 pub mod writeback;
 
@@ -19,8 +21,10 @@ use serde::Serialize;
 use crate::config::host::FsConfig;
 use crate::config::scenario::FlowSpec;
 use crate::engine::Time;
+use crate::host::block::LineTransfer;
 use crate::request::Op;
 use journal::{FileMeta, Journal, WriteEffect};
+use locks::FsLocks;
 use page_cache::{PageCache, PageCacheLimits};
 use writeback::WritebackPolicy;
 
@@ -80,6 +84,12 @@ pub struct FsCounters {
     /// block layer instead.
     pub lbio_commands: u64,
     pub lbio_ring_full: u64,
+    /// CPU time tasks spent on the shared locks and lines ([`locks`]): transfers and spinning, ns.
+    pub lock_wait_ns: u64,
+    /// Writes whose journal handle found the running transaction locked by a commit, and the time they
+    /// slept until it was switched, ns.
+    pub locked_handle_waits: u64,
+    pub locked_handle_wait_ns: u64,
 }
 
 impl FsCounters {
@@ -98,6 +108,9 @@ impl FsCounters {
             throttled_ns: self.throttled_ns - before.throttled_ns,
             lbio_commands: self.lbio_commands - before.lbio_commands,
             lbio_ring_full: self.lbio_ring_full - before.lbio_ring_full,
+            lock_wait_ns: self.lock_wait_ns - before.lock_wait_ns,
+            locked_handle_waits: self.locked_handle_waits - before.locked_handle_waits,
+            locked_handle_wait_ns: self.locked_handle_wait_ns - before.locked_handle_wait_ns,
         }
     }
 }
@@ -130,6 +143,7 @@ pub struct FileSystem {
     pub cache: PageCache,
     pub policy: WritebackPolicy,
     pub journal: Journal,
+    pub locks: FsLocks,
     files: Vec<File>,
     flows: Vec<Option<FlowFiles>>,
     /// Next block of the journal's log.
@@ -141,8 +155,15 @@ pub struct FileSystem {
 }
 
 impl FileSystem {
-    /// Files for every flow that uses them; `capacity` is the device's logical size.
-    pub fn new(flows: &[FlowSpec], capacity: u64, cfg: &FsConfig, volatile_cache: bool) -> FileSystem {
+    /// Files for every flow that uses them; `capacity` is the device's logical size; `line` moves a cache
+    /// line between cores.
+    pub fn new(
+        flows: &[FlowSpec],
+        capacity: u64,
+        cfg: &FsConfig,
+        volatile_cache: bool,
+        line: LineTransfer,
+    ) -> FileSystem {
         let cache_pages = (cfg.memory_bytes.0 / PAGE_BYTES).max(1);
         let policy = WritebackPolicy {
             background_pages: cache_pages * u64::from(cfg.dirty_background_ratio) / 100,
@@ -195,6 +216,7 @@ impl FileSystem {
             cache: PageCache::new(PageCacheLimits { capacity_pages: cache_pages, max_readahead_pages: 32 }),
             policy,
             journal: Journal::new(),
+            locks: FsLocks::new(line),
             files,
             flows: flow_files,
             log_head: 0,

@@ -125,7 +125,9 @@ impl FsHost {
         let all: Vec<u32> = (0..cfg.task_cores()).collect();
         let jbd2_task = cpu.add_task(all.clone(), false);
         let flusher_task = cpu.add_task(all, false);
-        let fs = FileSystem::new(flows, device.logical_capacity_bytes(), fs_cfg, device.has_volatile_write_cache());
+        let line = crate::host::block::LineTransfer::of(&cfg.cpu);
+        let fs =
+            FileSystem::new(flows, device.logical_capacity_bytes(), fs_cfg, device.has_volatile_write_cache(), line);
         FsHost {
             fs,
             jbd2: Jbd2::new(),
@@ -299,6 +301,7 @@ impl FullHost {
                 FsCall::Buffered(call) => {
                     let cx = buffered::Context {
                         now,
+                        core: self.cpu.core_of(task),
                         costs: fsh.costs,
                         writeback_pages_per_s: fsh.flusher.pages_per_s(),
                         dirtiers: fsh.dirtiers,
@@ -487,6 +490,7 @@ impl FullHost {
     ) {
         let now = q.now();
         let start = self.cpu.work_starts_at(task, now);
+        let core = self.cpu.core_of(task);
         loop {
             let fsh = self.fs.as_deref_mut().expect("a file-system thread has a file system");
             if fsh.tasks[task as usize].waits_bios {
@@ -494,7 +498,7 @@ impl FullHost {
                 return;
             }
             let step = match thread {
-                Thread::Jbd2 => fsh.jbd2.next(&mut fsh.fs, now, fsh.commit_cpu_ns),
+                Thread::Jbd2 => fsh.jbd2.next(&mut fsh.fs, now, core, fsh.commit_cpu_ns),
                 Thread::Flusher => fsh.flusher.next(&mut fsh.fs, now),
             };
             match step {
@@ -559,7 +563,14 @@ impl FullHost {
         let io_context = Some(self.io_context_of(task));
         let mut t = start;
         for bio in bios {
-            let prio = self.fs.as_deref().expect("file-system bios have a file system").prio[bio.flow as usize];
+            let fsh = self.fs.as_deref_mut().expect("file-system bios have a file system");
+            if bio.op == Op::Write && bio.file != u32::MAX {
+                // folio_start_writeback on the bio's pages: the file's i_pages lock.
+                let waited = fsh.fs.locks.i_pages(bio.file, core, t);
+                fsh.fs.counters.lock_wait_ns += waited;
+                t += waited;
+            }
+            let prio = fsh.prio[bio.flow as usize];
             let others_data = bio.file != u32::MAX && self.job_of_task(task).is_none();
             let criticality =
                 if critical && !bio.writeback && !others_data { Criticality::Critical } else { Criticality::Normal };

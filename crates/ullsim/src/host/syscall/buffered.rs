@@ -1,6 +1,8 @@
 //! read() and write() through the page cache (`direct = 0`).
 //!
-//! - write: enter, the file system's write path, copy the pages in (they become dirty); if dirty pages
+//! - write: enter, the file system's write path with its journal handle and the file's `i_pages` lock
+//!   (`host/fs/locks.rs`: on many cores their lines' transfers, and a sleep if the handle starts while a
+//!   commit holds the transaction locked), copy the pages in (they become dirty); if dirty pages
 //!   are past the background threshold wake the flusher, and past freerun pause the writer as
 //!   `balance_dirty_pages` does; return. No device I/O.
 //! - read: enter, look the pages up; copy what is cached; fetch the rest (and readahead) with reads, sleep
@@ -70,6 +72,8 @@ pub struct BufferedCosts {
 /// What a buffered call's program needs from the host besides the file system.
 pub struct Context {
     pub now: Time,
+    /// The caller's core (the shared locks' lines move to it).
+    pub core: u32,
     pub costs: BufferedCosts,
     /// Writeback bandwidth estimate, pages per second, and tasks dirtying pages.
     pub writeback_pages_per_s: f64,
@@ -113,9 +117,22 @@ impl Buffered {
     pub fn next(&mut self, fs: &mut FileSystem, cx: &Context, wake_flusher: &mut bool) -> FsStep {
         match (self.write, self.phase) {
             (true, Phase::Start) => {
+                if let Some(until) = fs.locks.locked_until(cx.core, cx.now) {
+                    // ext4_dirty_inode's handle finds the running transaction T_LOCKED: it sleeps in
+                    // wait_transaction_locked until the commit switches it, and tries again.
+                    let wait = until - cx.now;
+                    fs.counters.locked_handle_waits += 1;
+                    fs.counters.locked_handle_wait_ns += wait;
+                    self.file_system_ns += wait;
+                    return FsStep::Pause(wait);
+                }
                 self.phase = Phase::Copied;
+                let handle = fs.locks.start_and_stop_handle(cx.core, cx.now);
+                let dirty = fs.locks.i_pages(self.file, cx.core, cx.now + handle);
+                fs.counters.lock_wait_ns += handle + dirty;
                 fs.write(self.file, self.first, self.count, true, cx.now);
-                FsStep::Work(self.enter(cx, self.count * cx.costs.page_copy_ns))
+                self.file_system_ns += handle;
+                FsStep::Work(self.enter(cx, self.count * cx.costs.page_copy_ns + dirty) + handle)
             }
             (true, Phase::Copied) => {
                 let dirty = fs.cache.dirty_pages();
