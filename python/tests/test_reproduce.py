@@ -23,9 +23,13 @@ def test_the_rows_are_the_commands_rows():
     raw = command_json("reproduce", "hotstorage23", "--duration", "10ms", "--seed", "4")
     assert len(frame) == len(raw["rows"]) > 100
     keys = sorted({k for row in raw["rows"] for k in row["setting"]})
-    assert list(frame.columns) == ["figure", *sorted(keys, key=list(frame.columns).index), "setting", "metric", "paper", "simulated"]
+    assert list(frame.columns) == [
+        "figure", *sorted(keys, key=list(frame.columns).index), "setting", "metric", "role", "verdict", "paper", "simulated"
+    ]
     for (_, got), want in zip(frame.iterrows(), raw["rows"]):
         assert got["figure"] == want["figure"] and got["metric"] == want["metric"]
+        assert got["role"] == want["role"] in ("calibrated", "predicted")
+        assert got["verdict"] == (want["verdict"] or "")
         assert got["simulated"] == want["simulated"]
         assert (math.isnan(got["paper"]) and want["paper"] is None) or got["paper"] == want["paper"]
         for k in keys:
@@ -33,6 +37,11 @@ def test_the_rows_are_the_commands_rows():
         assert got["setting"] == ", ".join(f"{k}={v}" for k, v in want["setting"].items())
     assert frame.attrs["paper"] == "hotstorage23"
     assert frame.attrs["options"] == raw["options"] and frame.attrs["title"] == raw["title"]
+    assert frame.attrs["headline"] == ["table1"] and frame.attrs["score"] == raw["score"]
+    # The score counts the rows' verdicts: Table 1's predicted rows with paper values.
+    table1 = frame[(frame["figure"] == "table1") & (frame["role"] == "predicted") & frame["paper"].notna()]
+    assert frame.attrs["score"]["headline"]["rows"] == len(table1) > 0
+    assert frame.attrs["score"]["headline"]["close"] == (table1["verdict"] == "close").sum()
 
 
 def test_a_reproduction_is_deterministic_and_follows_its_seed_and_set():

@@ -28,9 +28,12 @@ def reproduce(
     same options (``all=True`` is ``--all``; ``mixes``, ``classify_duration``, ``load`` and ``classes`` are
     flin18's), and return its rows: one per figure, setting and metric, with columns ``figure``, each
     setting key (e.g. ``stack``; empty where a figure does not vary it), ``setting`` (all of them, as text),
-    ``metric``, ``paper`` (NaN where the paper gives no number) and ``simulated``. ``df.attrs`` holds the
-    paper's name, title, the options the runs were made with, the notes, and ``raw``, the JSON as the command
-    writes it (for :func:`report`). Errors name the command's flags.
+    ``metric``, ``role`` (``calibrated``: a baseline value the setup is fitted to; ``predicted``), ``verdict``
+    (how it compares with the paper: ``close``, ``direction``, ``off``, ``far``, ``fitted``, ``unfitted``;
+    empty without a paper value), ``paper`` (NaN where the paper gives no number) and ``simulated``.
+    ``df.attrs`` holds the paper's name, title, the options the runs were made with, the notes, ``headline``
+    (the figures of the paper's main claims), ``score`` (the rows with paper values by verdict) and ``raw``,
+    the JSON as the command writes it (for :func:`report`). Errors name the command's flags.
     """
     if not isinstance(name, str):
         raise UllsimError(f"reproduce: expected a reproduction's name (a string), found {name!r}")
@@ -56,7 +59,7 @@ def reproduce(
     return _reproduction_frame(raw)
 
 
-_REPRODUCTION_COLUMNS = ("figure", "setting", "metric", "paper", "simulated")
+_REPRODUCTION_COLUMNS = ("figure", "setting", "metric", "role", "verdict", "paper", "simulated")
 
 
 def _reproduction_frame(raw: Mapping[str, Any]) -> pd.DataFrame:
@@ -71,12 +74,22 @@ def _reproduction_frame(raw: Mapping[str, Any]) -> pd.DataFrame:
         record.update({column[k]: row["setting"].get(k, "") for k in keys})
         record["setting"] = ", ".join(f"{k}={v}" for k, v in row["setting"].items())
         record["metric"] = row["metric"]
+        record["role"] = row.get("role", "")
+        record["verdict"] = row.get("verdict") or ""
         record["paper"] = float("nan") if row["paper"] is None else row["paper"]
         record["simulated"] = row["simulated"]
         records.append(record)
-    columns = ["figure", *column.values(), "setting", "metric", "paper", "simulated"]
+    columns = ["figure", *column.values(), "setting", "metric", "role", "verdict", "paper", "simulated"]
     frame = pd.DataFrame(records, columns=columns)
-    frame.attrs.update(paper=raw["paper"], title=raw["title"], options=raw["options"], notes=raw["notes"], raw=raw)
+    frame.attrs.update(
+        paper=raw["paper"],
+        title=raw["title"],
+        options=raw["options"],
+        notes=raw["notes"],
+        headline=raw.get("headline", []),
+        score=raw.get("score", {}),
+        raw=raw,
+    )
     return frame
 
 

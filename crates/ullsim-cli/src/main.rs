@@ -133,7 +133,8 @@ enum Command {
     /// against vanilla on fio, RocksDB, Filebench and OLTP models; flashshare18: Table 3's online apps beside
     /// its offline apps under FlashShare's stacks), with the paper's figures beside the simulated ones.
     Reproduce {
-        /// Which evaluation: flin18, hotstorage23, fastresponse22, aios19 or flashshare18.
+        /// Which evaluation: flin18, hotstorage23, fastresponse22, aios19 or flashshare18; or `all`: every
+        /// one, then their scorecard (the predicted rows by verdict).
         name: String,
         #[command(flatten)]
         flags: reproduce::Flags,

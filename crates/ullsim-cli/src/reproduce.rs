@@ -1,7 +1,8 @@
 //! `ullsim reproduce NAME`: a paper's evaluation that takes many runs (generated mixes, alone runs, sweeps
 //! over schedulers and depths), written as one `Reproduction` (rows of figure / setting / metric /
 //! paper / simulated): JSON with `--json`, and its table. The library's `reproduce::named` runs it by
-//! name, and names any flag a reproduction does not take in an error.
+//! name, and names any flag a reproduction does not take in an error. `ullsim reproduce all` runs every one
+//! and ends with their scorecard.
 
 use anyhow::Result;
 use ullsim::reproduce::named;
@@ -53,6 +54,19 @@ pub struct Args<'a> {
 }
 
 pub fn main(args: Args) -> Result<()> {
+    if args.name == "all" {
+        if args.html.is_some() {
+            anyhow::bail!("--html: `reproduce all` writes no report; run `ullsim report` on one paper's --json");
+        }
+        let card = named::run_all(&args.request).map_err(anyhow::Error::msg)?;
+        return args.output.emit(
+            || &card,
+            || {
+                let tables: Vec<String> = card.reproductions.iter().map(|r| r.table()).collect();
+                format!("{}\n{}", tables.join("\n"), card.table())
+            },
+        );
+    }
     let reproduction = named::run(args.name, &args.request).map_err(anyhow::Error::msg)?;
     if let Some(path) = args.html {
         crate::write_html_report(path, &reproduction)?;

@@ -293,5 +293,31 @@ mod report_tests {
         let error = results_report(&json!({"paper": "p", "title": "T", "rows": [{"figure": "f", "simulated": "x"}]}))
             .unwrap_err();
         assert!(error.contains("rows[0] has no finite `simulated` number"), "{error}");
+        // Written before roles: no score line, "-" for role and verdict.
+        assert!(!html.contains("Score (rows") && html.contains("<td class=\"text\">-</td><td class=\"text\">-</td>"));
+    }
+
+    #[test]
+    fn a_reproduction_shows_its_score_and_each_rows_role_and_verdict() {
+        let tally = json!({"rows": 2, "close": 1, "direction": 1, "off": 0, "far": 0});
+        let reproduction = json!({"paper": "p", "title": "T", "options": {}, "notes": [],
+        "rows": [
+            {"figure": "f1", "setting": {"stack": "vanilla"}, "metric": "mean_us", "paper": 10.0, "simulated": 10.5,
+             "role": "calibrated", "verdict": "fitted"},
+            {"figure": "f1", "setting": {"stack": "new"}, "metric": "mean_cut_pct", "paper": 30.0, "simulated": 50.0,
+             "role": "predicted", "verdict": "direction"}
+        ],
+        "headline": ["f1"],
+        "score": {"predicted": tally, "headline": tally, "calibrated": {"rows": 1, "fitted": 1}}});
+        let html = results_report(&reproduction).unwrap();
+        assert!(
+            html.contains(
+                "headline 2 (close 1, direction 1, off 0, far 0); all predicted 2 (close 1, \
+                               direction 1, off 0, far 0); calibrated 1 (within 10%: 1)"
+            ),
+            "{html}"
+        );
+        assert!(html.contains("<td class=\"text\">calibrated</td><td class=\"text\">fitted</td>"), "{html}");
+        assert!(html.contains("<td class=\"text\">predicted</td><td class=\"text\">direction</td>"), "{html}");
     }
 }

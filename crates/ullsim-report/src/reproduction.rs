@@ -18,6 +18,10 @@ struct Row {
     metric: String,
     paper: Option<f64>,
     simulated: f64,
+    /// "calibrated" or "predicted" (absent in reproductions written before roles: "-").
+    role: String,
+    /// How it compares with the paper ("close", "direction", "off", "far", "fitted", "unfitted"; "-").
+    verdict: String,
 }
 
 pub fn report(json: &Value) -> Result<String, String> {
@@ -42,6 +46,8 @@ pub fn report(json: &Value) -> Result<String, String> {
             metric: format_value(&row["metric"]),
             paper: row["paper"].as_f64().filter(|v| v.is_finite()),
             simulated,
+            role: row["role"].as_str().unwrap_or("-").to_string(),
+            verdict: row["verdict"].as_str().unwrap_or("-").to_string(),
         };
         match figures.iter_mut().find(|(name, _)| name == figure_name) {
             Some((_, rows)) => rows.push(parsed),
@@ -50,6 +56,13 @@ pub fn report(json: &Value) -> Result<String, String> {
     }
     let mut body = String::new();
     let _ = writeln!(body, "<h1>{}</h1>\n<p>Reproduction <code>{}</code>.</p>", escape(&title), escape(&paper));
+    if let Some(line) = score_line(&json["score"]) {
+        let _ = writeln!(
+            body,
+            "<p>Score (rows with a paper value; <code>reproduce/score.rs</code>): {}.</p>",
+            escape(&line)
+        );
+    }
     let mut options = Vec::new();
     flatten("", &json["options"], &mut options);
     if let Some(map) = json["options"].as_object() {
@@ -74,10 +87,13 @@ pub fn report(json: &Value) -> Result<String, String> {
                     r.paper.map_or("-".to_string(), format_number),
                     format_number(r.simulated),
                     r.paper.filter(|p| *p != 0.0).map_or("-".to_string(), |p| format_number(r.simulated / p)),
+                    r.role.clone(),
+                    r.verdict.clone(),
                 ]
             })
             .collect();
-        body += &table(&["setting", "metric", "paper", "simulated", "simulated / paper"], &table_rows, &[true, true]);
+        let columns = ["setting", "metric", "paper", "simulated", "simulated / paper", "role", "verdict"];
+        body += &table(&columns, &table_rows, &[true, true, false, false, false, true, true]);
         body.push_str("</section>\n");
     }
     if let Some(notes) = json["notes"].as_array().filter(|n| !n.is_empty()) {
@@ -88,6 +104,29 @@ pub fn report(json: &Value) -> Result<String, String> {
         body.push_str("</ul>\n");
     }
     Ok(page(&title, &body))
+}
+
+/// The score as one line: headline, all predicted and calibrated rows by verdict; `None` without a score.
+fn score_line(score: &Value) -> Option<String> {
+    let tally = |t: &Value| -> Option<String> {
+        let n = |k: &str| t[k].as_u64();
+        Some(format!(
+            "{} (close {}, direction {}, off {}, far {})",
+            n("rows")?,
+            n("close")?,
+            n("direction")?,
+            n("off")?,
+            n("far")?
+        ))
+    };
+    let calibrated = &score["calibrated"];
+    Some(format!(
+        "headline {}; all predicted {}; calibrated {} (within 10%: {})",
+        tally(&score["headline"])?,
+        tally(&score["predicted"])?,
+        calibrated["rows"].as_u64()?,
+        calibrated["fitted"].as_u64()?
+    ))
 }
 
 /// One chart per figure: a panel per metric (each on its own axis, since units differ), a pair of bars per

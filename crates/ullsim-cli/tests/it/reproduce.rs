@@ -8,11 +8,12 @@ use crate::common;
 use common::ullsim;
 use serde_json::Value;
 
-/// Checks the layout every reproduction shares: exactly the five top-level fields, rows of exactly five
-/// fields whose values are finite numbers (paper null or finite), and returns the rows.
+/// Checks the layout every reproduction shares: exactly the seven top-level fields, rows of exactly seven
+/// fields whose values are finite numbers (paper null or finite), each marked calibrated or predicted with a
+/// verdict where it has a paper value, and a score that counts those verdicts; returns the rows.
 fn check_layout<'a>(reproduction: &'a Value, name: &str) -> &'a [Value] {
     let top: Vec<&str> = reproduction.as_object().expect("an object").keys().map(String::as_str).collect();
-    assert_eq!(top, ["notes", "options", "paper", "rows", "title"], "{reproduction}");
+    assert_eq!(top, ["headline", "notes", "options", "paper", "rows", "score", "title"], "{reproduction}");
     assert_eq!(reproduction["paper"], name);
     assert!(reproduction["title"].as_str().is_some_and(|t| !t.is_empty()));
     assert!(reproduction["notes"].as_array().unwrap().iter().all(Value::is_string));
@@ -30,11 +31,33 @@ fn check_layout<'a>(reproduction: &'a Value, name: &str) -> &'a [Value] {
     assert_eq!(keys.len(), before, "rows with the same figure, setting and metric");
     for row in rows {
         let keys: Vec<&str> = row.as_object().unwrap().keys().map(String::as_str).collect();
-        assert_eq!(keys, ["figure", "metric", "paper", "setting", "simulated"], "{row}");
+        assert_eq!(keys, ["figure", "metric", "paper", "role", "setting", "simulated", "verdict"], "{row}");
         assert!(row["simulated"].as_f64().is_some_and(f64::is_finite), "not a finite result: {row}");
         assert!(row["paper"].is_null() || row["paper"].as_f64().is_some_and(f64::is_finite), "{row}");
         assert!(row["setting"].as_object().unwrap().values().all(Value::is_string), "{row}");
+        assert!(row["role"] == "calibrated" || row["role"] == "predicted", "{row}");
+        assert_eq!(row["verdict"].is_null(), row["paper"].is_null(), "a verdict exactly where a paper value is: {row}");
     }
+    // The score counts the verdicts: the headline's predicted rows, all predicted rows, the calibrated rows.
+    let headline: Vec<&str> = reproduction["headline"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(!headline.is_empty() && headline.iter().all(|f| rows.iter().any(|r| r["figure"] == *f)), "{headline:?}");
+    let count = |of_headline: bool, verdict: &str| {
+        rows.iter()
+            .filter(|r| r["role"] == "predicted" && r["verdict"] == verdict)
+            .filter(|r| !of_headline || headline.iter().any(|f| r["figure"] == *f))
+            .count() as u64
+    };
+    let score = &reproduction["score"];
+    for (part, of_headline) in [("predicted", false), ("headline", true)] {
+        let verdicts = ["close", "direction", "off", "far"].map(|v| count(of_headline, v));
+        let got = ["close", "direction", "off", "far"].map(|v| score[part][v].as_u64().unwrap());
+        assert_eq!(got, verdicts, "{part}: {score}");
+        assert_eq!(score[part]["rows"].as_u64().unwrap(), verdicts.iter().sum::<u64>(), "{score}");
+    }
+    let fitted = rows.iter().filter(|r| r["verdict"] == "fitted").count() as u64;
+    let unfitted = rows.iter().filter(|r| r["verdict"] == "unfitted").count() as u64;
+    assert_eq!(score["calibrated"]["fitted"].as_u64().unwrap(), fitted, "{score}");
+    assert_eq!(score["calibrated"]["rows"].as_u64().unwrap(), fitted + unfitted, "{score}");
     rows
 }
 
@@ -422,4 +445,44 @@ fn reproduce_flashshare18_runs_every_stack_beside_each_offline_app_and_the_mecha
     ullsim(["reproduce", "flashshare18", "--classes", "table2"]).fails_with(&["--classes: not used by flashshare18"]);
     ullsim(["reproduce", "flashshare18", "--set", "device.cache.read_policy=lru"])
         .fails_with(&["flashshare18", "device.cache.read_policy"]);
+}
+
+/// `reproduce all` runs every paper's subset and ends with one scorecard whose lines are the papers' scores;
+/// the options only some papers take are refused, as is --html.
+#[test]
+fn reproduce_all_runs_every_paper_and_prints_one_scorecard() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("all.json");
+    let out = ullsim(["reproduce", "all", "--json", path.to_str().unwrap()]).ok();
+    let card: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let names = ["aios19", "fastresponse22", "flashshare18", "flin18", "hotstorage23"];
+    let reproductions = card["reproductions"].as_array().expect("reproductions");
+    let scorecard = card["scorecard"].as_array().expect("scorecard");
+    assert_eq!(reproductions.len(), names.len());
+    assert_eq!(scorecard.len(), names.len());
+    for ((name, reproduction), line) in names.iter().zip(reproductions).zip(scorecard) {
+        check_layout(reproduction, name);
+        assert_eq!(line["paper"], *name);
+        assert_eq!(line["score"], reproduction["score"]);
+        assert_eq!(line["headline_figures"], reproduction["headline"]);
+        // The table's line for the paper: its headline rows, then close, direction, off and far.
+        let cells: Vec<String> = out
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(name) && !l.contains('('))
+            .unwrap_or_else(|| panic!("no scorecard line for {name}: {}", out.stdout))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+        let h = &line["score"]["headline"];
+        let want: Vec<String> =
+            ["rows", "close", "direction", "off", "far"].iter().map(|k| h[*k].to_string()).collect();
+        assert_eq!(cells[1..6], want[..], "{name}: {cells:?}");
+    }
+    assert!(out.stdout.contains("\nscorecard: predicted rows"), "{}", out.stdout);
+    for (flag, value) in [("--duration", "10ms"), ("--mixes", "1"), ("--load", "2")] {
+        ullsim(["reproduce", "all", flag, value]).fails_with(&[&format!("{flag}: not used by `reproduce all`")]);
+    }
+    ullsim(["reproduce", "all", "--html", dir.path().join("x.html").to_str().unwrap()])
+        .fails_with(&["--html: `reproduce all` writes no report"]);
 }

@@ -8,7 +8,10 @@ pub mod flashshare18;
 pub mod flin18;
 pub mod hotstorage23;
 pub mod named;
+pub mod roles;
 pub mod rows;
+pub mod score;
+pub mod scorecard;
 
 pub use rows::{Reproduction, Row};
 

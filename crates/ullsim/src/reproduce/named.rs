@@ -29,11 +29,32 @@ pub struct Request {
     pub set: Vec<String>,
 }
 
-/// Run the reproduction `name` with `request`. Every row it returns is a finite number.
+/// Run the reproduction `name` with `request`. Every row it returns is a finite number, marked calibrated
+/// or predicted, and the reproduction is scored.
 pub fn run(name: &str, request: &Request) -> Result<Reproduction, String> {
-    let reproduction = dispatch(name, request)?;
+    let mut reproduction = dispatch(name, request)?;
     reproduction.check_finite().map_err(|e| format!("{name}: {e}"))?;
+    super::roles::assign(&mut reproduction);
     Ok(reproduction)
+}
+
+/// Every reproduction, in [`NAMES`]' order, each with `request` (its subset, or with `all` its full set),
+/// and their scorecard. Only the options every reproduction takes apply: `all`, `seed` and `set`.
+pub fn run_all(request: &Request) -> Result<super::scorecard::Scorecard, String> {
+    let only_some = [
+        ("--duration", request.duration.is_some()),
+        ("--mixes", request.mixes.is_some()),
+        ("--classify-duration", request.classify_duration.is_some()),
+        ("--load", request.load.is_some()),
+        ("--classes", request.classes.is_some()),
+    ];
+    if let Some((flag, _)) = only_some.iter().find(|(_, given)| *given) {
+        return Err(format!(
+            "{flag}: not used by `reproduce all` (each paper runs with its own; all takes --all, --seed and --set)"
+        ));
+    }
+    let reproductions = NAMES.iter().map(|name| run(name, request)).collect::<Result<Vec<_>, _>>()?;
+    Ok(super::scorecard::Scorecard::of(reproductions))
 }
 
 fn dispatch(name: &str, request: &Request) -> Result<Reproduction, String> {

@@ -7,6 +7,8 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
+use super::score::{Role, Score, Verdict};
+
 /// A reproduction's results.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Reproduction {
@@ -19,6 +21,12 @@ pub struct Reproduction {
     /// Remarks a reader needs beside the rows (settings that could not run, and why).
     pub notes: Vec<String>,
     pub rows: Vec<Row>,
+    /// The figures that carry the paper's main claims (`reproduce/roles.rs`).
+    #[serde(default)]
+    pub headline: Vec<String>,
+    /// The rows with paper values, scored (`reproduce/score.rs`).
+    #[serde(default)]
+    pub score: Score,
 }
 
 /// One figure of the paper, at one setting, in one metric.
@@ -33,6 +41,12 @@ pub struct Row {
     /// The paper's value, or null where the paper gives none in numbers (a plot read by eye is not one).
     pub paper: Option<f64>,
     pub simulated: f64,
+    /// A baseline value the setup is fitted to, or a prediction (`reproduce/roles.rs`).
+    #[serde(default)]
+    pub role: Role,
+    /// How it compares with the paper's value (`reproduce/score.rs`); null without one.
+    #[serde(default)]
+    pub verdict: Option<Verdict>,
 }
 
 impl Row {
@@ -44,6 +58,8 @@ impl Row {
             metric: metric.to_string(),
             paper,
             simulated,
+            role: Role::Predicted,
+            verdict: None,
         }
     }
 }
@@ -56,6 +72,8 @@ impl Reproduction {
             options: BTreeMap::new(),
             notes: Vec::new(),
             rows: Vec::new(),
+            headline: Vec::new(),
+            score: Score::default(),
         }
     }
 
@@ -113,26 +131,32 @@ impl Reproduction {
             let setting_width = settings.iter().map(String::len).max().unwrap_or(0).max(7);
             let metric_width = block.iter().map(|r| r.metric.len()).max().unwrap_or(0).max(6);
             out.push('\n');
-            let mut line = |figure: &str, setting: &str, metric: &str, paper: &str, simulated: &str| {
-                let _ = writeln!(
-                    out,
-                    "{figure:<figure_width$}  {setting:<setting_width$}  {metric:<metric_width$}  {paper:>10}  {simulated:>10}"
+            let mut line = |figure: &str, setting: &str, metric: &str, paper: &str, simulated: &str, judged: &str| {
+                let text = format!(
+                    "{figure:<figure_width$}  {setting:<setting_width$}  {metric:<metric_width$}  {paper:>10}  {simulated:>10}  {judged}"
                 );
+                let _ = writeln!(out, "{}", text.trim_end());
             };
-            line("figure", "setting", "metric", "paper", "simulated");
+            line("figure", "setting", "metric", "paper", "simulated", "judged");
             for (row, setting) in block.iter().zip(&settings) {
                 let paper = row.paper.map_or("-".to_string(), number);
-                line(&row.figure, setting, &row.metric, &paper, &number(row.simulated));
+                line(&row.figure, setting, &row.metric, &paper, &number(row.simulated), row.judged());
             }
         }
         for note in &self.notes {
             let _ = writeln!(out, "note: {note}");
         }
+        let _ = writeln!(out, "score: {}", self.score.line());
         out
     }
 }
 
 impl Row {
+    /// How the row compares with the paper, for the table (empty without a paper value).
+    pub fn judged(&self) -> &'static str {
+        self.verdict.map_or("", Verdict::name)
+    }
+
     /// The setting as `key=value` pairs separated by spaces.
     pub fn setting_text(&self) -> String {
         self.setting.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
@@ -178,6 +202,7 @@ mod tests {
         r.rows.push(Row::new("fig12", &[("stack", "b-opt"), ("app", "bayes")], "mean_us", None, 0.5));
         r.rows.push(Row::new("fig14", &[("app", "bayes")], "throughput_vs_vanilla", Some(0.94), 0.987));
         r.notes.push("one note".into());
+        super::super::roles::assign(&mut r);
         let json = serde_json::to_string(&r).unwrap();
         assert!(json.starts_with("{\"paper\":\"paper22\""), "{json}");
         assert!(json.contains("\"setting\":{\"app\":\"bayes\",\"stack\":\"vanilla\"}"), "{json}");
@@ -185,7 +210,8 @@ mod tests {
         let table = r.table();
         assert_eq!(table.matches("\nfigure ").count(), 2, "{table}");
         assert!(table.contains("app=bayes stack=vanilla") && table.contains("48.25"), "{table}");
-        assert!(table.contains(" 0.5\n") && table.contains("0.987") && table.ends_with("note: one note\n"), "{table}");
+        assert!(table.contains(" 0.5\n") && table.contains("0.987") && table.contains("\nnote: one note\n"), "{table}");
+        assert!(table.contains("48.25  close\n") && table.contains("0.987  direction\n") && table.ends_with("\nscore: headline 0 (close 0, direction 0, off 0, far 0); all predicted 2 (close 1, direction 1, off 0, far 0); calibrated 0 (within 10%: 0)\n"), "{table}");
         assert!(r.non_finite().is_empty());
         r.rows.push(Row::new("fig14", &[], "x", None, f64::NAN));
         assert_eq!(r.non_finite().len(), 1);
@@ -197,12 +223,13 @@ mod tests {
         r.option("classes", "table2");
         r.push("a", &[("long_setting_key", "long value")], "m", Some(1.0), 2.0);
         r.push("weighted_speedup", &[("k", "v")], "metric", None, 0.25);
+        super::super::roles::assign(&mut r);
         let table = r.table();
         assert!(table.contains("\nclasses table2\n"), "strings print without quotes: {table}");
         assert!(table.contains("\na       long_setting_key=long value  m"), "{table}");
         assert!(table.contains("\nweighted_speedup  k=v      metric"), "{table}");
         let row = table.lines().find(|l| l.starts_with("a ")).unwrap();
-        assert!(row.ends_with("         1           2"), "{row:?}");
+        assert!(row.ends_with("         1           2  far"), "{row:?}");
         let numbers = [3.0, -2.5, 12.52, 7.8104, 0.01734, 465067.3, f64::NAN].map(number);
         assert_eq!(numbers, ["3", "-2.5", "12.52", "7.81", "0.0173", "465067", "NaN"]);
     }
