@@ -14,7 +14,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use ullsim::config::builtin::{self, BuiltIn};
 use ullsim::config::units::describe_bytes;
-use ullsim::config::{presets, stacks};
+use ullsim::config::{platforms, presets, stacks};
 use ullsim::Scenario;
 
 #[derive(Parser)]
@@ -167,6 +167,9 @@ enum Command {
     Presets { name: Option<String> },
     /// List host stacks (named sets of [host] policy choices), or print one with every setting.
     Stacks { name: Option<String> },
+    /// List host platforms (the machines the papers ran on: cores, sockets, memory), or print one with the
+    /// paper's words beside every value.
+    Platforms { name: Option<String> },
     /// Measure the simulator's speed and memory on fixed cases (each in its own process).
     Bench {
         /// Write the results as JSON to this file.
@@ -216,6 +219,7 @@ fn main() -> ExitCode {
         Command::Validate { scenario, set } => validate(&scenario, &set),
         Command::Presets { name } => show_presets(name.as_deref()),
         Command::Stacks { name } => show_stacks(name.as_deref()),
+        Command::Platforms { name } => show_platforms(name.as_deref()),
         Command::Bench { json, case, child } => bench::main(json.as_deref(), case.as_deref(), child),
     };
     match outcome {
@@ -384,6 +388,12 @@ fn validate(path: &Path, set: &[String]) -> Result<()> {
 fn show_stacks(name: Option<&str>) -> Result<()> {
     let usage = "`ullsim stacks NAME` prints one in full; use it as [host] stack = \"NAME\" (any [host] key still overrides it).";
     show_catalog("stack", stacks::STACKS, name, usage)
+}
+
+fn show_platforms(name: Option<&str>) -> Result<()> {
+    let usage = "`ullsim platforms NAME` prints one in full; use it as [host] platform = \"NAME\" (the stack's and \
+                 the scenario's [host] keys still override it).";
+    show_catalog("platform", platforms::PLATFORMS, name, usage)
 }
 
 fn show_presets(name: Option<&str>) -> Result<()> {

@@ -101,6 +101,9 @@ pub struct ScenarioInfo {
     pub preset: String,
     /// The named host stack (`host.stack`) the host keys started from.
     pub stack: String,
+    /// The named host platform (`host.platform`) under them, if the scenario names one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub platform: Option<String>,
 }
 
 /// Everything a run reports. Serialized as the JSON result (same scenario and seed: same bytes).
@@ -186,6 +189,7 @@ impl Simulation {
                 seed: scenario.seed,
                 preset: scenario.device.preset.clone(),
                 stack: scenario.host.stack.clone(),
+                platform: scenario.host.platform.clone(),
             },
             q: EventQueue::new(),
             requests: RequestArena::default(),

@@ -474,6 +474,34 @@ fn presets_unknown_name_fails_naming_the_valid_ones() {
     ullsim(["presets", "nope"]).fails_with(&needles);
 }
 
+/// `ullsim platforms` lists the papers' machines and prints one as written; a scenario that names one runs on
+/// it and says so in its results.
+#[test]
+fn platforms_lists_each_platform_prints_one_and_runs_on_it() {
+    let run = ullsim(["platforms"]).ok();
+    for name in ["hotstorage23-xeon", "fastresponse22-inspur", "flashshare18-gem5", "flin18-mqsim"] {
+        assert!(run.stdout.lines().any(|l| l.starts_with(name)), "platform {name} not listed: {}", run.describe());
+    }
+    let one = ullsim(["platforms", "flashshare18-gem5"]).ok();
+    assert_eq!(one.stdout, include_str!("../../../ullsim/src/config/platforms/flashshare18-gem5.toml"));
+    ullsim(["platforms", "nope"]).fails_with(&["unknown platform \"nope\"", "flin18-mqsim"]);
+    let scenario = example("randread-optane.toml");
+    let on = |platform: &str| -> Value {
+        let set = format!("host.platform={platform}");
+        let out = ullsim(["run", p(&scenario), "--set", &set, "--set", "run.duration=20ms", "--json", "-"]).ok();
+        serde_json::from_str(&out.stdout).unwrap()
+    };
+    let inspur = on("fastresponse22-inspur");
+    assert_eq!(inspur["scenario"]["platform"], "fastresponse22-inspur");
+    assert_eq!(inspur["host"]["cores"].as_array().map(Vec::len), Some(16), "one entry per core");
+    let mqsim = on("flin18-mqsim");
+    assert_eq!(mqsim["host"]["model"], "device-only", "{}", mqsim["host"]);
+    // Without one, the results name none.
+    let plain = ullsim(["run", p(&scenario), "--set", "run.duration=20ms", "--json", "-"]).ok();
+    let plain: Value = serde_json::from_str(&plain.stdout).unwrap();
+    assert!(plain["scenario"].get("platform").is_none(), "{}", plain["scenario"]);
+}
+
 #[test]
 fn stacks_lists_each_stack_and_prints_one() {
     let run = ullsim(["stacks"]).ok();

@@ -35,6 +35,8 @@ keyword_serde!(HostModel);
 pub struct HostConfig {
     /// The named stack the other keys started from (`config/stacks/`; "vanilla": every default).
     pub stack: String,
+    /// The named platform (machine) under the stack's and the scenario's keys (`config/platforms/`), if any.
+    pub platform: Option<String>,
     /// "full" (the Linux host stack) or "device-only" (no host time, each flow on its own submission queue).
     pub model: HostModel,
     /// CPU cores the CPU scheduler manages (SMT siblings are not modeled).
@@ -64,6 +66,7 @@ impl Default for HostConfig {
     fn default() -> Self {
         HostConfig {
             stack: "vanilla".into(),
+            platform: None,
             model: HostModel::Full,
             cores: 4,
             cpu_scheduler: "cfs".into(),

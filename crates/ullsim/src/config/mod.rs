@@ -8,6 +8,7 @@ pub mod drives;
 pub mod host;
 pub mod keyword;
 pub mod md;
+pub mod platforms;
 pub mod presets;
 pub mod scenario;
 pub mod stacks;

@@ -561,6 +561,8 @@ impl Scenario {
         let at_key = |(key, what): (String, String)| blame(ConfigError::at_key(source_name, &key, what));
         // The stack first: its firmware keys go under the scenario's `[device]`, and the preset under both.
         let firmware = super::stacks::merge_host_stack(&mut table).map_err(at_key)?;
+        // The platform under both the stack's host keys and the scenario's.
+        super::platforms::merge_platform(&mut table).map_err(at_key)?;
         merge_device_preset(&mut table).map_err(at_key)?;
         // The drive tables start from the merged `[device]`, or from a preset under the stack's firmware.
         let raw_drive_tables = drive_tables::take(&mut table, firmware).map_err(at_key)?;
