@@ -228,6 +228,16 @@ fn reproduce_hotstorage23_subset_has_every_figure_and_none_ahead_of_bfq() {
     assert!(medians.iter().all(|r| r["paper"].is_number()));
     assert_eq!(rows(&report, "table1", "diff_vs_none_pct").len(), 12);
     assert_eq!(rows(&report, "table1", "polled_saving_us").len(), 8);
+    // The baseline the platform's costs hold: none with interrupts, both directions, within 10% of the paper.
+    for rw in ["randread", "randwrite"] {
+        let base = row(
+            &report,
+            "table1",
+            "median_latency_us",
+            &[("completion", "interrupt"), ("rw", rw), ("scheduler", "none")],
+        );
+        assert_eq!((&base["role"], &base["verdict"]), (&Value::from("calibrated"), &Value::from("fitted")), "{base}");
+    }
     // The paper's ordering at QD1: none's median below bfq's, in every column.
     for completion in ["interrupt", "polled"] {
         for rw in ["randread", "randwrite"] {
