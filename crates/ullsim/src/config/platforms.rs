@@ -34,11 +34,6 @@ pub const PLATFORMS: &[Platform] = &[
     },
 ];
 
-/// Names of every platform.
-pub fn names() -> Vec<&'static str> {
-    builtin::names(PLATFORMS)
-}
-
 /// If `[host]` names a platform, put the platform's keys under the section's own (the stack's are merged
 /// already, so they too win). Errors are `(key, what was expected)`.
 pub(super) fn merge_platform(table: &mut toml::Table) -> Result<(), (String, String)> {

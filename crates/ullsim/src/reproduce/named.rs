@@ -41,14 +41,8 @@ pub fn run(name: &str, request: &Request) -> Result<Reproduction, String> {
 /// Every reproduction, in [`NAMES`]' order, each with `request` (its subset, or with `all` its full set),
 /// and their scorecard. Only the options every reproduction takes apply: `all`, `seed` and `set`.
 pub fn run_all(request: &Request) -> Result<super::scorecard::Scorecard, String> {
-    let only_some = [
-        ("--duration", request.duration.is_some()),
-        ("--mixes", request.mixes.is_some()),
-        ("--classify-duration", request.classify_duration.is_some()),
-        ("--load", request.load.is_some()),
-        ("--classes", request.classes.is_some()),
-    ];
-    if let Some((flag, _)) = only_some.iter().find(|(_, given)| *given) {
+    let duration = request.duration.is_some().then_some("--duration");
+    if let Some(flag) = duration.or_else(|| flin18_option_given(request)) {
         return Err(format!(
             "{flag}: not used by `reproduce all` (each paper runs with its own; all takes --all, --seed and --set)"
         ));
@@ -132,18 +126,24 @@ fn run_flin18(request: &Request) -> Result<Reproduction, String> {
 /// An error naming the first of flin18's own options given to the reproduction `name`, which takes only
 /// --all, --duration, --seed and --set.
 fn reject_flin18_options(request: &Request, name: &str) -> Result<(), String> {
-    let flin18_only = [
-        ("--mixes", request.mixes.is_some()),
-        ("--classify-duration", request.classify_duration.is_some()),
-        ("--load", request.load.is_some()),
-        ("--classes", request.classes.is_some()),
-    ];
-    match flin18_only.iter().find(|(_, given)| *given) {
-        Some((flag, _)) => Err(format!(
+    match flin18_option_given(request) {
+        Some(flag) => Err(format!(
             "{flag}: not used by {name} (only flin18 takes it); {name} takes --all, --duration, --seed and --set"
         )),
         None => Ok(()),
     }
+}
+
+/// The first of flin18's own options `request` gives, as its flag.
+fn flin18_option_given(request: &Request) -> Option<&'static str> {
+    [
+        ("--mixes", request.mixes.is_some()),
+        ("--classify-duration", request.classify_duration.is_some()),
+        ("--load", request.load.is_some()),
+        ("--classes", request.classes.is_some()),
+    ]
+    .into_iter()
+    .find_map(|(flag, given)| given.then_some(flag))
 }
 
 /// --duration, --seed and --set into a reproduction's options.

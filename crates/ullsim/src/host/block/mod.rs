@@ -271,7 +271,7 @@ impl BlockLayer {
     /// lock if it has one; returns when the caller is done.
     fn sched_op(&mut self, rq: usize, core: u32, at: Time, cost: Time) -> Time {
         // The work of an operation that ran before its charge (dispatch, merge, hazard removal).
-        let cost = self.queues[rq].charge_work(false, cost);
+        let cost = cost + self.queues[rq].sched.take_work_ns();
         if !self.costs.global_lock {
             return at + cost;
         }

@@ -24,8 +24,6 @@
 //! One core alone never pays anything here: its lines stay in its cache, and a writer on the commit
 //! thread's core cannot run while that thread does.
 
-use std::collections::HashMap;
-
 use crate::engine::Time;
 use crate::host::block::{LineTransfer, SharedLine, SpinLock};
 
@@ -58,8 +56,8 @@ pub struct FsLocks {
     state_lock: SharedLine,
     /// The running transaction's `t_updates` and `t_outstanding_credits`.
     updates: SharedLine,
-    /// By file: its `i_pages` lock (made on first use).
-    i_pages: HashMap<u32, SpinLock>,
+    /// By file number: its `i_pages` lock (made on first use; files are numbered from 0).
+    i_pages: Vec<SpinLock>,
     locked: Option<Locked>,
 }
 
@@ -70,7 +68,7 @@ impl FsLocks {
             transfer,
             state_lock: SharedLine::new(transfer),
             updates: SharedLine::new(transfer),
-            i_pages: HashMap::new(),
+            i_pages: Vec::new(),
             locked: None,
         }
     }
@@ -102,8 +100,11 @@ impl FsLocks {
     /// word's transfers included. The call's per-page acquisitions are one: the line moves at most once per
     /// call, and a contender waits for one page's hold.
     pub fn i_pages(&mut self, file: u32, core: u32, at: Time) -> Time {
-        let transfer = self.transfer;
-        self.i_pages.entry(file).or_insert_with(|| SpinLock::new(transfer)).acquire(core, at, PAGE_LOCK_HOLD_NS).waited
+        let file = file as usize;
+        if self.i_pages.len() <= file {
+            self.i_pages.resize(file + 1, SpinLock::new(self.transfer));
+        }
+        self.i_pages[file].acquire(core, at, PAGE_LOCK_HOLD_NS).waited
     }
 }
 
