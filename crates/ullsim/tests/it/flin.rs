@@ -167,7 +167,11 @@ fn every_stand_in_alone_is_in_its_table2_class() {
         println!("{name:<7} alone: die busy {die_busy:.4}; Table 2: {}", if high { "High" } else { "Low" });
         assert_eq!(die_busy > HIGH_INTERFERENCE_DIE_BUSY, high, "{name}: die busy {die_busy}");
         // Margin: a High trace at least 5% above the line, a Low one at least 50% below it.
-        let margin = if high { die_busy / HIGH_INTERFERENCE_DIE_BUSY - 1.0 } else { 1.0 - die_busy / HIGH_INTERFERENCE_DIE_BUSY };
+        let margin = if high {
+            die_busy / HIGH_INTERFERENCE_DIE_BUSY - 1.0
+        } else {
+            1.0 - die_busy / HIGH_INTERFERENCE_DIE_BUSY
+        };
         assert!(margin > if high { 0.05 } else { 0.5 }, "{name}: die busy {die_busy} too close to the 8% line");
     }
 }
