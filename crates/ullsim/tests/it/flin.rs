@@ -145,3 +145,33 @@ fn stage3_from_the_queue_makes_reads_wait_behind_an_overloaded_writers_backlog_a
     assert!(queue > 4.0 * sprinkler, "flin (queue) {queue} vs sprinkler {sprinkler}");
     assert!(slot < queue / 2.0 && slot_slowdown < queue_slowdown, "slot {slot} vs queue {queue}");
 }
+
+/// Calibrated from baseline (issue 32): every stand-in alone is in its Table 2 class under FLIN's rule (mean
+/// die busy above 8%), under Sprinkler on the setup `ullsim reproduce flin18` classifies on (flin-eval, 70%
+/// occupancy, ideal map), here 10 s instead of 60 s. exch, src1-0 and src1-1 are High only because their
+/// models replay a burst of the trace (`segment_factor`): at Table 2's means they keep the dies 6.7%, 1.6%
+/// and 0.14% busy. Every class is also kept with a margin, so a small change of the model shows here first.
+#[test]
+fn every_stand_in_alone_is_in_its_table2_class() {
+    use rayon::prelude::*;
+    use ullsim::reproduce::flin18::{scenario_text, VARIANTS};
+    let busy: Vec<(&str, bool, f64)> = TABLE2
+        .par_iter()
+        .map(|t| {
+            let text = scenario_text(&[t.name], &VARIANTS[0], 10_000_000_000, 1.0);
+            let scenario = Scenario::from_toml_str(&text, t.name, Path::new("."), &[]).unwrap();
+            (t.name, t.high_interference, run(&scenario).device.die_utilization.mean)
+        })
+        .collect();
+    for (name, high, die_busy) in busy {
+        println!("{name:<7} alone: die busy {die_busy:.4}; Table 2: {}", if high { "High" } else { "Low" });
+        assert_eq!(die_busy > HIGH_INTERFERENCE_DIE_BUSY, high, "{name}: die busy {die_busy}");
+        // Margin: a High trace at least 5% above the line, a Low one at least 50% below it.
+        let margin = if high {
+            die_busy / HIGH_INTERFERENCE_DIE_BUSY - 1.0
+        } else {
+            1.0 - die_busy / HIGH_INTERFERENCE_DIE_BUSY
+        };
+        assert!(margin > if high { 0.05 } else { 0.5 }, "{name}: die busy {die_busy} too close to the 8% line");
+    }
+}
