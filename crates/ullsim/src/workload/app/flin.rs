@@ -120,12 +120,8 @@ impl TraceCharacteristics {
 
     /// The stand-in's rate: the mean rate in the replayed segment, `segment_factor` times the table's.
     pub fn rate_iops(&self) -> f64 {
-        if self.segment_factor == 1.0 {
-            // Not multiplied, so the rate of a trace replayed at its mean is bit for bit what it was.
-            self.mean_rate_iops()
-        } else {
-            self.segment_factor * self.mean_rate_iops()
-        }
+        // A factor of 1 leaves the mean bit for bit (multiplying by 1.0 is exact).
+        self.segment_factor * self.mean_rate_iops()
     }
 
     /// The flow keys of the stand-in.
