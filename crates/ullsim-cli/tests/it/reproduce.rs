@@ -459,6 +459,19 @@ fn reproduce_flashshare18_runs_every_stack_beside_each_offline_app_and_the_mecha
     // Fig. 19: the split gives each class a share of the ways.
     let share = simulated(row(&r, "fig19", "critical_cache_share", &[("offline", "pr")]));
     assert!(share > 0.0 && share < 1.0, "{share}");
+    // The baseline the platform (flashshare18-gem5) and the app models are calibrated to, each within 10% of
+    // the paper: Apache alone at 400 requests a second (§1, p99 0.8 ms) and, beside Index under Vanilla, the
+    // block layer's 39 us and the SSD access's 29 us (Fig. 15(b)).
+    let alone = [("offline", "alone"), ("rate", "400"), ("stack", "vanilla")];
+    let vanilla = [("offline", "index"), ("stack", "vanilla")];
+    for (figure, metric, setting) in [
+        ("load_curve", "p99_us", &alone[..]),
+        ("fig15b", "block_layer_us", &vanilla[..]),
+        ("fig15b", "ssd_access_us", &vanilla[..]),
+    ] {
+        let base = row(&r, figure, metric, setting);
+        assert_eq!((&base["role"], &base["verdict"]), (&Value::from("calibrated"), &Value::from("fitted")), "{base}");
+    }
     assert_eq!(json(&["reproduce", "flashshare18"]), r, "two reproductions with the same seed differ");
     ullsim(["reproduce", "flashshare18", "--classes", "table2"]).fails_with(&["--classes: not used by flashshare18"]);
     ullsim(["reproduce", "flashshare18", "--set", "device.cache.read_policy=lru"])

@@ -2,8 +2,8 @@
 //! declared in data (`platforms/*.toml`) with the paper's words beside every value, so a scenario can say
 //! `host.platform = "fastresponse22-inspur"`. The platform's keys go under the host stack's and the
 //! scenario's own: any `[host]` key the scenario, its stack or `--set` gives still overrides them. A
-//! platform states facts of the machine; the per-layer CPU costs fitted to a paper's baseline are not among
-//! them. `ullsim platforms [NAME]` lists them with every setting.
+//! platform states facts of the machine, and per-layer CPU costs only where they are fitted to its paper's
+//! baseline (marked `calibrated from baseline:`). `ullsim platforms [NAME]` lists them with every setting.
 
 use super::builtin::{self, BuiltIn};
 

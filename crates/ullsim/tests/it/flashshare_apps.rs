@@ -127,7 +127,7 @@ fn an_online_app_answers_400_requests_a_second_with_its_cpu_in_the_response_time
     let normal = scenario_with(text, &["flow.ap.class=\"normal\"", "flow.ap.numjobs=2"]);
     assert_eq!((normal.flows[0].class, normal.flows[0].numjobs), (ullsim::request::Criticality::Normal, Some(2)));
     let default = scenario(text);
-    assert_eq!((default.flows[0].class, default.flows[0].numjobs), (ullsim::request::Criticality::Critical, Some(4)));
+    assert_eq!((default.flows[0].class, default.flows[0].numjobs), (ullsim::request::Criticality::Critical, Some(1)));
 }
 
 #[test]

@@ -4,13 +4,16 @@
 //! SelectISR, XLER) and DedCore. Figs. 11-12 (response times against Vanilla), 13 (XLER against DedCore),
 //! 14 (the offline apps' performance), 15(b) (Apache beside Index: where an I/O's time goes), 16(d)
 //! (context switches), 17 (NVMe commands), 18 (the cache's hit rates under five designs, [`cache`]) and
-//! 19 (the cache split while PageRank runs). The paper gives its figures as plots; the rows carry as paper
-//! values the numbers its text states.
+//! 19 (the cache split while PageRank runs), and the online app's latency-load curve under Vanilla
+//! (`load_curve`: §5.1's operating point, §1's Apache alone and beside PageRank). Every run is on the paper's
+//! platform (`host.platform = "flashshare18-gem5"`), whose per-layer costs, like the app models' IPC and
+//! workers, are fitted to the Vanilla baseline (Fig. 15(b), §1, §5.1); the other stacks are predicted. The
+//! paper gives its figures as plots; the rows carry as paper values the numbers its text states.
 
 mod cache;
 
 use super::rows::Reproduction;
-use super::{over_settings, run_toml};
+use super::{per_seed, run_toml};
 use crate::sim::RunResults;
 use crate::workload::app::flashshare::{Workload, CLIENT_SERVER_CPU_NS, TABLE3};
 
@@ -25,8 +28,21 @@ pub const STACKS: [(&str, &str); 5] = [
 /// Fig. 13's alternative to the accelerator: a core dedicated to polling.
 pub const DEDCORE: (&str, &str) = ("dedcore", "flashshare-dedcore");
 
-/// Table 2: 8 cores.
+/// The paper's machine (Table 2, §6): `config/platforms/flashshare18-gem5.toml`.
+pub const PLATFORM: &str = "flashshare18-gem5";
+/// Table 2: 8 cores (the platform's).
 pub const CORES: u32 = 8;
+/// The drive's command fetch on the paper's platform, ns (znand-ull's own: 600 [inferred]). Calibrated from
+/// baseline: Fig. 15(b) Vanilla, Apache beside Index, "SSD access" 29 us, where znand-ull behind the default
+/// fetch gives 21 us: the other 8.6 us are taken as the gem5 platform's PCIe path from the drive to host
+/// memory and back (its I/O bridge and memory controller, which the paper revised), put on the fetch.
+pub const COMMAND_FETCH_NS: u64 = 9_200;
+/// The online app's requests per second in the main runs (§5.1: 400).
+pub const RATE: u32 = 400;
+/// The offline label of a run of the online app alone (the latency-load curve's).
+pub const ALONE: &str = "alone";
+/// The offline apps the latency-load curve runs beside: Index (Fig. 15's pair) and PageRank (§1's 228.5%).
+pub const CURVE_OFFLINE: [&str; 2] = ["index", "pr"];
 /// Threads of an offline app: one per core, as a MapReduce job's tasks fill a node [inferred: Table 3 gives
 /// each app's I/Os per instruction, not its threads].
 pub const OFFLINE_THREADS: u32 = 8;
@@ -36,8 +52,12 @@ pub const OFFLINE_SIZE: &str = "64GB";
 /// Simulated time before the measurement: the closed-loop offline threads start in step.
 pub const WARMUP_NS: u64 = 100_000_000;
 
-/// The paper's numbers (§5.2-5.5).
+/// The paper's numbers (§1, §5.2-5.5).
 pub mod paper {
+    /// §1: "the 99th percentile response time of Apache (i.e., online application) is 0.8 ms. However, the
+    /// response time increases by 228.5% if the server executes it along with a PageRank" (Vanilla).
+    pub const ALONE_P99_US: f64 = 800.0;
+    pub const BESIDE_PR_P99_VS_ALONE: f64 = 3.285;
     /// Figs. 11-12: average response time against Vanilla over every pair, for CacheOpt, KernelOpt,
     /// SelectISR and XLER (the text's -5/-11/-12/-22% and -7/-16/-22/-31%).
     pub const MEAN_VS_VANILLA: [f64; 4] = [0.95, 0.89, 0.88, 0.78];
@@ -74,6 +94,8 @@ pub struct Options {
     pub seeds: u32,
     /// `--set` overrides applied to every run.
     pub overrides: Vec<String>,
+    /// Request rates of the latency-load curve (Apache alone and beside [`CURVE_OFFLINE`], Vanilla).
+    pub load_rates: Vec<u32>,
 }
 
 fn names(online: bool) -> Vec<String> {
@@ -90,20 +112,30 @@ impl Options {
             seed: 1,
             seeds: 1,
             overrides: Vec::new(),
+            load_rates: vec![RATE],
         }
     }
 
     /// Every pair, 5 s runs (2,000 requests of the online app) with two seeds each.
     pub fn full() -> Options {
-        Options { online: names(true), offline: names(false), duration_ns: 5_000_000_000, seeds: 2, ..Options::quick() }
+        Options {
+            online: names(true),
+            offline: names(false),
+            duration_ns: 5_000_000_000,
+            seeds: 2,
+            load_rates: vec![200, 400, 600, 800, 1200, 1600],
+            ..Options::quick()
+        }
     }
 }
 
-/// One run: `online` beside `offline` under `stack`, with extra `[device.cache]` lines.
+/// One run: `online` (at `rate` requests a second) beside `offline` (or [`ALONE`]) under `stack`, with extra
+/// `[device.cache]` lines.
 #[derive(Debug, Clone, PartialEq)]
 struct Setting {
     online: String,
     offline: String,
+    rate: u32,
     stack: &'static str,
     /// Fig. 18's cache designs: (label, `[device.cache]` lines).
     cache: Option<(&'static str, &'static str)>,
@@ -113,19 +145,27 @@ struct Setting {
 fn scenario_text(s: &Setting, duration_ns: u64) -> String {
     let mut text = format!(
         "name = \"flashshare18\"\n[run]\nduration = \"{}ns\"\nwarmup = \"{WARMUP_NS}ns\"\n[host]\nstack = \
-         \"{}\"\ncores = {CORES}\n[device]\npreset = \"znand-ull\"\n",
+         \"{}\"\nplatform = \"{PLATFORM}\"\n[device]\npreset = \"znand-ull\"\n[device.host_interface]\n\
+         command_fetch_ns = {COMMAND_FETCH_NS}\n",
         WARMUP_NS + duration_ns,
         s.stack
     );
     if let Some((_, lines)) = s.cache {
         text += &format!("[device.cache]\n{lines}\n");
     }
+    // The model's rate is 400 a second; `time_scale` divides it.
     text += &format!(
-        "[[flow]]\nname = \"{0}\"\napp = \"flashshare.{0}\"\nsize = \"{ONLINE_SIZE}\"\n[[flow]]\nname = \
-         \"{1}\"\napp = \"flashshare.{1}\"\nnumjobs = {OFFLINE_THREADS}\noffset = \"{ONLINE_SIZE}\"\nsize = \
-         \"{OFFLINE_SIZE}\"\n",
-        s.online, s.offline
+        "[[flow]]\nname = \"{0}\"\napp = \"flashshare.{0}\"\nsize = \"{ONLINE_SIZE}\"\ntime_scale = {1:?}\n",
+        s.online,
+        f64::from(RATE) / f64::from(s.rate)
     );
+    if s.offline != ALONE {
+        text += &format!(
+            "[[flow]]\nname = \"{0}\"\napp = \"flashshare.{0}\"\nnumjobs = {OFFLINE_THREADS}\noffset = \
+             \"{ONLINE_SIZE}\"\nsize = \"{OFFLINE_SIZE}\"\n",
+            s.offline
+        );
+    }
     text
 }
 
@@ -204,8 +244,9 @@ fn ratio(a: f64, b: f64) -> f64 {
 
 /// The figures of one run of `online` (whose response CPU per request is `response_ns`).
 fn measure(r: &RunResults, response_ns: f64) -> Measured {
-    let (online, offline) = (&r.flows[0], &r.flows[1]);
-    let app_ios = (online.completed + offline.completed) as f64;
+    // A run of the online app alone has no second flow.
+    let (online, offline) = (&r.flows[0], r.flows.get(1));
+    let app_ios = (online.completed + offline.map_or(0, |f| f.completed)) as f64;
     let b = &online.breakdown_ns;
     let (critical, normal) = (&r.device.by_class.critical, &r.device.by_class.normal);
     let cache = r.device.read_cache.as_ref();
@@ -226,7 +267,7 @@ fn measure(r: &RunResults, response_ns: f64) -> Measured {
         driver_us: b.driver.mean / 1e3,
         completion_us: (b.completion.mean - response_ns).max(0.0) / 1e3,
         cpu_wait_us: b.cpu_wait.mean / 1e3,
-        offline_iops: offline.iops,
+        offline_iops: offline.map_or(0.0, |f| f.iops),
         commands_per_io: ratio((critical.commands + normal.commands) as f64, app_ios),
         context_switches_per_io: ratio(r.host.cores.iter().map(|c| c.context_switches as f64).sum(), app_ios),
         lookups: class(|c| c.read_page_lookups),
@@ -243,22 +284,39 @@ fn app(name: &str, online: bool) -> Result<&'static Workload, String> {
     })
 }
 
-/// The runs' results, found by setting.
+/// The runs' results, found by setting: averaged over the seeds, and each seed's.
 struct Runs<'a> {
     settings: &'a [Setting],
     measured: &'a [Measured],
+    seeds: &'a [Vec<Measured>],
 }
 
 impl Runs<'_> {
+    /// The run of `online` at [`RATE`] beside `offline`.
     fn get(&self, online: &str, offline: &str, stack: &str, cache: Option<&str>) -> &Measured {
-        let i = self
-            .settings
+        self.at_rate(online, offline, RATE, stack, cache)
+    }
+
+    fn at_rate(&self, online: &str, offline: &str, rate: u32, stack: &str, cache: Option<&str>) -> &Measured {
+        &self.measured[self.index(online, offline, rate, stack, cache)]
+    }
+
+    /// `pick` of each seed's run of the setting (a p99 rests on the few slowest requests of a run).
+    fn per_seed(&self, online: &str, offline: &str, rate: u32, stack: &str, pick: fn(&Measured) -> f64) -> Vec<f64> {
+        self.seeds[self.index(online, offline, rate, stack, None)].iter().map(pick).collect()
+    }
+
+    fn index(&self, online: &str, offline: &str, rate: u32, stack: &str, cache: Option<&str>) -> usize {
+        self.settings
             .iter()
             .position(|s| {
-                s.online == online && s.offline == offline && s.stack == stack && s.cache.map(|c| c.0) == cache
+                s.online == online
+                    && s.offline == offline
+                    && s.rate == rate
+                    && s.stack == stack
+                    && s.cache.map(|c| c.0) == cache
             })
-            .expect("every pair runs under every stack and cache design");
-        &self.measured[i]
+            .expect("every pair runs under every stack and cache design, and every curve point under vanilla")
     }
 }
 
@@ -273,42 +331,84 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
     if options.online.is_empty() || options.offline.is_empty() {
         return Err("expected at least one online and one offline app".into());
     }
+    if options.load_rates.iter().any(|&r| r == 0 || r > 100_000) {
+        return Err(format!("expected load rates from 1 to 100000 requests a second, found {:?}", options.load_rates));
+    }
     let mut settings = Vec::new();
     for online in &options.online {
         for offline in &options.offline {
-            let setting = |stack, cache| Setting { online: online.clone(), offline: offline.clone(), stack, cache };
+            let setting =
+                |stack, cache| Setting { online: online.clone(), offline: offline.clone(), rate: RATE, stack, cache };
             settings.extend(STACKS.iter().chain([&DEDCORE]).map(|&(_, stack)| setting(stack, None)));
             if online == cache::ONLINE {
                 settings.extend(cache::UNIFORM.iter().map(|&design| setting("vanilla", Some(design))));
             }
         }
     }
-    let measured = over_settings(
-        settings.len(),
-        options.seed,
-        options.seeds,
-        |i, seed| {
-            let s = &settings[i];
-            let (_, results) =
-                run_toml(&scenario_text(s, options.duration_ns), "flashshare18", seed, &options.overrides)?;
-            let online = app(&s.online, true)?;
-            Ok(measure(&results, (online.cpu_per_io_ns() + CLIENT_SERVER_CPU_NS) as f64))
-        },
-        Measured::over_seeds,
-    )?;
-    let runs = Runs { settings: &settings, measured: &measured };
+    for point in curve_points(options) {
+        if !settings.contains(&point) {
+            settings.push(point);
+        }
+    }
+    let seeds = per_seed(settings.len(), options.seed, options.seeds, |i, seed| {
+        let s = &settings[i];
+        let (_, results) = run_toml(&scenario_text(s, options.duration_ns), "flashshare18", seed, &options.overrides)?;
+        let online = app(&s.online, true)?;
+        Ok(measure(&results, (online.cpu_per_io_ns() + CLIENT_SERVER_CPU_NS) as f64))
+    })?;
+    let measured: Vec<Measured> = seeds.iter().map(|runs| Measured::over_seeds(runs)).collect();
+    let runs = Runs { settings: &settings, measured: &measured, seeds: &seeds };
 
     let mut out =
         Reproduction::new("flashshare18", "FlashShare (OSDI'18): Table 3's online apps beside its offline apps");
     out.option("online", &options.online);
     out.option("offline", &options.offline);
     out.run_options(options.duration_ns, options.seed, options.seeds, CORES, &options.overrides);
+    curve_rows(&mut out, options, &runs);
     response_rows(&mut out, options, &runs);
     offline_rows(&mut out, options, &runs);
     io_rows(&mut out, options, &runs);
     cache::rows(&mut out, options, &runs);
     out.check_finite()?;
     Ok(out)
+}
+
+/// The latency-load curve's runs: [`cache::ONLINE`] under Vanilla at each load rate, alone and beside each of
+/// [`CURVE_OFFLINE`] the options hold.
+fn curve_points(options: &Options) -> Vec<Setting> {
+    if !options.online.iter().any(|a| a == cache::ONLINE) {
+        return Vec::new();
+    }
+    let beside = CURVE_OFFLINE.iter().filter(|&&off| options.offline.iter().any(|a| a == off));
+    let offline: Vec<&str> = std::iter::once(ALONE).chain(beside.copied()).collect();
+    let mut points = Vec::new();
+    for &rate in &options.load_rates {
+        for &off in &offline {
+            let online = cache::ONLINE.to_string();
+            points.push(Setting { online, offline: off.to_string(), rate, stack: "vanilla", cache: None });
+        }
+    }
+    points
+}
+
+/// The latency-load curve (§5.1: 400 requests a second "right at the knee"): Apache's mean and p99 under
+/// Vanilla at each rate, alone and beside Index and PageRank. §1's Apache alone (p99 0.8 ms) and beside
+/// PageRank (228.5% more) are paper values at 400.
+fn curve_rows(out: &mut Reproduction, options: &Options, runs: &Runs) {
+    for point in curve_points(options) {
+        let (online, offline, rate) = (point.online.as_str(), point.offline.as_str(), point.rate);
+        let mean = runs.per_seed(online, offline, rate, "vanilla", |m| m.mean_us);
+        let p99 = runs.per_seed(online, offline, rate, "vanilla", |m| m.p99_us);
+        let rate = point.rate.to_string();
+        let setting = [("online", cache::ONLINE), ("offline", &point.offline), ("stack", "vanilla"), ("rate", &rate)];
+        let paper_p99 = match (point.offline.as_str(), point.rate) {
+            (ALONE, RATE) => Some(paper::ALONE_P99_US),
+            (cache::BURSTY, RATE) => Some(paper::ALONE_P99_US * paper::BESIDE_PR_P99_VS_ALONE),
+            _ => None,
+        };
+        out.push_over_seeds("load_curve", &setting, "mean_us", None, &mean);
+        out.push_over_seeds("load_curve", &setting, "p99_us", paper_p99, &p99);
+    }
 }
 
 /// Every (online, offline) pair of the options.
@@ -338,7 +438,13 @@ fn response_rows(out: &mut Reproduction, options: &Options, runs: &Runs) {
             for &(name, stack) in STACKS.iter().chain([&DEDCORE]) {
                 let m = runs.get(on, off, stack, None);
                 let setting = [("online", on), ("offline", off), ("stack", name)];
-                out.push(figure, &setting, &format!("{metric}_us"), None, pick(m));
+                if figure == "fig12" {
+                    // A run's p99 rests on its slowest 1% of requests: each seed's, with their spread.
+                    let per_seed = runs.per_seed(on, off, RATE, stack, pick);
+                    out.push_over_seeds(figure, &setting, &format!("{metric}_us"), None, &per_seed);
+                } else {
+                    out.push(figure, &setting, &format!("{metric}_us"), None, pick(m));
+                }
                 if figure == "fig11" {
                     out.push(figure, &setting, "io_mean_us", None, m.io_mean_us);
                 }
@@ -450,16 +556,26 @@ mod tests {
                 for &(_, stack) in STACKS.iter().chain([&DEDCORE]) {
                     let caches = std::iter::once(None).chain(cache::UNIFORM.iter().map(|&d| Some(d)));
                     for cache in caches {
-                        let s = Setting { online: on.clone(), offline: off.clone(), stack, cache };
-                        let text = scenario_text(&s, 100_000_000);
-                        let scenario = Scenario::from_toml_str(&text, "t", std::path::Path::new("."), &[])
-                            .unwrap_or_else(|e| panic!("{s:?}: {e}\n{text}"));
+                        let s = Setting { online: on.clone(), offline: off.clone(), rate: RATE, stack, cache };
+                        let scenario = load(&s);
                         assert_eq!(scenario.host.cores, CORES);
+                        assert_eq!(scenario.host.platform.as_deref(), Some(PLATFORM));
                         assert_eq!(scenario.flows.len(), 2);
                     }
                 }
             }
         }
+        // A curve point: the online app alone at another rate.
+        let alone = Setting { online: "ap".into(), offline: ALONE.into(), rate: 800, stack: "vanilla", cache: None };
+        let scenario = load(&alone);
+        assert_eq!(scenario.flows.len(), 1);
+        assert_eq!(scenario.flows[0].time_scale, Some(0.5), "800 requests a second: the model's 400 twice as fast");
+    }
+
+    fn load(s: &Setting) -> Scenario {
+        let text = scenario_text(s, 100_000_000);
+        Scenario::from_toml_str(&text, "t", std::path::Path::new("."), &[])
+            .unwrap_or_else(|e| panic!("{s:?}: {e}\n{text}"))
     }
 
     #[test]
