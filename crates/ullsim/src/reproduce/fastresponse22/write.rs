@@ -7,7 +7,7 @@
 //! fillsync is `fastresponse.fillsync`: an update every 0.5 ms at a fixed rate, its latency the fsync's from
 //! the update's arrival (the append before it, a memory copy, included).
 
-use super::{Options, DATASET, SERVER_CORES, WARMUP_NS};
+use super::{Options, DATASET, PLATFORM, SERVER_CORES, WARMUP_NS};
 use crate::reproduce::over_settings;
 use crate::reproduce::rows::Reproduction;
 use crate::reproduce::{overrides_for, run_toml};
@@ -44,8 +44,8 @@ pub mod paper {
 /// The scenario of fillsync beside `app` (or alone) under `stack`.
 fn scenario_text(app: Option<&str>, stack: &str, duration_ns: u64) -> String {
     let mut text = format!(
-        "name = \"fastresponse22-write\"\n[run]\nduration = \"{}ns\"\nwarmup = \"{WARMUP_NS}ns\"\n[host]\nstack = \
-         \"{stack}\"\ncores = {SERVER_CORES}\n[device]\npreset = \"optane-900p\"\n[[flow]]\nname = \"fillsync\"\nclass \
+        "name = \"fastresponse22-write\"\n[run]\nduration = \"{}ns\"\nwarmup = \"{WARMUP_NS}ns\"\n[host]\nplatform = \
+         \"{PLATFORM}\"\nstack = \"{stack}\"\ncores = {SERVER_CORES}\n[device]\npreset = \"optane-900p\"\n[[flow]]\nname = \"fillsync\"\nclass \
          = \"critical\"\napp = \"fastresponse.fillsync\"\nsize = \"1g\"\n",
         WARMUP_NS + duration_ns
     );
@@ -53,8 +53,8 @@ fn scenario_text(app: Option<&str>, stack: &str, duration_ns: u64) -> String {
         let cpu = TABLE1.iter().find(|t| t.name == app).expect("apps are checked against Table 1").cpu_load_percent;
         text += &format!(
             "[[flow]]\nname = \"{app}\"\napp = \"fastresponse.{app}\"\nioengine = \"psync\"\ndirect = 0\nnumjobs = \
-             {APP_TASKS}\noffset = \"{DATASET}\"\n[[flow]]\nname = \"{app}-cpu\"\nioengine = \"cpuio\"\nnumjobs = \
-             {SERVER_CORES}\ncpuload = {cpu}\n"
+             {APP_TASKS}\noffset = \"{DATASET}\"\n{}",
+            super::cpu_flow(app, cpu)
         );
     }
     text
