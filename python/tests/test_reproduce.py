@@ -24,13 +24,15 @@ def test_the_rows_are_the_commands_rows():
     assert len(frame) == len(raw["rows"]) > 100
     keys = sorted({k for row in raw["rows"] for k in row["setting"]})
     assert list(frame.columns) == [
-        "figure", *sorted(keys, key=list(frame.columns).index), "setting", "metric", "role", "verdict", "paper", "simulated"
+        "figure", *sorted(keys, key=list(frame.columns).index), "setting", "metric", "role", "verdict", "paper",
+        "simulated", "spread_min", "spread_max",
     ]
     for (_, got), want in zip(frame.iterrows(), raw["rows"]):
         assert got["figure"] == want["figure"] and got["metric"] == want["metric"]
         assert got["role"] == want["role"] in ("calibrated", "predicted")
         assert got["verdict"] == (want["verdict"] or "")
         assert got["simulated"] == want["simulated"]
+        assert math.isnan(got["spread_min"]) and math.isnan(got["spread_max"]) and want["spread"] is None
         assert (math.isnan(got["paper"]) and want["paper"] is None) or got["paper"] == want["paper"]
         for k in keys:
             assert got[k] == want["setting"].get(k, "")
@@ -42,6 +44,18 @@ def test_the_rows_are_the_commands_rows():
     table1 = frame[(frame["figure"] == "table1") & (frame["role"] == "predicted") & frame["paper"].notna()]
     assert frame.attrs["score"]["headline"]["rows"] == len(table1) > 0
     assert frame.attrs["score"]["headline"]["close"] == (table1["verdict"] == "close").sum()
+
+
+def test_a_row_over_seeds_gives_its_range():
+    from ullsim._reproduce import _reproduction_frame
+
+    row = {"figure": "f", "setting": {}, "metric": "p99_vs_vanilla", "role": "predicted", "verdict": None,
+           "paper": None, "simulated": 0.8}
+    raw = {"paper": "p", "title": "t", "options": {}, "notes": [],
+           "rows": [{**row, "spread": {"min": 0.7, "max": 0.9, "seeds": 3}}, {**row, "spread": None}]}
+    frame = _reproduction_frame(raw)
+    assert list(frame["spread_min"][:1]) == [0.7] and list(frame["spread_max"][:1]) == [0.9]
+    assert math.isnan(frame["spread_min"][1]) and math.isnan(frame["spread_max"][1])
 
 
 def test_a_reproduction_is_deterministic_and_follows_its_seed_and_set():

@@ -30,7 +30,8 @@ def reproduce(
     setting key (e.g. ``stack``; empty where a figure does not vary it), ``setting`` (all of them, as text),
     ``metric``, ``role`` (``calibrated``: a baseline value the setup is fitted to; ``predicted``), ``verdict``
     (how it compares with the paper: ``close``, ``direction``, ``off``, ``far``, ``fitted``, ``unfitted``;
-    empty without a paper value), ``paper`` (NaN where the paper gives no number) and ``simulated``.
+    empty without a paper value), ``paper`` (NaN where the paper gives no number), ``simulated``, and
+    ``spread_min`` and ``spread_max`` (the range over the seeds of a row averaged over two or more, else NaN).
     ``df.attrs`` holds the paper's name, title, the options the runs were made with, the notes, ``headline``
     (the figures of the paper's main claims), ``score`` (the rows with paper values by verdict) and ``raw``,
     the JSON as the command writes it (for :func:`report`). Errors name the command's flags.
@@ -59,7 +60,9 @@ def reproduce(
     return _reproduction_frame(raw)
 
 
-_REPRODUCTION_COLUMNS = ("figure", "setting", "metric", "role", "verdict", "paper", "simulated")
+_REPRODUCTION_COLUMNS = (
+    "figure", "setting", "metric", "role", "verdict", "paper", "simulated", "spread_min", "spread_max"
+)
 
 
 def _reproduction_frame(raw: Mapping[str, Any]) -> pd.DataFrame:
@@ -78,8 +81,12 @@ def _reproduction_frame(raw: Mapping[str, Any]) -> pd.DataFrame:
         record["verdict"] = row.get("verdict") or ""
         record["paper"] = float("nan") if row["paper"] is None else row["paper"]
         record["simulated"] = row["simulated"]
+        spread = row.get("spread") or {}
+        record["spread_min"] = spread.get("min", float("nan"))
+        record["spread_max"] = spread.get("max", float("nan"))
         records.append(record)
     columns = ["figure", *column.values(), "setting", "metric", "role", "verdict", "paper", "simulated"]
+    columns += ["spread_min", "spread_max"]
     frame = pd.DataFrame(records, columns=columns)
     frame.attrs.update(
         paper=raw["paper"],

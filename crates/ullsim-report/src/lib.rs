@@ -305,7 +305,7 @@ mod report_tests {
             {"figure": "f1", "setting": {"stack": "vanilla"}, "metric": "mean_us", "paper": 10.0, "simulated": 10.5,
              "role": "calibrated", "verdict": "fitted"},
             {"figure": "f1", "setting": {"stack": "new"}, "metric": "mean_cut_pct", "paper": 30.0, "simulated": 50.0,
-             "role": "predicted", "verdict": "direction"}
+             "role": "predicted", "verdict": "direction", "spread": {"min": 40.0, "max": 60.0, "seeds": 3}}
         ],
         "headline": ["f1"],
         "score": {"predicted": tally, "headline": tally, "calibrated": {"rows": 1, "fitted": 1}}});
@@ -319,5 +319,7 @@ mod report_tests {
         );
         assert!(html.contains("<td class=\"text\">calibrated</td><td class=\"text\">fitted</td>"), "{html}");
         assert!(html.contains("<td class=\"text\">predicted</td><td class=\"text\">direction</td>"), "{html}");
+        assert!(html.contains("<th>spread over seeds</th>"), "{html}");
+        assert!(html.contains(">[40, 60]/3</td>"), "the seeds' range is shown: {html}");
     }
 }

@@ -22,6 +22,8 @@ struct Row {
     role: String,
     /// How it compares with the paper ("close", "direction", "off", "far", "fitted", "unfitted"; "-").
     verdict: String,
+    /// The seeds' range `[min, max]/seeds` for a row averaged over seeds, else "-".
+    spread: String,
 }
 
 pub fn report(json: &Value) -> Result<String, String> {
@@ -48,6 +50,7 @@ pub fn report(json: &Value) -> Result<String, String> {
             simulated,
             role: row["role"].as_str().unwrap_or("-").to_string(),
             verdict: row["verdict"].as_str().unwrap_or("-").to_string(),
+            spread: spread_text(&row["spread"]),
         };
         match figures.iter_mut().find(|(name, _)| name == figure_name) {
             Some((_, rows)) => rows.push(parsed),
@@ -86,14 +89,16 @@ pub fn report(json: &Value) -> Result<String, String> {
                     r.metric.clone(),
                     r.paper.map_or("-".to_string(), format_number),
                     format_number(r.simulated),
+                    r.spread.clone(),
                     r.paper.filter(|p| *p != 0.0).map_or("-".to_string(), |p| format_number(r.simulated / p)),
                     r.role.clone(),
                     r.verdict.clone(),
                 ]
             })
             .collect();
-        let columns = ["setting", "metric", "paper", "simulated", "simulated / paper", "role", "verdict"];
-        body += &table(&columns, &table_rows, &[true, true, false, false, false, true, true]);
+        let columns =
+            ["setting", "metric", "paper", "simulated", "spread over seeds", "simulated / paper", "role", "verdict"];
+        body += &table(&columns, &table_rows, &[true, true, false, false, false, false, true, true]);
         body.push_str("</section>\n");
     }
     if let Some(notes) = json["notes"].as_array().filter(|n| !n.is_empty()) {
@@ -104,6 +109,15 @@ pub fn report(json: &Value) -> Result<String, String> {
         body.push_str("</ul>\n");
     }
     Ok(page(&title, &body))
+}
+
+/// A row's spread over seeds as `[min, max]/seeds`; "-" without one (one seed, or JSON written before
+/// spreads).
+fn spread_text(spread: &Value) -> String {
+    match (spread["min"].as_f64(), spread["max"].as_f64(), spread["seeds"].as_u64()) {
+        (Some(min), Some(max), Some(seeds)) => format!("[{}, {}]/{seeds}", format_number(min), format_number(max)),
+        _ => "-".to_string(),
+    }
 }
 
 /// The score as one line: headline, all predicted and calibrated rows by verdict; `None` without a score.

@@ -31,7 +31,15 @@ fn check_layout<'a>(reproduction: &'a Value, name: &str) -> &'a [Value] {
     assert_eq!(keys.len(), before, "rows with the same figure, setting and metric");
     for row in rows {
         let keys: Vec<&str> = row.as_object().unwrap().keys().map(String::as_str).collect();
-        assert_eq!(keys, ["figure", "metric", "paper", "role", "setting", "simulated", "verdict"], "{row}");
+        assert_eq!(keys, ["figure", "metric", "paper", "role", "setting", "simulated", "spread", "verdict"], "{row}");
+        // A spread is the range of two or more seeds' values, around their mean.
+        if !row["spread"].is_null() {
+            let (min, max) = (row["spread"]["min"].as_f64().unwrap(), row["spread"]["max"].as_f64().unwrap());
+            let simulated = row["simulated"].as_f64().unwrap();
+            assert!(row["spread"]["seeds"].as_u64().unwrap() >= 2, "{row}");
+            let slack = 1e-9 * simulated.abs().max(1.0);
+            assert!(min <= simulated + slack && simulated <= max + slack, "{row}");
+        }
         assert!(row["simulated"].as_f64().is_some_and(f64::is_finite), "not a finite result: {row}");
         assert!(row["paper"].is_null() || row["paper"].as_f64().is_some_and(f64::is_finite), "{row}");
         assert!(row["setting"].as_object().unwrap().values().all(Value::is_string), "{row}");

@@ -12,10 +12,11 @@ pub mod roles;
 pub mod rows;
 pub mod score;
 pub mod scorecard;
+mod seeds;
 
 pub use rows::{Reproduction, Row};
 
-use rayon::prelude::*;
+pub(crate) use seeds::over_settings;
 
 use crate::sim::{run_scenario, RunResults};
 use crate::Scenario;
@@ -79,20 +80,4 @@ fn flow_names(text: &str) -> Vec<String> {
     let Ok(table) = text.parse::<toml::Table>() else { return Vec::new() };
     let Some(toml::Value::Array(flows)) = table.get("flow") else { return Vec::new() };
     flows.iter().filter_map(|f| f.get("name").and_then(|n| n.as_str()).map(str::to_owned)).collect()
-}
-
-/// Run every one of `settings` settings with `seeds` seeds from `seed` (at least one), all in parallel
-/// (`run(setting, seed)`), and combine each setting's runs with `combine`, in setting order.
-pub(crate) fn over_settings<T: Send>(
-    settings: usize,
-    seed: u64,
-    seeds: u32,
-    run: impl Fn(usize, u64) -> Result<T, String> + Sync,
-    combine: impl Fn(&[T]) -> T,
-) -> Result<Vec<T>, String> {
-    let seeds = u64::from(seeds.max(1));
-    let jobs: Vec<(usize, u64)> =
-        (0..settings).flat_map(|i| (0..seeds).map(move |k| (i, seed.wrapping_add(k)))).collect();
-    let runs: Vec<T> = jobs.par_iter().map(|&(i, seed)| run(i, seed)).collect::<Result<_, String>>()?;
-    Ok(runs.chunks(seeds as usize).map(combine).collect())
 }

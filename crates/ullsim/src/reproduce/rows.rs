@@ -47,6 +47,31 @@ pub struct Row {
     /// How it compares with the paper's value (`reproduce/score.rs`); null without one.
     #[serde(default)]
     pub verdict: Option<Verdict>,
+    /// How far the seeds' values ranged, for a row that averages two or more seeds' runs
+    /// ([`Reproduction::push_over_seeds`]); null for a row of one run or of a quantity no seed moves.
+    #[serde(default)]
+    pub spread: Option<Spread>,
+}
+
+/// The range of one row's value over the seeds whose mean it is: what a reader needs to judge a row that
+/// rests on rare events (a p99 of 2,000 requests rests on 20 of them).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    pub min: f64,
+    pub max: f64,
+    /// How many seeds' values the row averages.
+    pub seeds: u32,
+}
+
+impl Spread {
+    /// The range of `values`, or `None` for fewer than two (one run has no spread to report).
+    pub fn of(values: &[f64]) -> Option<Spread> {
+        (values.len() >= 2).then(|| Spread {
+            min: values.iter().copied().fold(f64::INFINITY, f64::min),
+            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            seeds: values.len() as u32,
+        })
+    }
 }
 
 impl Row {
@@ -60,6 +85,7 @@ impl Row {
             simulated,
             role: Role::Predicted,
             verdict: None,
+            spread: None,
         }
     }
 }
@@ -99,6 +125,22 @@ impl Reproduction {
         self.rows.push(Row::new(figure, setting, metric, paper, simulated));
     }
 
+    /// Add a row whose value is the mean of one value per seed, with their range as its spread. An empty
+    /// `per_seed` gives NaN, which [`Reproduction::check_finite`] refuses.
+    pub fn push_over_seeds(
+        &mut self,
+        figure: &str,
+        setting: &[(&str, &str)],
+        metric: &str,
+        paper: Option<f64>,
+        per_seed: &[f64],
+    ) {
+        let mean = per_seed.iter().sum::<f64>() / per_seed.len() as f64;
+        let mut row = Row::new(figure, setting, metric, paper, mean);
+        row.spread = Spread::of(per_seed);
+        self.rows.push(row);
+    }
+
     /// Rows whose simulated value is not a finite number: a reproduction must not pass them off as results.
     pub fn non_finite(&self) -> Vec<&Row> {
         self.rows.iter().filter(|r| !r.simulated.is_finite() || r.paper.is_some_and(|p| !p.is_finite())).collect()
@@ -130,17 +172,28 @@ impl Reproduction {
             let figure_width = block[0].figure.len().max(6);
             let setting_width = settings.iter().map(String::len).max().unwrap_or(0).max(7);
             let metric_width = block.iter().map(|r| r.metric.len()).max().unwrap_or(0).max(6);
+            // The seeds' range, only in a block where some row has one.
+            let spreads: Vec<String> = block.iter().map(|r| r.spread.map_or(String::new(), spread_text)).collect();
+            let spread_width = spreads.iter().map(String::len).max().unwrap_or(0);
+            let spread_width = if spread_width > 0 { spread_width.max(6) } else { 0 };
             out.push('\n');
-            let mut line = |figure: &str, setting: &str, metric: &str, paper: &str, simulated: &str, judged: &str| {
+            let mut line = |figure: &str,
+                            setting: &str,
+                            metric: &str,
+                            paper: &str,
+                            simulated: &str,
+                            spread: &str,
+                            judged: &str| {
+                let spread = if spread_width > 0 { format!("  {spread:<spread_width$}") } else { String::new() };
                 let text = format!(
-                    "{figure:<figure_width$}  {setting:<setting_width$}  {metric:<metric_width$}  {paper:>10}  {simulated:>10}  {judged}"
+                    "{figure:<figure_width$}  {setting:<setting_width$}  {metric:<metric_width$}  {paper:>10}  {simulated:>10}{spread}  {judged}"
                 );
                 let _ = writeln!(out, "{}", text.trim_end());
             };
-            line("figure", "setting", "metric", "paper", "simulated", "judged");
-            for (row, setting) in block.iter().zip(&settings) {
+            line("figure", "setting", "metric", "paper", "simulated", "spread", "judged");
+            for ((row, setting), spread) in block.iter().zip(&settings).zip(&spreads) {
                 let paper = row.paper.map_or("-".to_string(), number);
-                line(&row.figure, setting, &row.metric, &paper, &number(row.simulated), row.judged());
+                line(&row.figure, setting, &row.metric, &paper, &number(row.simulated), spread, row.judged());
             }
         }
         for note in &self.notes {
@@ -161,6 +214,11 @@ impl Row {
     pub fn setting_text(&self) -> String {
         self.setting.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
     }
+}
+
+/// A spread as `[min, max]/seeds`.
+fn spread_text(spread: Spread) -> String {
+    format!("[{}, {}]/{}", number(spread.min), number(spread.max), spread.seeds)
 }
 
 /// An option's value as text: strings without their quotes, the rest as JSON.
@@ -230,7 +288,33 @@ mod tests {
         assert!(table.contains("\nweighted_speedup  k=v      metric"), "{table}");
         let row = table.lines().find(|l| l.starts_with("a ")).unwrap();
         assert!(row.ends_with("         1           2  far"), "{row:?}");
+        assert!(!table.contains("spread"), "no spread column without spreads: {table}");
         let numbers = [3.0, -2.5, 12.52, 7.8104, 0.01734, 465067.3, f64::NAN].map(number);
         assert_eq!(numbers, ["3", "-2.5", "12.52", "7.81", "0.0173", "465067", "NaN"]);
+    }
+
+    #[test]
+    fn a_row_over_seeds_is_their_mean_with_their_range() {
+        let mut r = Reproduction::new("p", "t");
+        r.push_over_seeds("fig12", &[("stack", "b")], "p99_vs_vanilla", Some(0.8), &[0.9, 0.7, 0.8]);
+        r.push_over_seeds("fig12", &[("stack", "c")], "p99_vs_vanilla", Some(0.8), &[0.75]);
+        r.push("fig13", &[], "m", None, 1.0);
+        assert!((r.rows[0].simulated - 0.8).abs() < 1e-12);
+        assert_eq!(r.rows[0].spread, Some(Spread { min: 0.7, max: 0.9, seeds: 3 }));
+        assert_eq!(r.rows[1].simulated, 0.75);
+        assert_eq!(r.rows[1].spread, None, "one seed has no spread");
+        super::super::roles::assign(&mut r);
+        let json = serde_json::to_string(&r).unwrap();
+        assert!(json.contains("\"spread\":{\"min\":0.7,\"max\":0.9,\"seeds\":3}"), "{json}");
+        assert!(json.contains("\"spread\":null"), "{json}");
+        assert_eq!(serde_json::from_str::<Reproduction>(&json).unwrap(), r);
+        let table = r.table();
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(lines.iter().any(|l| l.contains("simulated  spread") && l.starts_with("figure")), "{table}");
+        assert!(lines.iter().any(|l| l.contains("0.8  [0.7, 0.9]/3  close")), "{table}");
+        let fig13 = lines.iter().position(|l| l.starts_with("fig13")).unwrap();
+        assert!(!lines[fig13 - 1].contains("spread"), "a block without spreads has no column: {table}");
+        r.push_over_seeds("fig14", &[], "m", None, &[]);
+        assert!(r.check_finite().is_err(), "no seeds is not a result");
     }
 }
