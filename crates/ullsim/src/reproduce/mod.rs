@@ -16,7 +16,7 @@ mod seeds;
 
 pub use rows::{Reproduction, Row};
 
-pub(crate) use seeds::over_settings;
+pub(crate) use seeds::{over_settings, per_seed};
 
 use crate::sim::{run_scenario, RunResults};
 use crate::Scenario;

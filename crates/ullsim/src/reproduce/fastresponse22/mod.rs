@@ -11,7 +11,7 @@ pub mod cpu;
 pub mod write;
 
 use super::rows::Reproduction;
-use super::{check_flow_overrides, over_settings, overrides_for, run_toml};
+use super::{check_flow_overrides, overrides_for, per_seed, run_toml};
 use crate::sim::RunResults;
 use crate::workload::app::fastresponse::{APP_IODEPTH, CPU_BURST_US, TABLE1};
 
@@ -248,26 +248,39 @@ fn throughput_rows(
     out.push(figure, &[("app", "all")], "max_loss_pct", Some(paper::MAX_THROUGHPUT_LOSS), worst_loss);
 }
 
-/// Each setting's figures over `seeds` seeds from `seed`.
+/// Each setting's figures with each of `seeds` seeds from `seed`, in seed order.
 fn measure_settings(
     settings: &[Setting],
     duration_ns: u64,
     seed: u64,
     seeds: u32,
     overrides: &[String],
-) -> Result<Vec<Measured>, String> {
-    over_settings(
-        settings.len(),
-        seed,
-        seeds,
-        |i, seed| {
-            let text = scenario_text(&settings[i], duration_ns);
-            let (scenario, results) = run_toml(&text, "fastresponse22", seed, &overrides_for(&text, overrides))?;
-            let cpu = &scenario.host.cpu;
-            Ok(measure(&results, cpu.syscall_entry_ns.0 as f64))
-        },
-        Measured::over_seeds,
-    )
+) -> Result<Vec<Vec<Measured>>, String> {
+    per_seed(settings.len(), seed, seeds, |i, seed| {
+        let text = scenario_text(&settings[i], duration_ns);
+        let (scenario, results) = run_toml(&text, "fastresponse22", seed, &overrides_for(&text, overrides))?;
+        let cpu = &scenario.host.cpu;
+        Ok(measure(&results, cpu.syscall_entry_ns.0 as f64))
+    })
+}
+
+/// Per seed, the mean over `apps` of the per-app reduction (%) of `base`'s figure (`pick`) by `stack`'s;
+/// `runs_of(app, stack)` gives a setting's runs in seed order.
+fn mean_cut_per_seed<'a, M: 'a>(
+    apps: &[String],
+    runs_of: impl Fn(&str, &str) -> &'a [M],
+    stack: &str,
+    base: &str,
+    pick: fn(&M) -> f64,
+) -> Vec<f64> {
+    let seeds = apps.first().map_or(0, |app| runs_of(app, base).len());
+    (0..seeds)
+        .map(|k| {
+            let cuts =
+                apps.iter().map(|app| 100.0 * (1.0 - pick(&runs_of(app, stack)[k]) / pick(&runs_of(app, base)[k])));
+            cuts.sum::<f64>() / apps.len() as f64
+        })
+        .collect()
 }
 
 /// Figs. 4-5: readrandom beside `app` against alone, under Vanilla (the paper's values are beside Bayes).
@@ -290,7 +303,8 @@ pub fn baseline(app: &str, duration_ns: u64, seed: u64) -> Result<Reproduction, 
         return Err(format!("unknown app \"{app}\""));
     }
     let settings = [Setting::new(None, "vanilla"), Setting::new(Some(app), "vanilla")];
-    let measured = measure_settings(&settings, duration_ns, seed, 1, &[])?;
+    let runs = measure_settings(&settings, duration_ns, seed, 1, &[])?;
+    let measured: Vec<Measured> = runs.iter().map(|r| Measured::over_seeds(r)).collect();
     let mut out = Reproduction::new("fastresponse22", "FastResponse (ICS'22): the Vanilla baseline");
     corun_rows(&mut out, app, &measured[0], &measured[1]);
     let paper_depth = (app == "terasort").then_some(paper::QUEUE_DEPTH[0].1);
@@ -328,14 +342,15 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
     texts.extend(write::texts(options));
     texts.extend(cpu::texts(options));
     check_flow_overrides(&texts, &options.overrides)?;
-    let measured = measure_settings(&settings, options.duration_ns, options.seed, options.seeds, &options.overrides)?;
-    let find = |app: Option<&str>, stack: &str| -> &Measured {
-        let i = settings
+    let runs = measure_settings(&settings, options.duration_ns, options.seed, options.seeds, &options.overrides)?;
+    let measured: Vec<Measured> = runs.iter().map(|r| Measured::over_seeds(r)).collect();
+    let index = |app: Option<&str>, stack: &str| -> usize {
+        settings
             .iter()
             .position(|s| s.app.as_deref() == app && s.stack == stack && s.ld_depth.is_none() && s.gets_per_s.is_none())
-            .expect("every app runs under every stack");
-        &measured[i]
+            .expect("every app runs under every stack")
     };
+    let find = |app: Option<&str>, stack: &str| -> &Measured { &measured[index(app, stack)] };
 
     let mut out =
         Reproduction::new("fastresponse22", "FastResponse (ICS'22): readrandom and fillsync beside Table 1's apps");
@@ -348,24 +363,26 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
     }
 
     // Fig. 12: readrandom's latency per app and stack, then the averages of the reductions the text gives.
+    // The tails rest on a few stalls a run: their rows carry the spread over the seeds.
+    let picks: [(&str, Pick); 3] = [("mean", |m| m.mean_us), ("p99", |m| m.p99_us), ("p99_9", |m| m.p99_9_us)];
     for app in &options.apps {
         for &(name, stack) in &STACKS {
-            let m = find(Some(app), stack);
-            for (metric, value) in [("mean_us", m.mean_us), ("p99_us", m.p99_us), ("p99_9_us", m.p99_9_us)] {
-                out.push("fig12", &[("app", app), ("stack", name)], metric, None, value);
+            let seeds = &runs[index(Some(app), stack)];
+            for (metric, pick) in picks {
+                let per_seed: Vec<f64> = seeds.iter().map(pick).collect();
+                out.push_over_seeds(
+                    "fig12",
+                    &[("app", app), ("stack", name)],
+                    &format!("{metric}_us"),
+                    None,
+                    &per_seed,
+                );
             }
         }
     }
-    // Mean over the apps of the per-app reduction of `base` by `stack` (%), per metric.
-    let cut = |stack: &str, base: &str, pick: Pick| -> f64 {
-        let cuts: Vec<f64> = options
-            .apps
-            .iter()
-            .map(|app| 100.0 * (1.0 - pick(find(Some(app), stack)) / pick(find(Some(app), base))))
-            .collect();
-        cuts.iter().sum::<f64>() / cuts.len() as f64
+    let cut = |stack: &str, base: &str, pick: Pick| -> Vec<f64> {
+        mean_cut_per_seed(&options.apps, |app, stack| &runs[index(Some(app), stack)], stack, base, pick)
     };
-    let picks: [(&str, Pick); 3] = [("mean", |m| m.mean_us), ("p99", |m| m.p99_us), ("p99_9", |m| m.p99_9_us)];
     let claims: [(&str, &str, [Option<f64>; 3]); 4] = [
         ("fastresponse-bs", "vanilla", [Some(paper::BS_MEAN_CUT), None, Some(paper::BS_P99_9_CUT)]),
         ("selectisr", "vanilla", paper::SELECTISR_CUTS.map(Some)),
@@ -375,7 +392,7 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
     for (stack, base, paper_cuts) in claims {
         for ((metric, pick), paper_cut) in picks.iter().zip(paper_cuts) {
             let setting = [("app", "average"), ("stack", label(stack)), ("against", label(base))];
-            out.push("fig12", &setting, &format!("{metric}_cut_pct"), paper_cut, cut(stack, base, *pick));
+            out.push_over_seeds("fig12", &setting, &format!("{metric}_cut_pct"), paper_cut, &cut(stack, base, *pick));
         }
     }
 
