@@ -264,6 +264,26 @@ fn measure_settings(
     })
 }
 
+/// Each app's latency under each of `stacks` (`mean_us`, `p99_us`, `p99_9_us` as `picks` name them), with
+/// the spread over the seeds; `runs_of(app, stack)` gives a setting's runs in seed order.
+fn latency_rows<'a, M: 'a>(
+    out: &mut Reproduction,
+    figure: &str,
+    apps: &[String],
+    stacks: &[(&str, &str)],
+    picks: [(&str, fn(&M) -> f64); 3],
+    runs_of: impl Fn(&str, &str) -> &'a [M],
+) {
+    for app in apps {
+        for &(name, stack) in stacks {
+            for (metric, pick) in picks {
+                let per_seed: Vec<f64> = runs_of(app, stack).iter().map(pick).collect();
+                out.push_over_seeds(figure, &[("app", app), ("stack", name)], &format!("{metric}_us"), None, &per_seed);
+            }
+        }
+    }
+}
+
 /// Per seed, the mean over `apps` of the per-app reduction (%) of `base`'s figure (`pick`) by `stack`'s;
 /// `runs_of(app, stack)` gives a setting's runs in seed order.
 fn mean_cut_per_seed<'a, M: 'a>(
@@ -365,21 +385,7 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
     // Fig. 12: readrandom's latency per app and stack, then the averages of the reductions the text gives.
     // The tails rest on a few stalls a run: their rows carry the spread over the seeds.
     let picks: [(&str, Pick); 3] = [("mean", |m| m.mean_us), ("p99", |m| m.p99_us), ("p99_9", |m| m.p99_9_us)];
-    for app in &options.apps {
-        for &(name, stack) in &STACKS {
-            let seeds = &runs[index(Some(app), stack)];
-            for (metric, pick) in picks {
-                let per_seed: Vec<f64> = seeds.iter().map(pick).collect();
-                out.push_over_seeds(
-                    "fig12",
-                    &[("app", app), ("stack", name)],
-                    &format!("{metric}_us"),
-                    None,
-                    &per_seed,
-                );
-            }
-        }
-    }
+    latency_rows(&mut out, "fig12", &options.apps, &STACKS, picks, |app, stack| &runs[index(Some(app), stack)]);
     let cut = |stack: &str, base: &str, pick: Pick| -> Vec<f64> {
         mean_cut_per_seed(&options.apps, |app, stack| &runs[index(Some(app), stack)], stack, base, pick)
     };

@@ -158,23 +158,9 @@ pub fn rows(options: &Options, out: &mut Reproduction) -> Result<(), String> {
     // Fig. 13: fillsync's latency per app and stack, and BSJ-Opt's average cut against Vanilla. The tails rest
     // on a few stalls a run: the rows carry the spread over the seeds.
     let picks: [(&str, Pick); 3] = [("mean", |m| m.mean), ("p99", |m| m.p99), ("p99_9", |m| m.p99_9)];
-    for app in &options.apps {
-        for &(name, stack) in &STACKS {
-            let seeds = &runs[index(Some(app), stack)];
-            for (metric, pick) in picks {
-                let per_seed: Vec<f64> = seeds.iter().map(pick).collect();
-                out.push_over_seeds(
-                    "fig13",
-                    &[("app", app), ("stack", name)],
-                    &format!("{metric}_us"),
-                    None,
-                    &per_seed,
-                );
-            }
-        }
-    }
+    let runs_of = |app: &str, stack: &str| -> &[Measured] { &runs[index(Some(app), stack)] };
+    super::latency_rows(out, "fig13", &options.apps, &STACKS, picks, runs_of);
     for ((metric, pick), paper_cut) in picks.iter().zip(paper::BSJ_CUTS) {
-        let runs_of = |app: &str, stack: &str| -> &[Measured] { &runs[index(Some(app), stack)] };
         let per_seed = super::mean_cut_per_seed(&options.apps, runs_of, "fastresponse", "vanilla", *pick);
         let setting = [("app", "average"), ("stack", "bsj-opt"), ("against", "vanilla")];
         out.push_over_seeds("fig13", &setting, &format!("{metric}_cut_pct"), Some(paper_cut), &per_seed);
