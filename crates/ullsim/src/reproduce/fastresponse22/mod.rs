@@ -264,6 +264,9 @@ fn measure_settings(
     })
 }
 
+/// A latency figure's name (`mean`, `p99`, `p99_9`) and how to take it from a run's figures.
+type LatencyPick<M> = (&'static str, fn(&M) -> f64);
+
 /// Each app's latency under each of `stacks` (`mean_us`, `p99_us`, `p99_9_us` as `picks` name them), with
 /// the spread over the seeds; `runs_of(app, stack)` gives a setting's runs in seed order.
 fn latency_rows<'a, M: 'a>(
@@ -271,7 +274,7 @@ fn latency_rows<'a, M: 'a>(
     figure: &str,
     apps: &[String],
     stacks: &[(&str, &str)],
-    picks: [(&str, fn(&M) -> f64); 3],
+    picks: [LatencyPick<M>; 3],
     runs_of: impl Fn(&str, &str) -> &'a [M],
 ) {
     for app in apps {
