@@ -332,10 +332,11 @@ fn reproduce_fastresponse22_writes_every_figure_and_ld_bounds_the_device_queue()
     for metric in ["t_fs_us", "t_blk_us", "t_dev_us", "t_sched_us"] {
         assert_eq!(rows(&r, "fig15a", metric).len(), 4, "{metric}");
     }
-    // Fig. 16's mechanism: TeraSort's bursts pile up in the device under Vanilla (the paper: past 160),
-    // LD's 8 tokens hold the non-critical commands to 8, plus the one critical get.
+    // Fig. 16's mechanism: TeraSort's bursts fill the device under Vanilla to its 160 outstanding requests
+    // (calibrated: the paper's "past 160") plus readrandom's gets; LD's 8 tokens hold the non-critical
+    // commands to 8, plus at most one get of each of readrandom's 4 threads.
     assert!(simulated(row(&r, "fig16", "max_queue_depth", &[("stack", "vanilla")])) > 160.0);
-    assert!(simulated(row(&r, "fig16", "max_queue_depth", &[("stack", "b-opt")])) <= 9.0);
+    assert!(simulated(row(&r, "fig16", "max_queue_depth", &[("stack", "b-opt")])) <= 12.0);
     // Fig. 14: the open-loop apps lose no throughput to throttling (the paper: at most 6%).
     assert!(simulated(row(&r, "fig14a", "max_loss_pct", &[("app", "all")])) <= 6.0);
     // Fig. 19 has a row per token count and rate of the subset.
@@ -373,7 +374,9 @@ fn reproduce_fastresponse22_writes_every_figure_and_ld_bounds_the_device_queue()
     ullsim(["reproduce", "fastresponse22", "--set", "host.nope=1"]).fails_with(&["fastresponse22", "host.nope"]);
     // Its runs have different flows: a --set naming a flow goes to the runs that have it (db_bench's clock on
     // the read path's readrandom changes the read rows), and one naming a flow no run has is an error.
-    let short = ["reproduce", "fastresponse22", "--duration", "100ms"];
+    // (Not shorter than the subset's 400 ms: the apps' bursts come ~0.3 s apart, and a run without one has
+    // no throughput to compare.)
+    let short = ["reproduce", "fastresponse22", "--duration", "400ms"];
     let submit = json(&[&short[..], &["--set", "flow.readrandom.latency_from=submit"]].concat());
     assert_ne!(submit["rows"], json(&short)["rows"], "the override reached no run");
     ullsim([&short[..], &["--set", "flow.readrandomx.latency_from=submit"]].concat())

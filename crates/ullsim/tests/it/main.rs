@@ -15,6 +15,7 @@ mod drives;
 mod drives_full;
 mod durability;
 mod fastresponse;
+mod fastresponse22_baseline;
 mod flashshare;
 mod flashshare_apps;
 mod flashshare_cache;

@@ -5,7 +5,7 @@
 //! own work, system calls and polling, the interrupt handlers, the context switches, and the journal thread
 //! when it runs), and the requests per second.
 
-use super::{Options, DATASET, SERVER_CORES};
+use super::{Options, DATASET, PLATFORM, SERVER_CORES};
 use crate::reproduce::rows::Reproduction;
 use crate::reproduce::{over_settings, overrides_for, run_toml};
 use crate::sim::RunResults;
@@ -37,8 +37,8 @@ const BENCHES: [(&str, &str); 2] = [
 fn scenario_text(keys: &str, stack: &str, duration_ns: u64) -> String {
     let keys = keys.replace("40GB", DATASET);
     format!(
-        "name = \"fastresponse22-fig18\"\n[run]\nduration = \"{}ns\"\nwarmup = \"{WARMUP_NS}ns\"\n[host]\nstack = \
-         \"{stack}\"\ncores = {SERVER_CORES}\n[device]\npreset = \"optane-900p\"\n[[flow]]\nname = \"bench\"\nclass = \
+        "name = \"fastresponse22-fig18\"\n[run]\nduration = \"{}ns\"\nwarmup = \"{WARMUP_NS}ns\"\n[host]\nplatform = \
+         \"{PLATFORM}\"\nstack = \"{stack}\"\ncores = {SERVER_CORES}\n[device]\npreset = \"optane-900p\"\n[[flow]]\nname = \"bench\"\nclass = \
          \"critical\"\n{keys}\n",
         WARMUP_NS + duration_ns
     )

@@ -11,14 +11,16 @@ pub mod cpu;
 pub mod write;
 
 use super::rows::Reproduction;
-use super::{check_flow_overrides, over_settings, overrides_for, run_toml};
+use super::{check_flow_overrides, overrides_for, per_seed, run_toml};
 use crate::sim::RunResults;
-use crate::workload::app::fastresponse::TABLE1;
+use crate::workload::app::fastresponse::{APP_IODEPTH, CPU_BURST_US, TABLE1};
 
 /// The stacks of Fig. 12, in the paper's order: (label, `host.stack`).
 pub const STACKS: [(&str, &str); 4] =
     [("vanilla", "vanilla"), ("selectisr", "selectisr"), ("b-opt", "fastresponse-b"), ("bs-opt", "fastresponse-bs")];
 
+/// The paper's server as a host platform (`host.platform`): its cores, sockets and memory.
+pub const PLATFORM: &str = "fastresponse22-inspur";
 /// Cores of the paper's server: two 8-core Xeon E5-2630 v3 (§4.1; SMT is not modeled).
 pub const SERVER_CORES: u32 = 16;
 /// RocksDB's dataset: 40 GB (§4.1); the gets read 4 KB at random offsets over it.
@@ -125,11 +127,20 @@ impl Setting {
     }
 }
 
+/// The `cpuio` flow of `app`'s map and reduce tasks: `cpu` percent of every core, in bursts of
+/// [`CPU_BURST_US`].
+fn cpu_flow(app: &str, cpu: u32) -> String {
+    format!(
+        "[[flow]]\nname = \"{app}-cpu\"\nioengine = \"cpuio\"\nnumjobs = {SERVER_CORES}\ncpuload = {cpu}\ncpuchunks = \
+         \"{CPU_BURST_US}us\"\n"
+    )
+}
+
 /// The scenario of one setting.
 fn scenario_text(s: &Setting, duration_ns: u64) -> String {
     let mut text = format!(
-        "name = \"fastresponse22\"\n[run]\nduration = \"{}ns\"\nwarmup = \"{WARMUP_NS}ns\"\n[host]\nstack = \
-         \"{}\"\ncores = {SERVER_CORES}\n",
+        "name = \"fastresponse22\"\n[run]\nduration = \"{}ns\"\nwarmup = \"{WARMUP_NS}ns\"\n[host]\nplatform = \
+         \"{PLATFORM}\"\nstack = \"{}\"\ncores = {SERVER_CORES}\n",
         WARMUP_NS + duration_ns,
         s.stack
     );
@@ -144,12 +155,12 @@ fn scenario_text(s: &Setting, duration_ns: u64) -> String {
     );
     if let Some(app) = &s.app {
         let cpu = TABLE1.iter().find(|t| t.name == app).expect("apps are checked against Table 1").cpu_load_percent;
-        // The app's I/O from one task with room for its bursts (HDFS data beyond RocksDB's), and its map and
-        // reduce tasks' CPU work on every core.
+        // The app's I/O from one task with its calibrated outstanding requests (HDFS data beyond RocksDB's),
+        // and its map and reduce tasks' CPU work on every core.
         text += &format!(
             "[[flow]]\nname = \"{app}\"\napp = \"fastresponse.{app}\"\nioengine = \"libaio\"\niodepth = \
-             1024\noffset = \"{DATASET}\"\n[[flow]]\nname = \"{app}-cpu\"\nioengine = \"cpuio\"\nnumjobs = \
-             {SERVER_CORES}\ncpuload = {cpu}\n"
+             {APP_IODEPTH}\noffset = \"{DATASET}\"\n{}",
+            cpu_flow(app, cpu)
         );
     }
     text
@@ -237,6 +248,99 @@ fn throughput_rows(
     out.push(figure, &[("app", "all")], "max_loss_pct", Some(paper::MAX_THROUGHPUT_LOSS), worst_loss);
 }
 
+/// Each setting's figures with each of `seeds` seeds from `seed`, in seed order.
+fn measure_settings(
+    settings: &[Setting],
+    duration_ns: u64,
+    seed: u64,
+    seeds: u32,
+    overrides: &[String],
+) -> Result<Vec<Vec<Measured>>, String> {
+    per_seed(settings.len(), seed, seeds, |i, seed| {
+        let text = scenario_text(&settings[i], duration_ns);
+        let (scenario, results) = run_toml(&text, "fastresponse22", seed, &overrides_for(&text, overrides))?;
+        let cpu = &scenario.host.cpu;
+        Ok(measure(&results, cpu.syscall_entry_ns.0 as f64))
+    })
+}
+
+/// A latency figure's name (`mean`, `p99`, `p99_9`) and how to take it from a run's figures.
+type LatencyPick<M> = (&'static str, fn(&M) -> f64);
+
+/// Each app's latency under each of `stacks` (`mean_us`, `p99_us`, `p99_9_us` as `picks` name them), with
+/// the spread over the seeds; `runs_of(app, stack)` gives a setting's runs in seed order.
+fn latency_rows<'a, M: 'a>(
+    out: &mut Reproduction,
+    figure: &str,
+    apps: &[String],
+    stacks: &[(&str, &str)],
+    picks: [LatencyPick<M>; 3],
+    runs_of: impl Fn(&str, &str) -> &'a [M],
+) {
+    for app in apps {
+        for &(name, stack) in stacks {
+            for (metric, pick) in picks {
+                let per_seed: Vec<f64> = runs_of(app, stack).iter().map(pick).collect();
+                out.push_over_seeds(figure, &[("app", app), ("stack", name)], &format!("{metric}_us"), None, &per_seed);
+            }
+        }
+    }
+}
+
+/// Per seed, the mean over `apps` of the per-app reduction (%) of `base`'s figure (`pick`) by `stack`'s;
+/// `runs_of(app, stack)` gives a setting's runs in seed order.
+fn mean_cut_per_seed<'a, M: 'a>(
+    apps: &[String],
+    runs_of: impl Fn(&str, &str) -> &'a [M],
+    stack: &str,
+    base: &str,
+    pick: fn(&M) -> f64,
+) -> Vec<f64> {
+    let seeds = apps.first().map_or(0, |app| runs_of(app, base).len());
+    (0..seeds)
+        .map(|k| {
+            let cuts =
+                apps.iter().map(|app| 100.0 * (1.0 - pick(&runs_of(app, stack)[k]) / pick(&runs_of(app, base)[k])));
+            cuts.sum::<f64>() / apps.len() as f64
+        })
+        .collect()
+}
+
+/// Figs. 4-5: readrandom beside `app` against alone, under Vanilla (the paper's values are beside Bayes).
+fn corun_rows(out: &mut Reproduction, app: &str, alone: &Measured, beside: &Measured) {
+    let paper = |x: f64| (app == "bayes").then_some(x);
+    for (metric, paper, x) in [
+        ("mean_vs_alone", paper(paper::CORUN_MEAN_X), beside.mean_us / alone.mean_us),
+        ("t_dev_vs_alone", paper(paper::CORUN_T_DEV_X), beside.t_dev / alone.t_dev),
+        ("t_sched_vs_alone", paper(paper::CORUN_T_SCHED_X), beside.t_sched / alone.t_sched.max(1e-3)),
+    ] {
+        out.push("fig4-5", &[("app", app), ("stack", "vanilla")], metric, paper, x);
+    }
+}
+
+/// The baseline the apps are calibrated on, without the rest of the evaluation: readrandom alone and beside
+/// `app` under Vanilla, `duration_ns` after the warm-up with one seed: the rows of Figs. 4-5 and the largest
+/// device queue (Fig. 16's 160 beside TeraSort).
+pub fn baseline(app: &str, duration_ns: u64, seed: u64) -> Result<Reproduction, String> {
+    if !TABLE1.iter().any(|t| t.name == app) {
+        return Err(format!("unknown app \"{app}\""));
+    }
+    let settings = [Setting::new(None, "vanilla"), Setting::new(Some(app), "vanilla")];
+    let runs = measure_settings(&settings, duration_ns, seed, 1, &[])?;
+    let measured: Vec<Measured> = runs.iter().map(|r| Measured::over_seeds(r)).collect();
+    let mut out = Reproduction::new("fastresponse22", "FastResponse (ICS'22): the Vanilla baseline");
+    corun_rows(&mut out, app, &measured[0], &measured[1]);
+    let paper_depth = (app == "terasort").then_some(paper::QUEUE_DEPTH[0].1);
+    out.push(
+        "fig16",
+        &[("app", app), ("stack", "vanilla")],
+        "max_queue_depth",
+        paper_depth,
+        measured[1].max_queue_depth,
+    );
+    Ok(out)
+}
+
 /// Run the reproduction.
 pub fn run(options: &Options) -> Result<Reproduction, String> {
     for app in &options.apps {
@@ -261,26 +365,15 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
     texts.extend(write::texts(options));
     texts.extend(cpu::texts(options));
     check_flow_overrides(&texts, &options.overrides)?;
-    let measured = over_settings(
-        settings.len(),
-        options.seed,
-        options.seeds,
-        |i, seed| {
-            let text = scenario_text(&settings[i], options.duration_ns);
-            let (scenario, results) =
-                run_toml(&text, "fastresponse22", seed, &overrides_for(&text, &options.overrides))?;
-            let cpu = &scenario.host.cpu;
-            Ok(measure(&results, cpu.syscall_entry_ns.0 as f64))
-        },
-        Measured::over_seeds,
-    )?;
-    let find = |app: Option<&str>, stack: &str| -> &Measured {
-        let i = settings
+    let runs = measure_settings(&settings, options.duration_ns, options.seed, options.seeds, &options.overrides)?;
+    let measured: Vec<Measured> = runs.iter().map(|r| Measured::over_seeds(r)).collect();
+    let index = |app: Option<&str>, stack: &str| -> usize {
+        settings
             .iter()
             .position(|s| s.app.as_deref() == app && s.stack == stack && s.ld_depth.is_none() && s.gets_per_s.is_none())
-            .expect("every app runs under every stack");
-        &measured[i]
+            .expect("every app runs under every stack")
     };
+    let find = |app: Option<&str>, stack: &str| -> &Measured { &measured[index(app, stack)] };
 
     let mut out =
         Reproduction::new("fastresponse22", "FastResponse (ICS'22): readrandom and fillsync beside Table 1's apps");
@@ -289,35 +382,16 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
 
     // Figs. 4-5: beside Bayes against alone, under Vanilla.
     if options.apps.iter().any(|a| a == "bayes") {
-        let (alone, beside) = (find(None, "vanilla"), find(Some("bayes"), "vanilla"));
-        for (metric, paper, x) in [
-            ("mean_vs_alone", paper::CORUN_MEAN_X, beside.mean_us / alone.mean_us),
-            ("t_dev_vs_alone", paper::CORUN_T_DEV_X, beside.t_dev / alone.t_dev),
-            ("t_sched_vs_alone", paper::CORUN_T_SCHED_X, beside.t_sched / alone.t_sched.max(1e-3)),
-        ] {
-            out.push("fig4-5", &[("app", "bayes"), ("stack", "vanilla")], metric, Some(paper), x);
-        }
+        corun_rows(&mut out, "bayes", find(None, "vanilla"), find(Some("bayes"), "vanilla"));
     }
 
     // Fig. 12: readrandom's latency per app and stack, then the averages of the reductions the text gives.
-    for app in &options.apps {
-        for &(name, stack) in &STACKS {
-            let m = find(Some(app), stack);
-            for (metric, value) in [("mean_us", m.mean_us), ("p99_us", m.p99_us), ("p99_9_us", m.p99_9_us)] {
-                out.push("fig12", &[("app", app), ("stack", name)], metric, None, value);
-            }
-        }
-    }
-    // Mean over the apps of the per-app reduction of `base` by `stack` (%), per metric.
-    let cut = |stack: &str, base: &str, pick: Pick| -> f64 {
-        let cuts: Vec<f64> = options
-            .apps
-            .iter()
-            .map(|app| 100.0 * (1.0 - pick(find(Some(app), stack)) / pick(find(Some(app), base))))
-            .collect();
-        cuts.iter().sum::<f64>() / cuts.len() as f64
-    };
+    // The tails rest on a few stalls a run: their rows carry the spread over the seeds.
     let picks: [(&str, Pick); 3] = [("mean", |m| m.mean_us), ("p99", |m| m.p99_us), ("p99_9", |m| m.p99_9_us)];
+    latency_rows(&mut out, "fig12", &options.apps, &STACKS, picks, |app, stack| &runs[index(Some(app), stack)]);
+    let cut = |stack: &str, base: &str, pick: Pick| -> Vec<f64> {
+        mean_cut_per_seed(&options.apps, |app, stack| &runs[index(Some(app), stack)], stack, base, pick)
+    };
     let claims: [(&str, &str, [Option<f64>; 3]); 4] = [
         ("fastresponse-bs", "vanilla", [Some(paper::BS_MEAN_CUT), None, Some(paper::BS_P99_9_CUT)]),
         ("selectisr", "vanilla", paper::SELECTISR_CUTS.map(Some)),
@@ -327,7 +401,7 @@ pub fn run(options: &Options) -> Result<Reproduction, String> {
     for (stack, base, paper_cuts) in claims {
         for ((metric, pick), paper_cut) in picks.iter().zip(paper_cuts) {
             let setting = [("app", "average"), ("stack", label(stack)), ("against", label(base))];
-            out.push("fig12", &setting, &format!("{metric}_cut_pct"), paper_cut, cut(stack, base, *pick));
+            out.push_over_seeds("fig12", &setting, &format!("{metric}_cut_pct"), paper_cut, &cut(stack, base, *pick));
         }
     }
 

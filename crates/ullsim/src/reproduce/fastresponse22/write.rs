@@ -7,10 +7,9 @@
 //! fillsync is `fastresponse.fillsync`: an update every 0.5 ms at a fixed rate, its latency the fsync's from
 //! the update's arrival (the append before it, a memory copy, included).
 
-use super::{Options, DATASET, SERVER_CORES, WARMUP_NS};
-use crate::reproduce::over_settings;
+use super::{Options, DATASET, PLATFORM, SERVER_CORES, WARMUP_NS};
 use crate::reproduce::rows::Reproduction;
-use crate::reproduce::{overrides_for, run_toml};
+use crate::reproduce::{overrides_for, per_seed, run_toml};
 use crate::sim::RunResults;
 use crate::workload::app::fastresponse::TABLE1;
 
@@ -44,8 +43,8 @@ pub mod paper {
 /// The scenario of fillsync beside `app` (or alone) under `stack`.
 fn scenario_text(app: Option<&str>, stack: &str, duration_ns: u64) -> String {
     let mut text = format!(
-        "name = \"fastresponse22-write\"\n[run]\nduration = \"{}ns\"\nwarmup = \"{WARMUP_NS}ns\"\n[host]\nstack = \
-         \"{stack}\"\ncores = {SERVER_CORES}\n[device]\npreset = \"optane-900p\"\n[[flow]]\nname = \"fillsync\"\nclass \
+        "name = \"fastresponse22-write\"\n[run]\nduration = \"{}ns\"\nwarmup = \"{WARMUP_NS}ns\"\n[host]\nplatform = \
+         \"{PLATFORM}\"\nstack = \"{stack}\"\ncores = {SERVER_CORES}\n[device]\npreset = \"optane-900p\"\n[[flow]]\nname = \"fillsync\"\nclass \
          = \"critical\"\napp = \"fastresponse.fillsync\"\nsize = \"1g\"\n",
         WARMUP_NS + duration_ns
     );
@@ -53,8 +52,8 @@ fn scenario_text(app: Option<&str>, stack: &str, duration_ns: u64) -> String {
         let cpu = TABLE1.iter().find(|t| t.name == app).expect("apps are checked against Table 1").cpu_load_percent;
         text += &format!(
             "[[flow]]\nname = \"{app}\"\napp = \"fastresponse.{app}\"\nioengine = \"psync\"\ndirect = 0\nnumjobs = \
-             {APP_TASKS}\noffset = \"{DATASET}\"\n[[flow]]\nname = \"{app}-cpu\"\nioengine = \"cpuio\"\nnumjobs = \
-             {SERVER_CORES}\ncpuload = {cpu}\n"
+             {APP_TASKS}\noffset = \"{DATASET}\"\n{}",
+            super::cpu_flow(app, cpu)
         );
     }
     text
@@ -130,23 +129,18 @@ pub(super) fn texts(options: &Options) -> Vec<String> {
 /// Run the write path and add its rows to `out`.
 pub fn rows(options: &Options, out: &mut Reproduction) -> Result<(), String> {
     let settings = settings(options);
-    let measured = over_settings(
-        settings.len(),
-        options.seed,
-        options.seeds,
-        |i, seed| {
-            let (app, stack) = settings[i];
-            let text = scenario_text(app, stack, options.duration_ns);
-            let (_, results) =
-                run_toml(&text, "fastresponse22 write path", seed, &overrides_for(&text, &options.overrides))?;
-            measure(&results)
-        },
-        mean_of,
-    )?;
-    let find = |app: Option<&str>, stack: &str| -> &Measured {
-        let i = settings.iter().position(|s| s.0 == app && s.1 == stack).expect("every app runs under every stack");
-        &measured[i]
+    let runs = per_seed(settings.len(), options.seed, options.seeds, |i, seed| {
+        let (app, stack) = settings[i];
+        let text = scenario_text(app, stack, options.duration_ns);
+        let (_, results) =
+            run_toml(&text, "fastresponse22 write path", seed, &overrides_for(&text, &options.overrides))?;
+        measure(&results)
+    })?;
+    let measured: Vec<Measured> = runs.iter().map(|r| mean_of(r)).collect();
+    let index = |app: Option<&str>, stack: &str| -> usize {
+        settings.iter().position(|s| s.0 == app && s.1 == stack).expect("every app runs under every stack")
     };
+    let find = |app: Option<&str>, stack: &str| -> &Measured { &measured[index(app, stack)] };
 
     // Figs. 4-5, write half: beside Bayes against alone, under Vanilla.
     if options.apps.iter().any(|a| a == "bayes") {
@@ -161,25 +155,15 @@ pub fn rows(options: &Options, out: &mut Reproduction) -> Result<(), String> {
         }
     }
 
-    // Fig. 13: fillsync's latency per app and stack, and BSJ-Opt's average cut against Vanilla.
-    for app in &options.apps {
-        for &(name, stack) in &STACKS {
-            let m = find(Some(app), stack);
-            for (metric, value) in [("mean_us", m.mean), ("p99_us", m.p99), ("p99_9_us", m.p99_9)] {
-                out.push("fig13", &[("app", app), ("stack", name)], metric, None, value);
-            }
-        }
-    }
+    // Fig. 13: fillsync's latency per app and stack, and BSJ-Opt's average cut against Vanilla. The tails rest
+    // on a few stalls a run: the rows carry the spread over the seeds.
     let picks: [(&str, Pick); 3] = [("mean", |m| m.mean), ("p99", |m| m.p99), ("p99_9", |m| m.p99_9)];
+    let runs_of = |app: &str, stack: &str| -> &[Measured] { &runs[index(Some(app), stack)] };
+    super::latency_rows(out, "fig13", &options.apps, &STACKS, picks, runs_of);
     for ((metric, pick), paper_cut) in picks.iter().zip(paper::BSJ_CUTS) {
-        let cuts: Vec<f64> = options
-            .apps
-            .iter()
-            .map(|app| 100.0 * (1.0 - pick(find(Some(app), "fastresponse")) / pick(find(Some(app), "vanilla"))))
-            .collect();
-        let cut = cuts.iter().sum::<f64>() / cuts.len() as f64;
+        let per_seed = super::mean_cut_per_seed(&options.apps, runs_of, "fastresponse", "vanilla", *pick);
         let setting = [("app", "average"), ("stack", "bsj-opt"), ("against", "vanilla")];
-        out.push("fig13", &setting, &format!("{metric}_cut_pct"), Some(paper_cut), cut);
+        out.push_over_seeds("fig13", &setting, &format!("{metric}_cut_pct"), Some(paper_cut), &per_seed);
     }
 
     // Fig. 14(b): the apps' throughput beside fillsync against Vanilla.
