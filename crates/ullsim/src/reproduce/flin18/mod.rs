@@ -1,5 +1,6 @@
 //! FLIN (ISCA'18, seed 004) evaluation: four-flow mixes of FLIN's workload stand-ins (`app = "flin.*"`) on
-//! the `flin-eval` SSD, in four categories of 25, 50, 75 and 100% high-interference flows, each mix run
+//! the `flin-eval` SSD, on FLIN's platform (MQSim's: the drive alone, each flow on its own submission queue,
+//! [`PLATFORM`]), in four categories of 25, 50, 75 and 100% high-interference flows, each mix run
 //! under Sprinkler, Sprinkler+Fairness and FLIN. Per category it averages fairness and weighted speedup and
 //! takes the worst slowdown, and sets FLIN's gains beside the paper's.
 //!
@@ -54,6 +55,9 @@ pub const ABLATION: [&str; 4] = [VARIANTS[2].label, VARIANTS[3].label, VARIANTS[
 /// trace-driven flows (70, in its stock workload.xml), on which FLIN's evaluation ran. The rest of the
 /// drive is free, so GC works on a 65%-full drive rather than a completely full one.
 pub const INITIAL_OCCUPANCY: f64 = 0.7;
+/// FLIN's evaluation platform: MQSim, the drive alone fed by traces, each flow on its own submission queue
+/// (`config/platforms/flin18-mqsim.toml`, `model = "device-only"`).
+pub const PLATFORM: &str = "flin18-mqsim";
 /// Share of high-interference flows in a mix, percent.
 pub const CATEGORIES: [u32; 4] = [25, 50, 75, 100];
 /// Flows per mix.
@@ -223,7 +227,8 @@ fn flow_name(app: &str) -> &str {
 pub fn scenario_text(apps: &[&str], variant: &Variant, duration_ns: u64, load: f64) -> String {
     let [stage1, stage2, stage3] = variant.flin_stages;
     let mut text = format!(
-        "name = \"flin18\"\n[run]\nduration = \"{duration_ns}ns\"\n[device]\npreset = \"flin-eval\"\n\
+        "name = \"flin18\"\n[run]\nduration = \"{duration_ns}ns\"\n[host]\nplatform = \"{PLATFORM}\"\n\
+         [device]\npreset = \"flin-eval\"\n\
          [device.ftl]\nideal_map = true\nprecondition_fill = {INITIAL_OCCUPANCY}\n[device.tsu]\nscheduler = \"{}\"\n\
          flin_stage1 = {stage1}\nflin_stage2 = {stage2}\nflin_stage3 = {stage3}\n",
         variant.scheduler
@@ -510,6 +515,8 @@ mod tests {
             assert!(text.contains(key), "{key} missing from\n{text}");
         }
         assert!(text.contains(&format!("precondition_fill = {INITIAL_OCCUPANCY}")));
+        assert!(text.contains(&format!("platform = \"{PLATFORM}\"")), "FLIN's runs are on MQSim's platform");
+        assert_eq!(scenario.host.model, crate::config::host::HostModel::DeviceOnly, "the platform's host is no host");
         // Load 1 leaves the model's rates alone.
         assert!(!scenario_text(&["tpcc"], &VARIANTS[0], 1_000, 1.0).contains("time_scale"));
     }
