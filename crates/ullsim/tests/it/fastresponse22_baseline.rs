@@ -36,3 +36,9 @@ fn readrandom_beside_bayes_under_vanilla_keeps_the_papers_interference() {
 fn terasorts_bursts_fill_the_device_queue_to_the_papers_160() {
     held_within_10_percent("terasort", &["max_queue_depth"]);
 }
+
+#[test]
+fn an_unknown_app_is_an_error_naming_the_known_ones() {
+    let e = fastresponse22::baseline("wordcount", 1_000_000, 1).expect_err("not one of Table 1's apps");
+    assert!(e.contains("\"wordcount\"") && e.contains("bayes") && e.contains("terasort"), "{e}");
+}

@@ -323,7 +323,8 @@ fn corun_rows(out: &mut Reproduction, app: &str, alone: &Measured, beside: &Meas
 /// device queue (Fig. 16's 160 beside TeraSort).
 pub fn baseline(app: &str, duration_ns: u64, seed: u64) -> Result<Reproduction, String> {
     if !TABLE1.iter().any(|t| t.name == app) {
-        return Err(format!("unknown app \"{app}\""));
+        let known: Vec<&str> = TABLE1.iter().map(|t| t.name).collect();
+        return Err(format!("unknown app \"{app}\"; expected one of {known:?}"));
     }
     let settings = [Setting::new(None, "vanilla"), Setting::new(Some(app), "vanilla")];
     let runs = measure_settings(&settings, duration_ns, seed, 1, &[])?;
