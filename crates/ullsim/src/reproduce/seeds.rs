@@ -27,13 +27,10 @@ pub(crate) fn per_seed<T: Send>(
     let seeds = u64::from(seeds.max(1));
     let jobs: Vec<(usize, u64)> =
         (0..settings).flat_map(|i| (0..seeds).map(move |k| (i, seed.wrapping_add(k)))).collect();
-    let mut runs: Vec<T> = jobs.par_iter().map(|&(i, seed)| run(i, seed)).collect::<Result<_, String>>()?;
-    let mut settings_runs = Vec::with_capacity(settings);
-    while !runs.is_empty() {
-        let rest = runs.split_off(seeds as usize);
-        settings_runs.push(std::mem::replace(&mut runs, rest));
-    }
-    Ok(settings_runs)
+    let runs: Vec<T> = jobs.par_iter().map(|&(i, seed)| run(i, seed)).collect::<Result<_, String>>()?;
+    // The jobs run setting by setting, each setting's seeds in turn: take them back `seeds` at a time.
+    let mut runs = runs.into_iter();
+    Ok((0..settings).map(|_| runs.by_ref().take(seeds as usize).collect()).collect())
 }
 
 #[cfg(test)]
