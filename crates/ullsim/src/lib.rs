@@ -32,6 +32,7 @@ pub mod config;
 pub mod device;
 pub mod engine;
 pub mod host;
+pub mod load;
 pub mod metrics;
 pub mod reproduce;
 pub mod request;

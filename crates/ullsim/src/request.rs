@@ -38,7 +38,7 @@ pub enum NvmePriority {
     Low,
 }
 
-crate::config::keyword::keyword_serde!(Criticality, NvmePriority);
+crate::util::keyword::keyword_serde!(Criticality, NvmePriority);
 
 /// The class a flow's requests carry from the application down to the firmware.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

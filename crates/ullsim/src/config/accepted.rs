@@ -3,7 +3,7 @@
 //! key's Rust type. tests/it/messages.rs checks that every range here is the one the checks enforce, and that
 //! every key whose checks narrow its type's range is here.
 
-use crate::workload::check::{MAX_IODEPTH, MAX_NRFILES, MAX_NUMJOBS};
+use super::scenario::{MAX_IODEPTH, MAX_NRFILES, MAX_NUMJOBS};
 
 /// TOML's largest integer: what a `u64` key can be given.
 const TOML_MAX: u64 = i64::MAX as u64;

@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::keyword::keyword_serde;
 use super::units::{Bytes, Nanos};
+use crate::util::keyword::keyword_serde;
 
 /// Largest weighted-round-robin weight: the NVMe Arbitration feature holds each weight in 8 bits, 0's based.
 pub const MAX_WRR_WEIGHT: u32 = 256;
@@ -387,11 +387,6 @@ pub struct SlcConfig {
 }
 
 impl DeviceConfig {
-    /// The flash array's shape as the FTL sees it: in mapping units (`Geometry::of`).
-    pub fn geometry(&self) -> crate::device::flash::Geometry {
-        crate::device::flash::Geometry::of(self)
-    }
-
     /// Bytes of the FTL's mapping unit (`ftl.mapping_unit_bytes`, 0: the flash page).
     pub fn mapping_unit_bytes(&self) -> u64 {
         match self.ftl.mapping_unit_bytes.0 {
@@ -405,9 +400,40 @@ impl DeviceConfig {
         (self.flash.page_bytes.0 / self.mapping_unit_bytes().max(1)).max(1) as u32
     }
 
+    /// Mapping units in the flash array, as the FTL numbers them (`device::flash::Geometry::of(..).pages()`).
+    pub fn physical_units(&self) -> u64 {
+        let f = &self.flash;
+        let planes = f.channels * f.chips_per_channel * f.dies_per_chip * f.planes_per_die;
+        planes as u64 * f.blocks_per_plane as u64 * (f.pages_per_block * self.units_per_page()) as u64
+    }
+
+    /// Whether `ftl.mapping_unit_bytes` is 0 (the flash page) or a power of two of at least 512 B that divides
+    /// the page into at most 64 units.
+    pub fn mapping_unit_ok(&self) -> bool {
+        let (unit, page) = (self.ftl.mapping_unit_bytes.0, self.flash.page_bytes.0);
+        unit == 0
+            || (unit >= 512 && unit.is_power_of_two() && unit <= page && page.is_multiple_of(unit) && page / unit <= 64)
+    }
+
+    /// Flash pages in the array, exactly (a bad geometry's product may pass 64 bits).
+    fn flash_pages_exact(&self) -> u128 {
+        let f = &self.flash;
+        [f.channels, f.chips_per_channel, f.dies_per_chip, f.planes_per_die, f.blocks_per_plane, f.pages_per_block]
+            .iter()
+            .map(|&n| n as u128)
+            .product()
+    }
+
+    /// Whether the array's mapping units are numbered below 2^32, as the model's page numbers must be (with a
+    /// bad mapping unit, one unit per page).
+    pub fn units_fit_in_32_bits(&self) -> bool {
+        let units_per_page = if self.mapping_unit_ok() { self.units_per_page() as u128 } else { 1 };
+        self.flash_pages_exact() * units_per_page < u32::MAX as u128 - 1
+    }
+
     /// Number of logical pages the host can address.
     pub fn logical_pages(&self) -> u64 {
-        let physical = self.geometry().pages();
+        let physical = self.physical_units();
         match self.ftl.mapping {
             MappingKind::InPlace => physical,
             MappingKind::Page => (physical as f64 * (1.0 - self.ftl.overprovisioning)).floor() as u64,
@@ -477,11 +503,6 @@ impl DeviceConfig {
         );
         let cache = &self.cache;
         check(
-            crate::device::cache::read_policy_names().contains(&cache.read_policy.as_str()),
-            "cache.read_policy",
-            &format!("expected one of {:?}", crate::device::cache::read_policy_names()),
-        );
-        check(
             (16..=1 << 26).contains(&cache.flashshare_epoch_accesses),
             "cache.flashshare_epoch_accesses",
             "expected 16 to 67108864 page accesses per epoch",
@@ -508,13 +529,7 @@ impl DeviceConfig {
             "flash.page_bytes",
             "expected a power of two between 512 B and 1 MiB",
         );
-        let unit = self.ftl.mapping_unit_bytes.0;
-        let unit_ok = unit == 0
-            || (unit >= 512
-                && unit.is_power_of_two()
-                && unit <= f.page_bytes.0
-                && f.page_bytes.0.is_multiple_of(unit)
-                && f.page_bytes.0 / unit <= 64);
+        let unit_ok = self.mapping_unit_ok();
         check(
             unit_ok,
             "ftl.mapping_unit_bytes",
@@ -527,12 +542,7 @@ impl DeviceConfig {
             "expected a time from 1 ns to 1 s",
         );
         let units_per_page = if unit_ok { self.units_per_page() as u128 } else { 1 };
-        let physical_pages = f.channels as u128
-            * f.chips_per_channel as u128
-            * f.dies_per_chip as u128
-            * f.planes_per_die as u128
-            * f.blocks_per_plane as u128
-            * f.pages_per_block as u128;
+        let physical_pages = self.flash_pages_exact();
         check(
             physical_pages < u32::MAX as u128 - 1,
             "flash",
@@ -639,16 +649,6 @@ impl DeviceConfig {
         ] {
             check(ns <= 10 * crate::engine::SEC, key, "expected a time of at most 10 s");
         }
-        check(
-            crate::device::hil::arbiter_names().contains(&self.host_interface.arbiter.as_str()),
-            "host_interface.arbiter",
-            &format!("expected one of {:?}", crate::device::hil::arbiter_names()),
-        );
-        check(
-            crate::device::tsu::scheduler_names().contains(&self.tsu.scheduler.as_str()),
-            "tsu.scheduler",
-            &format!("expected one of {:?}", crate::device::tsu::scheduler_names()),
-        );
         let tsu = &self.tsu;
         for (key, ns) in [("tsu.budget_epoch_ns", tsu.budget_epoch_ns.0), ("tsu.flin_epoch_ns", tsu.flin_epoch_ns.0)] {
             check(
@@ -668,11 +668,6 @@ impl DeviceConfig {
             "expected a fraction in [0, 1]",
         );
         let ftl = &self.ftl;
-        check(
-            crate::device::ftl::gc_policy_names().contains(&ftl.gc_policy.as_str()),
-            "ftl.gc_policy",
-            &format!("expected one of {:?}", crate::device::ftl::gc_policy_names()),
-        );
         check((0.0..0.9).contains(&ftl.overprovisioning), "ftl.overprovisioning", "expected a fraction in [0, 0.9)");
         check(ftl.gc_d_choices >= 1, "ftl.gc_d_choices", "expected a whole number >= 1");
         check((0.0..=1.0).contains(&ftl.precondition_fill), "ftl.precondition_fill", "expected a fraction in [0, 1]");
@@ -734,7 +729,6 @@ impl DeviceConfig {
             );
         }
         // Mapping units are numbered like pages: they too must stay below 2^32.
-        let geometry_fits = physical_pages * units_per_page < u32::MAX as u128 - 1;
         // The simulator keeps a few bytes per block, per cache page and per cached map entry: bound them so
         // an extreme value is an error, not an out-of-memory abort.
         let blocks = physical_pages / f.pages_per_block.max(1) as u128;
@@ -764,27 +758,6 @@ impl DeviceConfig {
                 ftl.gc_hard_threshold >= 0.0 && ftl.gc_hard_threshold <= ftl.gc_threshold,
                 "ftl.gc_hard_threshold",
                 "expected a fraction in [0, gc_threshold]",
-            );
-            // The whole logical space must fit beside GC's free-block reserve and an open block in every
-            // plane, or a full drive could never reclaim space.
-            let thresholds = crate::device::ftl::FreeBlockThresholds::of(self);
-            check(
-                !geometry_fits
-                    || thresholds.room_for(self, self.logical_pages().div_ceil(self.geometry().planes().max(1) as u64)),
-                "ftl.overprovisioning",
-                &format!(
-                    "impossible: over-provisioning of {} leaves fewer spare blocks per plane than garbage collection \
-                     keeps free ({} blocks from gc_threshold, plus two open blocks{}); raise overprovisioning or lower \
-                     gc_threshold{}",
-                    ftl.overprovisioning,
-                    thresholds.soft,
-                    if thresholds.slc_static > 0 {
-                        format!(", plus {} for the SLC cache's static part", thresholds.slc_static)
-                    } else {
-                        String::new()
-                    },
-                    if thresholds.slc_static > 0 { " or device.slc.static_bytes" } else { "" },
-                ),
             );
         }
         if errors.is_empty() {

@@ -8,8 +8,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::keyword::keyword_serde;
 use super::units::{Bytes, Millis, Nanos};
+use crate::util::keyword::keyword_serde;
 
 mod offload;
 pub use offload::{DedCoreConfig, XlerConfig};
@@ -424,25 +424,6 @@ impl HostConfig {
         let err = |key: &str, what: String| Err((key.to_string(), what));
         if self.cores == 0 || self.cores > 1024 {
             return err("cores", "expected 1 to 1024 cores".into());
-        }
-        let known = |name: &str, names: &[&str]| names.contains(&name);
-        if !known(&self.cpu_scheduler, crate::host::cpu::scheduler_names()) {
-            return err(
-                "cpu_scheduler",
-                format!("unknown {:?}; expected one of {:?}", self.cpu_scheduler, crate::host::cpu::scheduler_names()),
-            );
-        }
-        if !known(&self.io_scheduler, crate::host::block::sched::names()) {
-            return err(
-                "io_scheduler",
-                format!("unknown {:?}; expected one of {:?}", self.io_scheduler, crate::host::block::sched::names()),
-            );
-        }
-        if !known(&self.completion, crate::host::completion::names()) {
-            return err(
-                "completion",
-                format!("unknown {:?}; expected one of {:?}", self.completion, crate::host::completion::names()),
-            );
         }
         if self.dedicated_poll_core().is_some() && self.cores < 2 {
             return err("completion", "\"dedcore\" takes a core for polling: expected host.cores of 2 or more".into());

@@ -3,16 +3,18 @@
 mod accepted;
 pub mod builtin;
 pub mod device;
+pub mod distribution;
 pub mod drive_tables;
 pub mod drives;
 pub mod host;
-pub mod keyword;
+pub mod layers;
 pub mod md;
 pub mod platforms;
 pub mod presets;
 pub mod scenario;
 pub mod stacks;
 pub mod target;
+pub mod trace_format;
 pub mod units;
 
 pub use device::DeviceConfig;

@@ -8,17 +8,18 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::device::DeviceConfig;
+use super::distribution::RandomDistribution;
 use super::drive_tables::{self, DriveTables};
 pub use super::host::{HostConfig, HostModel};
-use super::keyword::keyword_serde;
+use super::layers::LayerRules;
 use super::md::MdConfig;
 use super::presets;
 use super::target::{file_service_of, target_of, Storage, Target};
+use super::trace_format::TraceFormat;
 use super::units::{describe_ns, Bytes, Flag, Micros, Seconds, SizeOrPercent};
 use crate::request::{Criticality, NvmePriority};
+use crate::util::keyword::keyword_serde;
 use crate::util::quote::{clip_quotes, escape_controls, first_control, quoted, QUOTED_CHARS};
-use crate::workload::distribution::RandomDistribution;
-use crate::workload::trace::{TraceError, TraceFormat, TraceReader};
 
 /// A scenario error: one message that names the file and the key path or line.
 #[derive(Debug, thiserror::Error)]
@@ -43,7 +44,7 @@ impl ConfigError {
     }
 
     /// "key `flow[INDEX].KEY` (flow "NAME"): WHAT".
-    fn at_flow_key(source_name: &str, index: usize, flow: &FlowSpec, key: &str, what: impl fmt::Display) -> Self {
+    pub fn at_flow_key(source_name: &str, index: usize, flow: &FlowSpec, key: &str, what: impl fmt::Display) -> Self {
         let key = format!("flow[{index}].{key}");
         let message = format!("key `{key}` (flow {:?}): {what}", flow.name);
         ConfigError { key: Some(key), ..Self::new(source_name, message) }
@@ -512,6 +513,15 @@ pub const MAX_FLOWS: usize = 10_000;
 /// flow here; sixteen such flows, or thousands of tenants with a few tasks each, fit.]
 pub const MAX_TASKS: u64 = 1 << 16;
 
+/// Largest `iodepth` accepted (fio's limit).
+pub const MAX_IODEPTH: u32 = 65_536;
+
+/// Most files (`nrfiles`) one flow's jobs may each have.
+pub const MAX_NRFILES: u32 = 1 << 20;
+
+/// Most jobs (tasks) one flow may have.
+pub const MAX_NUMJOBS: u32 = 4096;
+
 /// How much of a line an invalid-TOML message quotes.
 const TOML_EXCERPT_CHARS: usize = 80;
 
@@ -528,22 +538,25 @@ fn check_flow_count(source: &str, flows: usize) -> Result<(), ConfigError> {
 }
 
 impl Scenario {
-    /// Load a scenario file, apply `overrides` (`key.path=value`) and check it.
-    pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, ConfigError> {
+    /// Load a scenario file, apply `overrides` (`key.path=value`) and check it, with the layers' `rules`
+    /// (`Scenario::load` in `crate::load` gives them).
+    pub fn load_with(path: &Path, overrides: &[String], rules: &dyn LayerRules) -> Result<Scenario, ConfigError> {
         // The file's name is printed (in messages, and as the scenario's name when it has no `name` key), and no
         // one checked it: its control characters are printed escaped.
         let name = escape_controls(&path.display().to_string());
         let text = read_scenario_file(path).map_err(|what| ConfigError::new(&name, what))?;
         let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        Self::from_toml_str(&text, &name, &base_dir, overrides)
+        Self::parse_with(&text, &name, &base_dir, overrides, rules)
     }
 
-    /// Parse a scenario from TOML text; `source_name` is used in messages.
-    pub fn from_toml_str(
+    /// Parse a scenario from TOML text and check it with the layers' `rules`; `source_name` is used in
+    /// messages (`Scenario::from_toml_str` in `crate::load` gives the rules).
+    pub fn parse_with(
         text: &str,
         source_name: &str,
         base_dir: &Path,
         overrides: &[String],
+        rules: &dyn LayerRules,
     ) -> Result<Scenario, ConfigError> {
         let mut table: toml::Table =
             text.parse().map_err(|e| ConfigError::new(source_name, invalid_toml_message(text, &e)))?;
@@ -567,7 +580,7 @@ impl Scenario {
         // The drive tables start from the merged `[device]`, or from a preset under the stack's firmware.
         let raw_drive_tables = drive_tables::take(&mut table, firmware).map_err(at_key)?;
         if let Some(toml::Value::Array(flows)) = table.get_mut("flow") {
-            flows.iter_mut().filter_map(toml::Value::as_table_mut).for_each(crate::workload::app::fill_table_defaults);
+            flows.iter_mut().filter_map(toml::Value::as_table_mut).for_each(|flow| rules.fill_flow_table(flow));
         }
         let file: ScenarioFile = serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
             let path = e.path().to_string();
@@ -598,17 +611,9 @@ impl Scenario {
             source_name: source_name.to_string(),
             base_dir: base_dir.to_path_buf(),
         };
-        for flow in &mut scenario.flows {
-            crate::workload::app::fill_defaults(flow);
-        }
-        crate::workload::app::background::add_flows(&mut scenario.flows);
-        scenario.validate().map_err(blame)?;
+        rules.complete_flows(&mut scenario.flows);
+        scenario.validate(rules).map_err(blame)?;
         Ok(scenario)
-    }
-
-    /// The built-in default scenario (`ullsim run` with no file).
-    pub fn builtin_default(overrides: &[String]) -> Result<Scenario, ConfigError> {
-        Self::from_toml_str(DEFAULT_SCENARIO, "built-in default scenario", Path::new("."), overrides)
     }
 
     /// The same scenario with only flow `index` (for alone runs).
@@ -622,12 +627,13 @@ impl Scenario {
         s
     }
 
-    /// Check everything that serde cannot: geometry, flows, run window.
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    /// Check everything that serde cannot: geometry, flows, run window; the layers' `rules` check their parts.
+    fn validate(&self, rules: &dyn LayerRules) -> Result<(), ConfigError> {
         let source = self.source_name.as_str();
         for (table, device) in self.drive_tables.to_check(&self.device) {
-            if let Err(errors) = device.validate() {
-                let (key, what) = &errors[0];
+            let mut errors = device.validate().err().unwrap_or_default();
+            errors.extend(rules.check_device(device));
+            if let Some((key, what)) = errors.first() {
                 return Err(ConfigError::at_key(source, &drive_tables::rekey(key, &table), what));
             }
         }
@@ -654,7 +660,7 @@ impl Scenario {
             );
             return Err(ConfigError::at_key(source, "run.duration", what));
         }
-        if let Err((key, what)) = self.host.validate() {
+        if let Err((key, what)) = self.host.validate().and_then(|()| rules.check_host(&self.host)) {
             return Err(ConfigError::at_key(source, &format!("host.{key}"), what));
         }
         let by_drive = self.host.nvme.irq_cpus_by_drive.len();
@@ -715,12 +721,13 @@ impl Scenario {
                             use host.model = \"full\", or flush_every for NVMe flushes without a file system";
                 return Err(ConfigError::at_flow_key(source, i, flow, key, what));
             }
-            crate::workload::check_flow_spec(flow, capacity, self.host.cores)
-                .and_then(|()| crate::workload::check_arrivals(flow, self.run.duration.0))
-                .and_then(|()| crate::workload::check::check_dedicated_core(flow, self.host.dedicated_poll_core()))
+            rules
+                .check_flow(flow, capacity, self)
                 .map_err(|(key, what)| ConfigError::at_flow_key(source, i, flow, &key, what))?;
         }
-        self.check_burst_groups()
+        rules
+            .check_flows(&self.flows)
+            .map_err(|(i, key, what)| ConfigError::at_flow_key(source, i, &self.flows[i], &key, what))
     }
 
     /// The configuration of drive `index` (`nvme{index}`, below `device.count`): its `[drives.nvmeN]` table's,
@@ -792,23 +799,6 @@ impl Scenario {
         Ok(storage.capacity(&target))
     }
 
-    /// Read every trace the scenario names to the end, so that a bad line or a trace without records is
-    /// reported before a run rather than seconds into it. Streams: one line in memory at a time, whatever the
-    /// trace's length. Returns the number of records read.
-    pub fn check_traces(&self) -> Result<u64, ConfigError> {
-        let mut records = 0;
-        for (i, flow) in self.flows.iter().enumerate() {
-            let (Some(trace), Some(format)) = (&flow.trace, flow.format) else { continue };
-            let error = |e: TraceError| ConfigError::at_flow_key(&self.source_name, i, flow, "trace", e);
-            let mut reader = TraceReader::open(&self.base_dir.join(trace), format).map_err(error)?;
-            while reader.next_record().map_err(error)?.is_some() {
-                records += 1;
-            }
-        }
-        Ok(records)
-    }
-
-    /// The flows of a `burst_group` share their ON and OFF periods, so they must agree on how long those are.
     /// A time series holds one entry per interval (and flow), so its interval may not cut the measurement
     /// window into more than [`MAX_TIMESERIES_INTERVALS`].
     fn check_timeseries_interval(&self) -> Result<(), ConfigError> {
@@ -827,34 +817,6 @@ impl Scenario {
                 describe_ns(window.div_ceil(MAX_TIMESERIES_INTERVALS))
             );
             return Err(ConfigError::at_key(&self.source_name, "metrics.timeseries_interval", what));
-        }
-        Ok(())
-    }
-
-    fn check_burst_groups(&self) -> Result<(), ConfigError> {
-        let mut first_of_group: std::collections::BTreeMap<String, (usize, crate::workload::BurstShape)> =
-            Default::default();
-        for (i, flow) in self.flows.iter().enumerate() {
-            let Some((group, shape)) = crate::workload::burst_shape(flow) else { continue };
-            let (j, first) = *first_of_group.entry(group.clone()).or_insert((i, shape));
-            if first != shape {
-                return Err(ConfigError::at_flow_key(
-                    &self.source_name,
-                    i,
-                    flow,
-                    "burst_group",
-                    format!(
-                        "burst group \"{group}\" has burst_factor = {} and burst_on = {} ms from flow \"{}\", but \
-                         this flow has {} and {} ms; the flows of a group share their ON and OFF periods, so both \
-                         must match",
-                        first.factor,
-                        first.on_ns as f64 / 1e6,
-                        self.flows[j].name,
-                        shape.factor,
-                        shape.on_ns as f64 / 1e6,
-                    ),
-                ));
-            }
         }
         Ok(())
     }

@@ -8,6 +8,7 @@ mod assembly;
 pub mod buffer_waiters;
 pub mod cache;
 mod cache_program;
+pub mod check;
 mod chip_offer;
 mod collect;
 mod durability;

@@ -10,6 +10,7 @@
 //! simulation talks to either model through [`Host`].
 
 pub mod block;
+pub mod check;
 pub mod completion;
 pub mod cpu;
 pub mod device_only;

@@ -9,20 +9,12 @@ use super::{app, synthetic::block_sizes, DEFAULT_BURST_ON_NS};
 /// Sector size: offsets and sizes are multiples of it.
 pub(super) const SECTOR: u64 = 512;
 use crate::config::scenario::{parse_cpu_list, FlowSpec, IoEngine, RateProcess, RwMode};
+pub(crate) use crate::config::scenario::{MAX_IODEPTH, MAX_NRFILES, MAX_NUMJOBS};
 use crate::config::units::{describe_ns, SizeOrPercent};
 use crate::engine::Time;
 
-/// Largest `iodepth` accepted (fio's limit).
-pub(crate) const MAX_IODEPTH: u32 = 65_536;
-
-/// Most files (`nrfiles`) one flow's jobs may each have.
-pub(crate) const MAX_NRFILES: u32 = 1 << 20;
-
 /// Highest open-loop rate accepted: one arrival per ns, the simulator's time resolution.
 pub const MAX_RATE_IOPS: f64 = 1e9;
-
-/// Most jobs (tasks) one flow may have.
-pub(crate) const MAX_NUMJOBS: u32 = 4096;
 
 /// A flow may not name DedCore's polling core (`core`) in its `cpus_allowed`: no task runs there.
 pub fn check_dedicated_core(spec: &FlowSpec, core: Option<u32>) -> Result<(), (String, String)> {
@@ -420,6 +412,29 @@ pub fn burst_shape(spec: &FlowSpec) -> Option<(String, BurstShape)> {
     let group = spec.burst_group.clone()?;
     let on_ns = spec.burst_on.map_or(DEFAULT_BURST_ON_NS, |d| d.0);
     Some((group, BurstShape { factor: spec.burst_factor?, on_ns }))
+}
+
+/// The flows of a `burst_group` share their ON and OFF periods, so they must agree on how long those are: the
+/// index of the first flow that does not, its key and what was expected.
+pub fn check_burst_groups(flows: &[FlowSpec]) -> Result<(), (usize, String, String)> {
+    let mut first_of_group: std::collections::BTreeMap<String, (usize, BurstShape)> = Default::default();
+    for (i, flow) in flows.iter().enumerate() {
+        let Some((group, shape)) = burst_shape(flow) else { continue };
+        let (j, first) = *first_of_group.entry(group.clone()).or_insert((i, shape));
+        if first != shape {
+            let what = format!(
+                "burst group \"{group}\" has burst_factor = {} and burst_on = {} ms from flow \"{}\", but this flow \
+                 has {} and {} ms; the flows of a group share their ON and OFF periods, so both must match",
+                first.factor,
+                first.on_ns as f64 / 1e6,
+                flows[j].name,
+                shape.factor,
+                shape.on_ns as f64 / 1e6,
+            );
+            return Err((i, "burst_group".to_string(), what));
+        }
+    }
+    Ok(())
 }
 
 /// `burst_factor`, `burst_on` and `burst_group`: only, and `burst_factor` always, with

@@ -57,7 +57,8 @@ impl FreeBlockThresholds {
     pub fn room_for(&self, cfg: &DeviceConfig, pages_per_plane: u64) -> bool {
         let blocks = cfg.flash.blocks_per_plane as u64;
         let kept = (self.soft as u64).saturating_add(2).saturating_add(self.slc_static as u64);
-        blocks > kept && pages_per_plane <= (blocks - kept) * cfg.geometry().pages_per_block as u64
+        blocks > kept
+            && pages_per_plane <= (blocks - kept) * crate::device::flash::Geometry::of(cfg).pages_per_block as u64
     }
 }
 

@@ -18,8 +18,6 @@ use std::io::{BufRead, BufReader, Read};
 use std::iter::Peekable;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
 use crate::config::units::scale_decimal;
 use crate::request::Op;
 
@@ -37,39 +35,7 @@ const MAX_QUOTED_CHARS: usize = 40;
 /// The UTF-8 byte order mark some editors and Windows tools write before the first line; it is not text.
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// A trace file format, as scenario files spell it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", remote = "Self")]
-pub enum TraceFormat {
-    /// DiskSim / MQSim ASCII: `arrival_ns device start_lba size_in_sectors type(1=read, 0=write)`.
-    Disksim,
-    /// MSR Cambridge CSV: `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`.
-    Msr,
-    /// SPC / UMass CSV (Financial, WebSearch): `ASU,LBA,Size,Opcode,Timestamp[,...]`.
-    Spc,
-    /// fio's `write_iolog` output, version 2 or 3.
-    FioIolog,
-    /// blkparse's default text output; the `Q` (queued) events are the arrivals.
-    Blkparse,
-}
-
-crate::config::keyword::keyword_serde!(TraceFormat);
-
-impl TraceFormat {
-    pub const ALL: [TraceFormat; 5] =
-        [TraceFormat::Disksim, TraceFormat::Msr, TraceFormat::Spc, TraceFormat::FioIolog, TraceFormat::Blkparse];
-
-    /// The scenario-file spelling.
-    pub fn name(self) -> &'static str {
-        match self {
-            TraceFormat::Disksim => "disksim",
-            TraceFormat::Msr => "msr",
-            TraceFormat::Spc => "spc",
-            TraceFormat::FioIolog => "fio-iolog",
-            TraceFormat::Blkparse => "blkparse",
-        }
-    }
-}
+pub use crate::config::trace_format::TraceFormat;
 
 impl fmt::Display for TraceFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -26,8 +26,8 @@ macro_rules! keyword_serde {
 
         impl<'de> serde::Deserialize<'de> for $keyword {
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                let words = $crate::config::keyword::words(<$keyword>::deserialize);
-                let word = $crate::config::keyword::word(deserializer, words)?;
+                let words = $crate::util::keyword::words(<$keyword>::deserialize);
+                let word = $crate::util::keyword::word(deserializer, words)?;
                 <$keyword>::deserialize(serde::de::IntoDeserializer::<D::Error>::into_deserializer(word))
             }
         }
