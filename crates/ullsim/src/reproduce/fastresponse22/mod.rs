@@ -154,16 +154,21 @@ fn scenario_text(s: &Setting, duration_ns: u64) -> String {
          \"fastresponse.readrandom\"\nioengine = \"psync\"\nsize = \"{DATASET}\"\ntime_scale = {time_scale}\n"
     );
     if let Some(app) = &s.app {
-        let cpu = TABLE1.iter().find(|t| t.name == app).expect("apps are checked against Table 1").cpu_load_percent;
-        // The app's I/O from one task with its calibrated outstanding requests (HDFS data beyond RocksDB's),
-        // and its map and reduce tasks' CPU work on every core.
-        text += &format!(
-            "[[flow]]\nname = \"{app}\"\napp = \"fastresponse.{app}\"\nioengine = \"libaio\"\niodepth = \
-             {APP_IODEPTH}\noffset = \"{DATASET}\"\n{}",
-            cpu_flow(app, cpu)
-        );
+        text += &app_flows(app);
     }
     text
+}
+
+/// The flows of a Table 1 app beside RocksDB, the same in the read and the write path: its I/O from one task
+/// with its calibrated outstanding requests (HDFS data beyond RocksDB's), and its map and reduce tasks' CPU
+/// work on every core.
+fn app_flows(app: &str) -> String {
+    let cpu = TABLE1.iter().find(|t| t.name == app).expect("apps are checked against Table 1").cpu_load_percent;
+    format!(
+        "[[flow]]\nname = \"{app}\"\napp = \"fastresponse.{app}\"\nioengine = \"libaio\"\niodepth = \
+         {APP_IODEPTH}\noffset = \"{DATASET}\"\n{}",
+        cpu_flow(app, cpu)
+    )
 }
 
 /// What one run gives the rows.

@@ -1,17 +1,15 @@
 //! FastResponse's write path: RocksDB `fillsync` (critical: a 4 KB WAL append through the page cache and an
-//! fsync per update) beside each app of Table 1, whose reads and writes now go through the page cache, under
-//! the five stacks of Fig. 13 (Vanilla, SelectISR, B-Opt, BS-Opt and BSJ-Opt = BS-Opt + fjournaling).
+//! fsync per update) beside each app of Table 1 (the read path's calibrated flows), under the five stacks of
+//! Fig. 13 (Vanilla, SelectISR, B-Opt, BS-Opt and BSJ-Opt = BS-Opt + fjournaling).
 //! Rows: Fig. 13 (fillsync's latency, and BSJ-Opt's average cut against Vanilla), Fig. 14(b) (the apps'
-//! throughput beside fillsync), Fig. 15(b) (the fsync's
-//! phases beside Bayes) and the write half of Figs. 4–5 (beside Bayes against alone, under Vanilla).
-//! fillsync is `fastresponse.fillsync`: an update every 0.5 ms at a fixed rate, its latency the fsync's from
-//! the update's arrival (the append before it, a memory copy, included).
-
-use super::{Options, DATASET, PLATFORM, SERVER_CORES, WARMUP_NS};
+//! throughput beside fillsync), Fig. 15(b) (the fsync's phases beside Bayes) and the write half of
+//! Figs. 4–5 (beside Bayes against alone, under Vanilla).
+//! fillsync is `fastresponse.fillsync`: an update every 0.5 ms at a fixed rate, its latency the fsync's,
+//! from when its thread starts it (db_bench's clock).
+use super::{Options, PLATFORM, SERVER_CORES, WARMUP_NS};
 use crate::reproduce::rows::Reproduction;
 use crate::reproduce::{overrides_for, per_seed, run_toml};
 use crate::sim::RunResults;
-use crate::workload::app::fastresponse::TABLE1;
 
 /// The stacks of Fig. 13: (label, `host.stack`).
 pub const STACKS: [(&str, &str); 5] = [
@@ -21,10 +19,6 @@ pub const STACKS: [(&str, &str); 5] = [
     ("bs-opt", "fastresponse-bs"),
     ("bsj-opt", "fastresponse"),
 ];
-
-/// [inferred] The app's tasks issuing its buffered I/O: each blocks in its read and write calls, so one
-/// would serialize the app's reads behind one another.
-const APP_TASKS: u32 = 4;
 
 /// The paper's numbers (§4.4).
 pub mod paper {
@@ -40,21 +34,20 @@ pub mod paper {
     pub const CORUN_T_SCHED_X: f64 = 9.4;
 }
 
-/// The scenario of fillsync beside `app` (or alone) under `stack`.
+/// The scenario of fillsync beside `app` (or alone) under `stack`. The app's flows are the read path's,
+/// as calibrated there (the same Bayes beside either RocksDB benchmark). fillsync's latency is clocked as
+/// db_bench clocks an op (`latency_from = "submit"`): from when its thread starts the update, so a stall
+/// costs the update it hits, not every update queued behind it at the fixed rate (db_bench's write rate
+/// limiter, `--benchmark_write_rate_limit`, paces the starts and calls `ResetLastOpTime` after its wait).
 fn scenario_text(app: Option<&str>, stack: &str, duration_ns: u64) -> String {
     let mut text = format!(
         "name = \"fastresponse22-write\"\n[run]\nduration = \"{}ns\"\nwarmup = \"{WARMUP_NS}ns\"\n[host]\nplatform = \
          \"{PLATFORM}\"\nstack = \"{stack}\"\ncores = {SERVER_CORES}\n[device]\npreset = \"optane-900p\"\n[[flow]]\nname = \"fillsync\"\nclass \
-         = \"critical\"\napp = \"fastresponse.fillsync\"\nsize = \"1g\"\n",
+         = \"critical\"\napp = \"fastresponse.fillsync\"\nsize = \"1g\"\nlatency_from = \"submit\"\n",
         WARMUP_NS + duration_ns
     );
     if let Some(app) = app {
-        let cpu = TABLE1.iter().find(|t| t.name == app).expect("apps are checked against Table 1").cpu_load_percent;
-        text += &format!(
-            "[[flow]]\nname = \"{app}\"\napp = \"fastresponse.{app}\"\nioengine = \"psync\"\ndirect = 0\nnumjobs = \
-             {APP_TASKS}\noffset = \"{DATASET}\"\n{}",
-            super::cpu_flow(app, cpu)
-        );
+        text += &super::app_flows(app);
     }
     text
 }
@@ -202,5 +195,17 @@ mod tests {
                     .unwrap_or_else(|e| panic!("{app:?} {stack}: {e}"));
             }
         }
+    }
+
+    #[test]
+    fn fillsync_is_clocked_as_db_bench_beside_the_read_paths_apps() {
+        use crate::config::scenario::{IoEngine, LatencyFrom};
+        let text = scenario_text(Some("bayes"), "vanilla", 1_000_000);
+        let s = Scenario::from_toml_str(&text, "t", std::path::Path::new("."), &[]).unwrap();
+        assert_eq!(s.flows[0].latency_from, Some(LatencyFrom::Submit));
+        // Bayes's flows are exactly the read path's.
+        assert!(text.ends_with(&super::super::app_flows("bayes")), "{text}");
+        let bayes = s.flows.iter().find(|f| f.name == "bayes").unwrap();
+        assert_eq!((bayes.ioengine, bayes.iodepth), (Some(IoEngine::Libaio), Some(super::super::APP_IODEPTH)));
     }
 }
