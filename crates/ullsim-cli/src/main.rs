@@ -327,7 +327,7 @@ fn run(path: Option<&Path>, set: &[String], seed: Option<u64>, flags: &RunFlags,
         write_html_report(path, &results)?;
     }
     if fio_to_stdout || fio_json.is_some() {
-        let text = serde_json::to_string_pretty(&ullsim::metrics::fio_json::fio_json(&scenario, &results))? + "\n";
+        let text = serde_json::to_string_pretty(&ullsim::export::fio_json::fio_json(&scenario, &results))? + "\n";
         match fio_json.filter(|_| !fio_to_stdout) {
             Some(path) => std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?,
             None => print!("{text}"),

@@ -5,6 +5,13 @@
 //! The request path, top to bottom: [`workload`] -> [`host`] -> [`device`] (hil -> cache -> ftl -> tsu ->
 //! flash) and back; [`sim`] runs the event loop; [`metrics`] measures; [`config`] reads scenarios.
 //!
+//! The modules are layers with no import circle: each names only those beneath it (`tests/it/layers.rs`
+//! holds this), bottom to top [`util`] < [`engine`] < [`request`] < [`config`] < [`workload`] < [`device`] <
+//! [`metrics`] < [`host`] < [`load`] < [`sim`] < [`export`] < [`reproduce`]. `config` is data and parsing: the
+//! layers fill their defaults and check their own sections through [`config::layers::LayerRules`], which
+//! [`load`] gives it. Each layer schedules its own event type through [`engine::Scheduler`]; [`sim`] wraps
+//! them in its one event type and dispatches them.
+//!
 //! ```
 //! let scenario = ullsim::Scenario::from_toml_str(
 //!     r#"
@@ -31,6 +38,7 @@
 pub mod config;
 pub mod device;
 pub mod engine;
+pub mod export;
 pub mod host;
 pub mod load;
 pub mod metrics;

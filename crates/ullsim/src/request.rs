@@ -7,6 +7,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::Time;
 
+/// Most requests (of all flows) that may have arrived and not completed at once: 262,144. Each costs a few
+/// hundred bytes across the layers, so this bounds a run's memory to ~100 MB whatever the offered load; no
+/// real host keeps this many I/Os waiting (an NVMe drive holds at most 64K commands per queue).
+pub const MAX_IN_FLIGHT: u64 = 1 << 18;
+
 /// What a request asks of the drive: an NVMe Read, Write or Flush command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::config::units::{describe_bytes, describe_ns};
 use crate::config::Scenario;
-use crate::device::{Device, DeviceCounters, DeviceEvent, DeviceResults};
+use crate::device::{Device, DeviceCounters, DeviceEvent, DeviceResults, DriveEvent};
 use crate::engine::{EventQueue, Time};
 use crate::host::{Host, HostCounters, HostEvent, HostResults};
 use crate::metrics::energy::{self, Energy};
@@ -29,6 +29,37 @@ pub enum Event {
     Device(u32, DeviceEvent),
 }
 
+// Each layer schedules its own event type (`engine::Scheduler`); the queue wraps it as it stores it.
+impl From<WorkloadEvent> for Event {
+    fn from(event: WorkloadEvent) -> Self {
+        Event::Workload(event)
+    }
+}
+
+impl From<HostEvent> for Event {
+    fn from(event: HostEvent) -> Self {
+        Event::Host(event)
+    }
+}
+
+impl From<DriveEvent> for Event {
+    fn from((drive, event): DriveEvent) -> Self {
+        Event::Device(drive, event)
+    }
+}
+
+// An alone run is measured here, where runs are: `metrics` sits beneath the simulation.
+impl AloneRun {
+    /// The first (only) flow of an alone run and its die occupancy.
+    pub fn of(run: &RunResults) -> Self {
+        AloneRun {
+            flow: run.flows[0].clone(),
+            die_busy: run.device.die_utilization.mean,
+            all_chips_busy: run.device.all_chips_busy,
+        }
+    }
+}
+
 /// Why a run could not produce results.
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
@@ -46,10 +77,7 @@ pub enum SimError {
     MapMemory(String),
 }
 
-/// Most requests (of all flows) that may have arrived and not completed at once: 262,144. Each costs a few
-/// hundred bytes across the layers, so this bounds a run's memory to ~100 MB whatever the offered load; no
-/// real host keeps this many I/Os waiting (an NVMe drive holds at most 64K commands per queue).
-pub const MAX_IN_FLIGHT: u64 = 1 << 18;
+pub use crate::request::MAX_IN_FLIGHT;
 
 /// Events between two checks of the map's size against `run.map_memory_limit`: the map grows by at most a
 /// few KiB per event, so a run stops within a few MiB of the limit, and the check costs nothing per event.

@@ -8,7 +8,7 @@ use super::host::HostConfig;
 use super::scenario::{FlowSpec, Scenario};
 
 /// The layers' part of loading a scenario. Errors are `(key, what was expected)`, the key relative to the
-/// section checked (`io_scheduler` under `host.`, `tsu.scheduler` under `device.`, `iodepth` in a flow).
+/// section checked (`io_scheduler` under `host.`, `iodepth` in a flow), a drive's whole (`device.tsu.scheduler`).
 pub trait LayerRules {
     /// A flow's table before it is read: an `app` fills in the keys the flow leaves out.
     fn fill_flow_table(&self, flow: &mut toml::Table);

@@ -7,12 +7,13 @@
 //! counts its other units as written, holding nothing, and what waited is programmed. A flush that has to
 //! wait for the write buffer pads every waiting page at once.
 
+use super::DriveEvent;
+use crate::engine::Scheduler;
 use std::collections::BTreeMap;
 
 use super::transaction::TxId;
 use super::{Device, DeviceEvent};
-use crate::engine::{EventQueue, Time};
-use crate::sim::Event;
+use crate::engine::Time;
 
 /// Programs waiting for the rest of their flash page: one list per page being filled (a page per open block,
 /// so at most a few per plane).
@@ -49,7 +50,7 @@ impl PageAssembly {
 impl Device {
     /// Queue the program of unit `tx` (allocated): now if its flash page is complete, with the page's units
     /// that waited for it, else hold it for the page's other units.
-    pub(super) fn queue_program(&mut self, q: &mut EventQueue<Event>, tx: TxId) {
+    pub(super) fn queue_program(&mut self, q: &mut impl Scheduler<DriveEvent>, tx: TxId) {
         let geometry = *self.flash.geometry();
         if geometry.units_per_page == 1 {
             self.enqueue(q, tx);
@@ -63,13 +64,13 @@ impl Device {
             self.release_page(q, &held);
         } else if let Some(generation) = self.assembly.hold(page, tx) {
             let at = q.now() + self.assembly.timeout_ns;
-            q.schedule_at(at, Event::Device(self.drive, DeviceEvent::PageFillDue { page: page as u32, generation }));
+            q.schedule_at(at, (self.drive, DeviceEvent::PageFillDue { page: page as u32, generation }));
         }
     }
 
     /// Flash page `page` has waited `page_fill_timeout_ns` since generation `generation` started: pad it and
     /// program what it holds (stale if the page filled meanwhile).
-    pub(super) fn page_fill_due(&mut self, q: &mut EventQueue<Event>, page: u32, generation: u32) {
+    pub(super) fn page_fill_due(&mut self, q: &mut impl Scheduler<DriveEvent>, page: u32, generation: u32) {
         let page = page as u64;
         if self.assembly.pages.get(&page).is_some_and(|&(g, _)| g == generation) {
             let (_, held) = self.assembly.pages.remove(&page).expect("checked");
@@ -79,7 +80,7 @@ impl Device {
     }
 
     /// Pad every page waiting and program what they hold (a flush waits for them).
-    pub(super) fn pad_waiting_pages(&mut self, q: &mut EventQueue<Event>) {
+    pub(super) fn pad_waiting_pages(&mut self, q: &mut impl Scheduler<DriveEvent>) {
         let pages = std::mem::take(&mut self.assembly.pages);
         for (_, held) in pages.into_values() {
             self.ftl.pad_page(self.txs[held[0]].ppa);
@@ -96,7 +97,7 @@ impl Device {
     }
 
     /// Hand a page's programs to the scheduler together, then let the die start (so they join one program).
-    fn release_page(&mut self, q: &mut EventQueue<Event>, held: &[TxId]) {
+    fn release_page(&mut self, q: &mut impl Scheduler<DriveEvent>, held: &[TxId]) {
         for &tx in held {
             self.stamp_and_queue(q, tx);
         }

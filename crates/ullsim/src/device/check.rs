@@ -6,7 +6,7 @@ use crate::config::device::{DeviceConfig, MappingKind};
 use super::flash::Geometry;
 use super::ftl::FreeBlockThresholds;
 
-/// Every problem found, as `(key under device., what was expected)`.
+/// Every problem found, as `(key, what was expected)` with keys under `device.` (`device.tsu.scheduler`).
 pub fn check_config(cfg: &DeviceConfig) -> Vec<(String, String)> {
     let mut errors = Vec::new();
     let read_policies = super::cache::read_policy_names();
@@ -17,7 +17,7 @@ pub fn check_config(cfg: &DeviceConfig) -> Vec<(String, String)> {
         ("ftl.gc_policy", &cfg.ftl.gc_policy, super::ftl::gc_policy_names()),
     ] {
         if !names.contains(&name.as_str()) {
-            errors.push((key.to_string(), format!("expected one of {names:?}")));
+            errors.push((format!("device.{key}"), format!("expected one of {names:?}")));
         }
     }
     // The whole logical space must fit beside GC's free-block reserve and an open block in every plane, or a
@@ -28,7 +28,7 @@ pub fn check_config(cfg: &DeviceConfig) -> Vec<(String, String)> {
         if !thresholds.room_for(cfg, per_plane) {
             let slc = thresholds.slc_static > 0;
             errors.push((
-                "ftl.overprovisioning".to_string(),
+                "device.ftl.overprovisioning".to_string(),
                 format!(
                     "impossible: over-provisioning of {} leaves fewer spare blocks per plane than garbage collection \
                      keeps free ({} blocks from gc_threshold, plus two open blocks{}); raise overprovisioning or lower \

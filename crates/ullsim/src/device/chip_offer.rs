@@ -6,14 +6,14 @@
 //! a die with reads queued, then to the others in their usual turn. Without it the turn alone decides, so a
 //! read on the die that just finished waits for a whole program of the chip's other die.
 
+use super::DriveEvent;
 use super::{start_gate, Device, DeviceEvent, TxId};
-use crate::engine::EventQueue;
-use crate::sim::Event;
+use crate::engine::Scheduler;
 
 impl Device {
     /// Offer `dies` (one chip's, in turn order) the chip: dies with reads queued first when
     /// `chip_reads_first` is on, then every die in turn (a busy die or chip turns the offer down).
-    fn offer_chip(&mut self, q: &mut EventQueue<Event>, dies: impl Iterator<Item = u32> + Clone) {
+    fn offer_chip(&mut self, q: &mut impl Scheduler<DriveEvent>, dies: impl Iterator<Item = u32> + Clone) {
         if self.start_gate.chip_reads_first() {
             for die in dies.clone() {
                 if self.tsu.reads_waiting(die) {
@@ -27,21 +27,21 @@ impl Device {
     }
 
     /// `die` finished and was released: offer its chip (just `die` unless one die per chip).
-    pub(super) fn offer_released_chip(&mut self, q: &mut EventQueue<Event>, die: u32) {
+    pub(super) fn offer_released_chip(&mut self, q: &mut impl Scheduler<DriveEvent>, die: u32) {
         let geometry = self.flash.geometry;
         let dies = self.start_gate.dies_after_release(&geometry, die);
         self.offer_chip(q, dies);
     }
 
     /// `channel` is idle (round robin): offer it to its chips in turn until one takes the bus.
-    pub(super) fn offer_channel(&mut self, q: &mut EventQueue<Event>, channel: u32) {
+    pub(super) fn offer_channel(&mut self, q: &mut impl Scheduler<DriveEvent>, channel: u32) {
         let now = q.now();
         let geometry = self.flash.geometry;
         let first_die = channel; // a die of the channel, to read its bus state
         if self.flash.channel_free_at(first_die) > now {
             // Reserved again since the wake-up was set (read data goes first): wait for the new end.
             if let Some(at) = self.start_gate.arm(channel as usize, self.flash.channel_free_at(first_die)) {
-                q.schedule_at(at, Event::Device(self.drive, DeviceEvent::ChannelIdle { channel }));
+                q.schedule_at(at, (self.drive, DeviceEvent::ChannelIdle { channel }));
             }
             return;
         }
@@ -57,7 +57,7 @@ impl Device {
         if self.flash.channel_free_at(first_die) > now {
             // Chips not offered yet may have work: look again when the bus frees.
             if let Some(at) = self.start_gate.arm(channel as usize, self.flash.channel_free_at(first_die)) {
-                q.schedule_at(at, Event::Device(self.drive, DeviceEvent::ChannelIdle { channel }));
+                q.schedule_at(at, (self.drive, DeviceEvent::ChannelIdle { channel }));
             }
         }
     }

@@ -11,13 +11,13 @@
 use super::flash::FlashOp;
 use super::transaction::{Purpose, Transaction, NONE};
 use super::Device;
-use crate::engine::EventQueue;
+use super::DriveEvent;
+use crate::engine::Scheduler;
 use crate::request::NvmePriority;
-use crate::sim::Event;
 
 impl Device {
     /// A GC transaction of plane `t.link`'s job finished.
-    pub(super) fn finish_gc_step(&mut self, q: &mut EventQueue<Event>, t: &Transaction) {
+    pub(super) fn finish_gc_step(&mut self, q: &mut impl Scheduler<DriveEvent>, t: &Transaction) {
         let unit = t.link; // the victim's plane
         match t.op {
             FlashOp::Read => match self.ftl.relocate(t.lpa, t.ppa) {
@@ -48,7 +48,7 @@ impl Device {
 
     /// Start garbage collection on plane `unit` if it is short of free blocks, or folding of its SLC data if
     /// it wants that (`ftl/slc.rs`): both are jobs of this machinery, one per plane at a time.
-    pub(super) fn maybe_collect(&mut self, q: &mut EventQueue<Event>, unit: u32) {
+    pub(super) fn maybe_collect(&mut self, q: &mut impl Scheduler<DriveEvent>, unit: u32) {
         if !self.ftl.gc_wanted(unit) && !self.ftl.fold_wanted(unit) {
             return;
         }
@@ -62,7 +62,7 @@ impl Device {
 
     /// Resume plane `unit`'s job carried over from the timed preconditioning (`timed_precondition.rs`), if
     /// it has one (false if not): its victim's valid pages are the moves left to read.
-    pub(super) fn resume_carried_job(&mut self, q: &mut EventQueue<Event>, unit: u32) -> bool {
+    pub(super) fn resume_carried_job(&mut self, q: &mut impl Scheduler<DriveEvent>, unit: u32) -> bool {
         let mut moves = std::mem::take(&mut self.gc_moves);
         let resumed = self.ftl.carried_job_moves(unit, &mut moves);
         if resumed {
@@ -74,14 +74,14 @@ impl Device {
 
     /// Queue the program of a move of plane `unit`'s job carried over from the timed preconditioning: its
     /// page was read (the data waits in the GC buffer) and has its new home `ppa`.
-    pub(super) fn resume_carried_move(&mut self, q: &mut EventQueue<Event>, unit: u32, ppa: u64, lpa: u64) {
+    pub(super) fn resume_carried_move(&mut self, q: &mut impl Scheduler<DriveEvent>, unit: u32, ppa: u64, lpa: u64) {
         self.gc_buffered[unit as usize] += 1;
         self.queue_gc_work(q, FlashOp::Program, ppa, lpa, unit);
     }
 
     /// Run plane `unit`'s job, whose moves not yet read (all valid now) are `moves`: read them ahead, or erase
     /// the victim at once if no move is left at all.
-    fn run_job(&mut self, q: &mut EventQueue<Event>, unit: u32, moves: &[(u64, u64)]) {
+    fn run_job(&mut self, q: &mut impl Scheduler<DriveEvent>, unit: u32, moves: &[(u64, u64)]) {
         self.gc_cost.job_started(unit);
         if self.ftl.gc_job(unit).is_some_and(|job| job.pending_moves == 0) {
             self.erase_victim(q, unit);
@@ -95,7 +95,7 @@ impl Device {
     /// Read plane `unit`'s next moves while its GC buffer has room; moves whose page the host overwrote
     /// since the job listed them are done without a read (`just_listed`: the job listed them now, all valid,
     /// so the map need not be looked up again).
-    fn read_ahead(&mut self, q: &mut EventQueue<Event>, unit: u32, just_listed: bool) {
+    fn read_ahead(&mut self, q: &mut impl Scheduler<DriveEvent>, unit: u32, just_listed: bool) {
         let u = unit as usize;
         while self.gc_read_ahead == 0 || self.gc_buffered[u] < self.gc_read_ahead {
             let Some((ppa, lpa)) = self.gc_unread[u].pop() else { return };
@@ -108,20 +108,20 @@ impl Device {
         }
     }
 
-    fn gc_move_done(&mut self, q: &mut EventQueue<Event>, unit: u32) {
+    fn gc_move_done(&mut self, q: &mut impl Scheduler<DriveEvent>, unit: u32) {
         if self.ftl.gc_move_done(unit) {
             self.erase_victim(q, unit);
         }
     }
 
-    fn erase_victim(&mut self, q: &mut EventQueue<Event>, unit: u32) {
+    fn erase_victim(&mut self, q: &mut impl Scheduler<DriveEvent>, unit: u32) {
         let job = self.ftl.gc_job(unit).expect("erase without a GC job");
         let ppa = job.victim * self.flash.geometry().pages_per_block as u64;
         self.queue_gc_work(q, FlashOp::Erase, ppa, 0, unit);
     }
 
     /// Queue one step of plane `unit`'s GC job: a page read or program of a move, or the victim's erase.
-    fn queue_gc_work(&mut self, q: &mut EventQueue<Event>, op: FlashOp, ppa: u64, lpa: u64, unit: u32) {
+    fn queue_gc_work(&mut self, q: &mut impl Scheduler<DriveEvent>, op: FlashOp, ppa: u64, lpa: u64, unit: u32) {
         let bytes = if op == FlashOp::Erase { 0 } else { self.page_bytes as u32 };
         let tx = self.new_transaction(op, Purpose::Gc, ppa, lpa, bytes, NONE, NONE, NvmePriority::Medium);
         self.txs[tx].link = unit; // the victim's plane

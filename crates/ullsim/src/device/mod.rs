@@ -31,9 +31,8 @@ use std::collections::VecDeque;
 use assembly::PageAssembly;
 
 use crate::config::device::{DeviceConfig, MappingKind};
-use crate::engine::{EventQueue, Time};
+use crate::engine::{Clock, Scheduler, Time};
 use crate::request::{Criticality, NvmePriority, Op, ReqId, RequestArena};
-use crate::sim::Event;
 use rustc_hash::FxHashMap;
 
 use buffer_waiters::BufferWaiters;
@@ -53,6 +52,9 @@ use suspend::Suspension;
 use transaction::{Purpose, Transaction, TxArena, TxId, NONE};
 use tsu::{CompletionView, DispatchView, SchedulerSetup, TransactionScheduler};
 use variability::Variability;
+
+/// A device event of one drive (its index, `nvme{index}`): what the device schedules.
+pub type DriveEvent = (u32, DeviceEvent);
 
 /// Events the device schedules for itself.
 #[derive(Debug, Clone, Copy)]
@@ -319,19 +321,19 @@ impl Device {
     }
 
     /// The host wrote command `req` into submission queue `queue` and rang the doorbell at `written_at`.
-    pub fn ring_doorbell(&mut self, q: &mut EventQueue<Event>, req: ReqId, queue: u32, written_at: Time) {
+    pub fn ring_doorbell(&mut self, q: &mut impl Scheduler<DriveEvent>, req: ReqId, queue: u32, written_at: Time) {
         if self.commands.len() <= req.index() {
             self.commands.resize(req.index() + 1, CommandState::default());
         }
         self.commands[req.index()] = CommandState { queue, ..CommandState::default() };
-        q.schedule_at(written_at + self.hil.doorbell_ns, Event::Device(self.drive, DeviceEvent::Doorbell { req }));
+        q.schedule_at(written_at + self.hil.doorbell_ns, (self.drive, DeviceEvent::Doorbell { req }));
     }
 
     /// Handle one of the device's events. Requests whose completion was posted are appended to `completed`.
     pub fn handle(
         &mut self,
         event: DeviceEvent,
-        q: &mut EventQueue<Event>,
+        q: &mut impl Scheduler<DriveEvent>,
         requests: &mut RequestArena,
         completed: &mut Vec<ReqId>,
     ) {
@@ -354,7 +356,7 @@ impl Device {
             DeviceEvent::CommandReady { req } => {
                 let admitted = self.hil.admit(now, requests[req].op);
                 if admitted > now {
-                    q.schedule_at(admitted, Event::Device(self.drive, DeviceEvent::PathAdmitted { req }));
+                    q.schedule_at(admitted, (self.drive, DeviceEvent::PathAdmitted { req }));
                 } else {
                     self.enter_path(q, requests, req);
                 }
@@ -365,7 +367,7 @@ impl Device {
                 let mut done = std::mem::take(&mut self.link_done);
                 done.clear();
                 if let Some((at, generation)) = self.hil.check_link(now, direction, generation, &mut done) {
-                    q.schedule_at(at, Event::Device(self.drive, DeviceEvent::LinkCheck { direction, generation }));
+                    q.schedule_at(at, (self.drive, DeviceEvent::LinkCheck { direction, generation }));
                 }
                 for &req in &done {
                     let req = ReqId(req);
@@ -383,7 +385,7 @@ impl Device {
                 let bytes: u64 = self.running[die as usize].iter().map(|&t| self.txs[t].bytes as u64).sum();
                 let end = self.flash.reserve_channel(die, now, bytes);
                 let generation = self.suspension.generation(die);
-                q.schedule_at(end, Event::Device(self.drive, DeviceEvent::DieDone { die, generation }));
+                q.schedule_at(end, (self.drive, DeviceEvent::DieDone { die, generation }));
             }
             DeviceEvent::DieDone { die, generation } => {
                 if generation != self.suspension.generation(die) {
@@ -451,7 +453,7 @@ impl Device {
 
     /// A command may have become fetchable: start a firmware core on it now if one is idle, else when the
     /// first frees (unless a wake-up is already scheduled).
-    fn wake_controller(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena) {
+    fn wake_controller(&mut self, q: &mut impl Scheduler<DriveEvent>, requests: &mut RequestArena) {
         if self.controller_wake_pending {
             return;
         }
@@ -460,14 +462,14 @@ impl Device {
             self.fetch_next(q, requests);
         } else {
             self.controller_wake_pending = true;
-            q.schedule_at(free_at, Event::Device(self.drive, DeviceEvent::ControllerFree));
+            q.schedule_at(free_at, (self.drive, DeviceEvent::ControllerFree));
         }
     }
 
     /// Arbitrate among submission queues and start each idle firmware core on a winner. A core is a single
     /// server; a `ControllerFree` event is scheduled only while commands wait for one, so an idle controller
     /// costs no events.
-    fn fetch_next(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena) {
+    fn fetch_next(&mut self, q: &mut impl Scheduler<DriveEvent>, requests: &mut RequestArena) {
         let now = q.now();
         loop {
             let (core, free_at) = self.first_free_core();
@@ -479,20 +481,17 @@ impl Device {
             self.hil.control(now, Direction::ToDevice, 1, COMMAND_BYTES);
             let processed = now + self.variability.controller_ns(self.hil.command_process_ns);
             self.core_free_at[core] = processed;
-            q.schedule_at(
-                processed + self.hil.command_fetch_ns,
-                Event::Device(self.drive, DeviceEvent::CommandReady { req }),
-            );
+            q.schedule_at(processed + self.hil.command_fetch_ns, (self.drive, DeviceEvent::CommandReady { req }));
         }
         if self.hil.has_fetchable() {
             self.controller_wake_pending = true;
-            q.schedule_at(self.first_free_core().1, Event::Device(self.drive, DeviceEvent::ControllerFree));
+            q.schedule_at(self.first_free_core().1, (self.drive, DeviceEvent::ControllerFree));
         }
     }
 
     /// The command's path took it: a read looks up its pages, a write's data starts crossing the link, a
     /// flush (no data, no path) completes now or when the destages it covers are programmed.
-    fn enter_path(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, req: ReqId) {
+    fn enter_path(&mut self, q: &mut impl Scheduler<DriveEvent>, requests: &mut RequestArena, req: ReqId) {
         match requests[req].op {
             Op::Read => self.start_read(q, requests, req),
             Op::Write => self.start_transfer(q, Direction::ToDevice, req, requests[req].len as u64),
@@ -509,9 +508,9 @@ impl Device {
         }
     }
 
-    fn start_transfer(&mut self, q: &mut EventQueue<Event>, direction: Direction, req: ReqId, bytes: u64) {
+    fn start_transfer(&mut self, q: &mut impl Scheduler<DriveEvent>, direction: Direction, req: ReqId, bytes: u64) {
         if let Some((at, generation)) = self.hil.start_transfer(q.now(), direction, req, bytes) {
-            q.schedule_at(at, Event::Device(self.drive, DeviceEvent::LinkCheck { direction, generation }));
+            q.schedule_at(at, (self.drive, DeviceEvent::LinkCheck { direction, generation }));
         }
     }
 
@@ -526,7 +525,7 @@ impl Device {
         })
     }
 
-    fn accept_write(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, req: ReqId) {
+    fn accept_write(&mut self, q: &mut impl Scheduler<DriveEvent>, requests: &mut RequestArena, req: ReqId) {
         let (offset, len) = (requests[req].offset, requests[req].len);
         let pages = self.pages(offset, len).count();
         // A FUA write to a volatile buffer goes around it: the host waits for its programs.
@@ -550,7 +549,13 @@ impl Device {
     }
 
     /// Put a write in buffer partition `part`, start destaging it, and complete it.
-    fn buffer_write(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, req: ReqId, part: usize) {
+    fn buffer_write(
+        &mut self,
+        q: &mut impl Scheduler<DriveEvent>,
+        requests: &mut RequestArena,
+        req: ReqId,
+        part: usize,
+    ) {
         let now = q.now();
         let (offset, len, flow, class) =
             (requests[req].offset, requests[req].len, requests[req].flow, requests[req].class);
@@ -574,7 +579,7 @@ impl Device {
     #[allow(clippy::too_many_arguments)]
     fn write_page(
         &mut self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl Scheduler<DriveEvent>,
         lpa: u64,
         bytes: u32,
         req: u32,
@@ -585,7 +590,7 @@ impl Device {
         self.place_write(q, tx);
     }
 
-    fn place_write(&mut self, q: &mut EventQueue<Event>, tx: TxId) {
+    fn place_write(&mut self, q: &mut impl Scheduler<DriveEvent>, tx: TxId) {
         let lpa = self.txs[tx].lpa;
         match self.ftl.allocate_user(lpa) {
             Some(ppa) => {
@@ -648,7 +653,7 @@ impl Device {
         tx
     }
 
-    fn enqueue(&mut self, q: &mut EventQueue<Event>, tx: TxId) {
+    fn enqueue(&mut self, q: &mut impl Scheduler<DriveEvent>, tx: TxId) {
         self.stamp_and_queue(q, tx);
         let read = matches!(self.txs[tx].purpose, Purpose::UserRead | Purpose::MapRead);
         self.offer_die(q, self.txs[tx].die, read);
@@ -656,7 +661,7 @@ impl Device {
 
     /// Work was queued on `die` (`read`: a host or mapping read): start the die if it is idle, else try to
     /// suspend what it runs for the read.
-    fn offer_die(&mut self, q: &mut EventQueue<Event>, die: u32, read: bool) {
+    fn offer_die(&mut self, q: &mut impl Scheduler<DriveEvent>, die: u32, read: bool) {
         if self.flash.die_is_busy(die) {
             if self.suspension.enabled() && read {
                 self.try_suspend(q, die);
@@ -667,7 +672,7 @@ impl Device {
     }
 
     /// Stamp `tx` queued now and hand it to the scheduler (without starting its die).
-    fn stamp_and_queue(&mut self, q: &EventQueue<Event>, tx: TxId) {
+    fn stamp_and_queue(&mut self, q: &impl Clock, tx: TxId) {
         let t = &mut self.txs[tx];
         t.enqueued_at = q.now();
         if t.req == NONE {
@@ -694,7 +699,7 @@ impl Device {
     }
 
     /// If `die` is idle, ask the scheduler for work and start it.
-    fn dispatch(&mut self, q: &mut EventQueue<Event>, die: u32) {
+    fn dispatch(&mut self, q: &mut impl Scheduler<DriveEvent>, die: u32) {
         if self.flash.die_is_busy(die) {
             return;
         }
@@ -702,7 +707,7 @@ impl Device {
         if let Err(blocked) = self.start_gate.check(&self.flash, die, now) {
             if let Blocked::Channel { wake_at: Some(at) } = blocked {
                 let channel = self.flash.geometry.channel_of_die(die);
-                q.schedule_at(at, Event::Device(self.drive, DeviceEvent::ChannelIdle { channel }));
+                q.schedule_at(at, (self.drive, DeviceEvent::ChannelIdle { channel }));
             }
             return; // the chip's release or the channel's wake-up offers it again
         }
@@ -720,7 +725,13 @@ impl Device {
 
     /// Issue `batch` on `die` (marked busy) at `start`; returns when its array phase starts and when it ends
     /// (for a read: when sensing ends, its transfer follows).
-    fn start_batch(&mut self, q: &mut EventQueue<Event>, die: u32, batch: &[TxId], start: Time) -> (Time, Time) {
+    fn start_batch(
+        &mut self,
+        q: &mut impl Scheduler<DriveEvent>,
+        die: u32,
+        batch: &[TxId],
+        start: Time,
+    ) -> (Time, Time) {
         let now = q.now();
         for &tx in batch {
             self.txs[tx].dispatched_at = now;
@@ -742,7 +753,7 @@ impl Device {
             FlashOp::Read => {
                 self.flash_ops[0] += page_ops;
                 let sensed = commanded + self.variability.read_ns(self.array_ns(op, timing.read_ns, batch));
-                q.schedule_at(sensed, Event::Device(self.drive, DeviceEvent::DieSensed { die }));
+                q.schedule_at(sensed, (self.drive, DeviceEvent::DieSensed { die }));
                 (commanded, sensed)
             }
             FlashOp::Program => {
@@ -750,13 +761,13 @@ impl Device {
                 let bytes: u64 = batch.iter().map(|&t| self.txs[t].bytes as u64).sum();
                 let array_ns = self.variability.program_ns(self.array_ns(op, timing.program_ns, batch));
                 let (array_start, end) = self.program_phases(die, start, commanded, bytes, array_ns);
-                q.schedule_at(end, Event::Device(self.drive, DeviceEvent::DieDone { die, generation }));
+                q.schedule_at(end, (self.drive, DeviceEvent::DieDone { die, generation }));
                 (array_start, end)
             }
             FlashOp::Erase => {
                 self.flash_ops[2] += page_ops;
                 let end = commanded + timing.erase_ns;
-                q.schedule_at(end, Event::Device(self.drive, DeviceEvent::DieDone { die, generation }));
+                q.schedule_at(end, (self.drive, DeviceEvent::DieDone { die, generation }));
                 (commanded, end)
             }
         }
@@ -773,7 +784,7 @@ impl Device {
 
     /// A read was queued on busy `die`: suspend the program or erase it runs, if allowed and the scheduler
     /// has a read to run in its place.
-    fn try_suspend(&mut self, q: &mut EventQueue<Event>, die: u32) {
+    fn try_suspend(&mut self, q: &mut impl Scheduler<DriveEvent>, die: u32) {
         let now = q.now();
         if !self.suspension.can_suspend(die, now) {
             return;
@@ -791,7 +802,7 @@ impl Device {
 
     /// A read batch inside a suspension finished on `die`: run another read if the suspension has turns
     /// left and the scheduler has one, else resume the suspended operation.
-    fn continue_suspension(&mut self, q: &mut EventQueue<Event>, die: u32) {
+    fn continue_suspension(&mut self, q: &mut impl Scheduler<DriveEvent>, die: u32) {
         let now = q.now();
         let mut batch = std::mem::take(&mut self.running[die as usize]);
         if self.suspension.take_read_turn(die) {
@@ -805,7 +816,7 @@ impl Device {
         let (end, spare) = self.suspension.resume(die, now, &mut batch);
         self.spare_batch = spare;
         let generation = self.suspension.generation(die);
-        q.schedule_at(end, Event::Device(self.drive, DeviceEvent::DieDone { die, generation }));
+        q.schedule_at(end, (self.drive, DeviceEvent::DieDone { die, generation }));
         self.running[die as usize] = batch;
     }
 
@@ -833,7 +844,7 @@ impl Device {
         }
     }
 
-    fn finish_transaction(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, tx: TxId) {
+    fn finish_transaction(&mut self, q: &mut impl Scheduler<DriveEvent>, requests: &mut RequestArena, tx: TxId) {
         let t = self.txs[tx].clone();
         match t.purpose {
             Purpose::UserRead if t.req == NONE => self.prefetch_done(q, requests, &t),
@@ -871,7 +882,13 @@ impl Device {
     }
 
     /// One transaction of a request is done; the last one completes the request.
-    fn request_part_done(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, req: ReqId, waited: Time) {
+    fn request_part_done(
+        &mut self,
+        q: &mut impl Scheduler<DriveEvent>,
+        requests: &mut RequestArena,
+        req: ReqId,
+        waited: Time,
+    ) {
         let cmd = &mut self.commands[req.index()];
         cmd.internal_wait = cmd.internal_wait.max(waited);
         cmd.pending_transactions -= 1;
@@ -886,7 +903,7 @@ impl Device {
 
     /// Destage `destage` is programmed: complete the flushes it was the last to hold up (their wait for the
     /// destages counts as time in device queues).
-    fn release_flushes(&mut self, q: &mut EventQueue<Event>, destage: u64) {
+    fn release_flushes(&mut self, q: &mut impl Scheduler<DriveEvent>, destage: u64) {
         let mut released = std::mem::take(&mut self.flushes_released);
         self.durability.destaged(destage, &mut released);
         let now = q.now();
@@ -900,7 +917,7 @@ impl Device {
     }
 
     /// Admit the writes waiting for partition `part`, in arrival order, while they fit.
-    fn admit_waiting_writes(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, part: usize) {
+    fn admit_waiting_writes(&mut self, q: &mut impl Scheduler<DriveEvent>, requests: &mut RequestArena, part: usize) {
         while let Some(req) = self.waiting_for_buffer.front(part) {
             let (offset, len) = (requests[req].offset, requests[req].len);
             if !self.cache.can_buffer(part, self.pages(offset, len).count()) {
@@ -912,20 +929,20 @@ impl Device {
     }
 
     /// The read's data is in the controller at `ready`: DMA it to the host, then post the completion.
-    fn finish_read(&mut self, q: &mut EventQueue<Event>, requests: &RequestArena, req: ReqId, ready: Time) {
+    fn finish_read(&mut self, q: &mut impl Scheduler<DriveEvent>, requests: &RequestArena, req: ReqId, ready: Time) {
         if ready > q.now() {
-            q.schedule_at(ready, Event::Device(self.drive, DeviceEvent::ReadDataReady { req }));
+            q.schedule_at(ready, (self.drive, DeviceEvent::ReadDataReady { req }));
         } else {
             self.send_to_host(q, requests, req);
         }
     }
 
-    fn send_to_host(&mut self, q: &mut EventQueue<Event>, requests: &RequestArena, req: ReqId) {
+    fn send_to_host(&mut self, q: &mut impl Scheduler<DriveEvent>, requests: &RequestArena, req: ReqId) {
         self.start_transfer(q, Direction::ToHost, req, requests[req].len as u64);
     }
 
-    fn post_completion(&mut self, q: &mut EventQueue<Event>, req: ReqId, at: Time) {
-        q.schedule_at(at + self.hil.completion_ns, Event::Device(self.drive, DeviceEvent::CompletionPosted { req }));
+    fn post_completion(&mut self, q: &mut impl Scheduler<DriveEvent>, req: ReqId, at: Time) {
+        q.schedule_at(at + self.hil.completion_ns, (self.drive, DeviceEvent::CompletionPosted { req }));
     }
 
     /// Check the FTL's map invariants (linear in drive size; for tests).

@@ -8,12 +8,13 @@
 
 use super::flash::FlashOp;
 use super::transaction::{Purpose, Transaction, TxId, NONE};
-use super::{Device, Event};
-use crate::engine::EventQueue;
+use super::Device;
+use super::DriveEvent;
+use crate::engine::Scheduler;
 use crate::request::{ReqId, RequestArena};
 
 impl Device {
-    pub(super) fn start_read(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, req: ReqId) {
+    pub(super) fn start_read(&mut self, q: &mut impl Scheduler<DriveEvent>, requests: &mut RequestArena, req: ReqId) {
         let now = q.now();
         let (offset, len, flow, class) =
             (requests[req].offset, requests[req].len, requests[req].flow, requests[req].class);
@@ -73,7 +74,7 @@ impl Device {
         }
     }
 
-    fn translate_and_enqueue(&mut self, q: &mut EventQueue<Event>, tx: TxId, lpa: u64) {
+    fn translate_and_enqueue(&mut self, q: &mut impl Scheduler<DriveEvent>, tx: TxId, lpa: u64) {
         if self.cmt.lookup(lpa) {
             self.enqueue(q, tx);
         } else {
@@ -82,14 +83,19 @@ impl Device {
     }
 
     /// A page read ahead (`t`) arrived: it joins the cache and completes its part of the reads waiting for it.
-    pub(super) fn prefetch_done(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, t: &Transaction) {
+    pub(super) fn prefetch_done(
+        &mut self,
+        q: &mut impl Scheduler<DriveEvent>,
+        requests: &mut RequestArena,
+        t: &Transaction,
+    ) {
         for req in self.cache.prefetch_done(t.lpa) {
             self.request_part_done(q, requests, req, t.dispatched_at - t.enqueued_at);
         }
     }
 
     /// Park `tx` until the translation page of `lpa` is read, starting that read if nobody else has.
-    pub(super) fn wait_for_translation(&mut self, q: &mut EventQueue<Event>, tx: TxId, lpa: u64) {
+    pub(super) fn wait_for_translation(&mut self, q: &mut impl Scheduler<DriveEvent>, tx: TxId, lpa: u64) {
         let tpage = self.cmt.translation_page(lpa);
         if let Some(&map_read) = self.map_reads_in_flight.get(&tpage) {
             self.txs[tx].link = self.txs[map_read].link;

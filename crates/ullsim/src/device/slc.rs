@@ -4,10 +4,11 @@
 
 use super::flash::FlashOp;
 use super::transaction::{Purpose, TxId};
+use super::DriveEvent;
 use super::{Device, DeviceEvent};
 use crate::config::device::DeviceConfig;
-use crate::engine::{EventQueue, Time};
-use crate::sim::Event;
+use crate::engine::Scheduler;
+use crate::engine::Time;
 
 /// The SLC cache's timing (present only when `device.slc.enabled`).
 #[derive(Debug, Clone, Copy)]
@@ -56,17 +57,17 @@ impl Device {
     }
 
     /// A completion was posted: if the drive is now empty, check again after `fold_idle_ns`.
-    pub(super) fn slc_arm_idle(&mut self, q: &mut EventQueue<Event>) {
+    pub(super) fn slc_arm_idle(&mut self, q: &mut impl Scheduler<DriveEvent>) {
         if let Some(slc) = &self.slc {
             if self.outstanding == 0 {
                 let generation = slc.arrivals;
-                q.schedule_at(q.now() + slc.idle_ns, Event::Device(self.drive, DeviceEvent::SlcIdle { generation }));
+                q.schedule_at(q.now() + slc.idle_ns, (self.drive, DeviceEvent::SlcIdle { generation }));
             }
         }
     }
 
     /// The idle timer armed after arrival number `generation` fired: if nothing arrived since, fold.
-    pub(super) fn slc_idle(&mut self, q: &mut EventQueue<Event>, generation: u32) {
+    pub(super) fn slc_idle(&mut self, q: &mut impl Scheduler<DriveEvent>, generation: u32) {
         if self.slc.is_none_or(|slc| slc.arrivals != generation) || self.outstanding != 0 {
             return;
         }

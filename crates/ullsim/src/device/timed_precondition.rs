@@ -27,6 +27,8 @@
 //! writes. Its per-flow state (FLIN's estimates, Sprinkler's budgets) is not carried over: only each die's
 //! GC credit, which `fifo` keeps.
 
+use super::DriveEvent;
+use crate::engine::Scheduler;
 use rand::RngExt;
 use rustc_hash::FxHashSet;
 
@@ -37,7 +39,6 @@ use super::{Device, DeviceEvent};
 use crate::config::DeviceConfig;
 use crate::engine::{stream_rng, EventQueue, Time};
 use crate::request::{NvmePriority, RequestArena};
-use crate::sim::Event;
 
 /// What the timed preconditioning carries into time 0 besides the FTL (empty without it).
 #[derive(Debug, Default)]
@@ -79,7 +80,7 @@ impl Device {
         let programs_wanted = u64::from(cfg.ftl.precondition_timed_writes) * planes * geometry.pages_per_block as u64;
         let pages = drive.ftl.mapped_pages();
         let mut rng = stream_rng(seed, "device:timed-precondition");
-        let mut q: EventQueue<Event> = EventQueue::new();
+        let mut q: EventQueue<DriveEvent> = EventQueue::new();
         // The writes carry no request: the arena and completion list stay empty.
         let mut requests = RequestArena::default();
         let mut completed = Vec::new();
@@ -104,18 +105,16 @@ impl Device {
                 drive.place_write(&mut q, tx);
                 issued += 1;
             }
-            let Some((_, event)) = q.pop() else { break }; // nothing can move: the drive has no space to give
-            match event {
-                Event::Device(_, e) => drive.handle(e, &mut q, &mut requests, &mut completed),
-                _ => unreachable!("only the device has events while it preconditions itself"),
-            }
+            // Only the device has events while it preconditions itself.
+            let Some((_, (_, event))) = q.pop() else { break }; // nothing can move: the drive has no space to give
+            drive.handle(event, &mut q, &mut requests, &mut completed);
         }
         let cut = q.now();
         drive.pad_waiting_pages_at_cut();
         // When each die's running operation ends (its last event: sensing done, or done).
         let mut busy_until = vec![cut; geometry.dies() as usize];
         while let Some((at, event)) = q.pop() {
-            if let Event::Device(_, DeviceEvent::DieSensed { die } | DeviceEvent::DieDone { die, .. }) = event {
+            if let (_, DeviceEvent::DieSensed { die } | DeviceEvent::DieDone { die, .. }) = event {
                 busy_until[die as usize] = busy_until[die as usize].max(at);
             }
         }
@@ -167,7 +166,7 @@ impl Device {
 
     /// Start what the timed preconditioning carries into time 0: its writes still in the drive and its GC
     /// jobs left unfinished. Nothing otherwise.
-    pub fn start(&mut self, q: &mut EventQueue<Event>) {
+    pub fn start(&mut self, q: &mut impl Scheduler<DriveEvent>) {
         let carried = std::mem::take(&mut self.carried);
         for (die, &credit) in carried.gc_credit.iter().enumerate() {
             self.tsu.set_gc_credit(die as u32, credit);
@@ -177,7 +176,7 @@ impl Device {
             let die = die as u32;
             self.flash.occupy_die(die, q.now());
             let generation = self.suspension.generation(die);
-            q.schedule_at(busy, Event::Device(self.drive, DeviceEvent::DieDone { die, generation }));
+            q.schedule_at(busy, (self.drive, DeviceEvent::DieDone { die, generation }));
         }
         let flow = self.precondition_flow;
         for write in carried.writes {

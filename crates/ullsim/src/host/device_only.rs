@@ -15,6 +15,7 @@
 //! submission queue, and `woken` = `running` = `completed` = `device_done`; so the breakdown's `driver`,
 //! `completion` and `cpu_wait` are exactly 0 and `block` is the wait for a slot.
 
+use crate::host::HostQueue;
 use std::collections::VecDeque;
 
 use super::block::BlockResults;
@@ -23,9 +24,8 @@ use crate::config::host::HostModel;
 use crate::config::scenario::FlowSpec;
 use crate::config::target::{target_of, Target};
 use crate::device::Device;
-use crate::engine::{EventQueue, Time};
+use crate::engine::Time;
 use crate::request::{ReqId, RequestArena};
-use crate::sim::Event;
 
 /// One flow's submission queue on one drive.
 struct FlowQueue {
@@ -111,7 +111,7 @@ impl DeviceOnlyHost {
     /// Write what was issued into the submission queues, and hand what completed to the application.
     pub fn run_ready(
         &mut self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
         delivered: &mut Vec<(ReqId, u32, u32)>,
@@ -133,7 +133,7 @@ impl DeviceOnlyHost {
     /// oldest waiting I/O.
     pub fn on_device_completion(
         &mut self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
         req: ReqId,
@@ -201,7 +201,7 @@ fn queue_of(queues: &mut [Vec<FlowQueue>], flow: u32, drive: u32) -> &mut FlowQu
 
 /// Write `req` into `queue` and ring its doorbell now.
 fn write_command(
-    q: &mut EventQueue<Event>,
+    q: &mut impl HostQueue,
     requests: &mut RequestArena,
     devices: &mut [Device],
     queue: &mut FlowQueue,

@@ -20,6 +20,7 @@ mod submit;
 mod threads;
 mod xler;
 
+use crate::host::HostQueue;
 use std::collections::VecDeque;
 
 use super::block::sched::SchedRequest;
@@ -35,9 +36,8 @@ use crate::config::host::HostModel;
 use crate::config::scenario::{parse_cpu_list, CpusAllowedPolicy, FlowSpec, IoEngine, LatencyFrom};
 use crate::config::{HostConfig, Scenario};
 use crate::device::Device;
-use crate::engine::{EventQueue, Time};
+use crate::engine::Time;
 use crate::request::{Class, Criticality, NvmePriority, Op, ReqId, Request, RequestArena, Stamps};
-use crate::sim::Event;
 use app_work::{AfterReap, AppWork};
 use complete::copy_lower_stamps;
 use fs::{FsCall, FsHost, Thread};
@@ -426,9 +426,9 @@ impl FullHost {
     }
 
     /// Start CPU burners and sqpoll threads at their start times.
-    pub fn start(&mut self, q: &mut EventQueue<Event>) {
+    pub fn start(&mut self, q: &mut impl HostQueue) {
         for &(task, at) in &self.timed_starts {
-            q.schedule_at(at, Event::Host(HostEvent::TimerWake { task, gen: 0 }));
+            q.schedule_at(at, HostEvent::TimerWake { task, gen: 0 });
         }
     }
 
@@ -441,7 +441,7 @@ impl FullHost {
     }
 
     /// The application (job `job` of flow `flow`) issued `req` now.
-    pub fn submit(&mut self, q: &mut EventQueue<Event>, flow: u32, job: u32, req: ReqId) {
+    pub fn submit(&mut self, q: &mut impl HostQueue, flow: u32, job: u32, req: ReqId) {
         let j = self.first_job[flow as usize] + job;
         let mode = self.jobs[j as usize].mode;
         *self.req_mut(req) = HostReq { job: j, mode, ..HostReq::default() };
@@ -450,7 +450,7 @@ impl FullHost {
     }
 
     /// New work for job `j`: a sleeping or spinning task goes on now.
-    fn kick_job(&mut self, q: &mut EventQueue<Event>, j: u32) {
+    fn kick_job(&mut self, q: &mut impl HostQueue, j: u32) {
         let job = &mut self.jobs[j as usize];
         if job.fs_call.is_some() {
             // Blocked in a file-system call: new work waits until it returns.
@@ -485,7 +485,7 @@ impl FullHost {
     pub fn handle(
         &mut self,
         event: HostEvent,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
     ) {
@@ -535,11 +535,11 @@ impl FullHost {
 
     /// Schedule an event for the I/O scheduler's timer if it is armed for a time no event is scheduled for
     /// (events for a timer re-armed or cancelled since find it not due and do nothing).
-    pub(super) fn arm_block_timer(&mut self, q: &mut EventQueue<Event>) {
+    pub(super) fn arm_block_timer(&mut self, q: &mut impl HostQueue) {
         if let Some(due) = self.block.timer_due() {
             if self.block_timer_armed != Some(due) {
                 self.block_timer_armed = Some(due);
-                q.schedule_at(due.max(q.now()), Event::Host(HostEvent::BlockTimer));
+                q.schedule_at(due.max(q.now()), HostEvent::BlockTimer);
             }
         }
     }
@@ -549,7 +549,7 @@ impl FullHost {
     /// follows.
     pub fn run_ready(
         &mut self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
         delivered: &mut Vec<(ReqId, u32, u32)>,
@@ -576,7 +576,7 @@ impl FullHost {
     /// `task` holds its core with nothing running: apply what its last segment did, decide what it does next.
     fn step(
         &mut self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
         task: TaskId,
@@ -592,7 +592,7 @@ impl FullHost {
 
     fn step_job(
         &mut self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
         j: u32,
@@ -713,7 +713,7 @@ impl FullHost {
                 let gen = self.timer_gen[task as usize];
                 let (op, bytes) = job.last_submitted;
                 let wake_at = now + self.completion.sleep_before_poll(op, bytes);
-                q.schedule_at(wake_at, Event::Host(HostEvent::TimerWake { task, gen }));
+                q.schedule_at(wake_at, HostEvent::TimerWake { task, gen });
                 self.cpu.sleep(q, task);
             }
             Step::Wait => {
@@ -725,7 +725,7 @@ impl FullHost {
     }
 
     /// Job `j`'s task crosses the user/kernel boundary: `ns` of kernel work.
-    fn transition(&mut self, q: &mut EventQueue<Event>, j: u32, ns: Time) {
+    fn transition(&mut self, q: &mut impl HostQueue, j: u32, ns: Time) {
         let job = &mut self.jobs[j as usize];
         job.action = Action::Transition;
         self.cpu.run(q, job.task, ns, Activity::Kernel);

@@ -19,9 +19,9 @@
 use super::block::Caller;
 use crate::config::host::NvmeConfig;
 use crate::device::Device;
-use crate::engine::{EventQueue, Time};
+use crate::engine::Time;
+use crate::host::HostQueue;
 use crate::request::{NvmePriority, ReqId};
-use crate::sim::Event;
 
 /// What the driver wants after a completion entry arrived on an interrupt-driven queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -197,7 +197,7 @@ impl NvmeDriver {
     }
 
     /// The command is in hardware queue `hwq`'s submission queue and the doorbell is written at `at`.
-    pub fn ring(&self, devices: &mut [Device], q: &mut EventQueue<Event>, req: ReqId, hwq: u32, at: Time) {
+    pub fn ring(&self, devices: &mut [Device], q: &mut impl HostQueue, req: ReqId, hwq: u32, at: Time) {
         devices[(hwq / self.per_drive) as usize].ring_doorbell(q, req, self.device_queue[hwq as usize], at);
     }
 

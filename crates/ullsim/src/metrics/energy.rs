@@ -5,8 +5,8 @@
 
 use serde::Serialize;
 
+use super::core_usage::CoreUsage;
 use crate::config::host::PowerConfig;
-use crate::host::cpu::CoreUsage;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Energy {

@@ -36,17 +36,6 @@ pub struct AloneRun {
     pub all_chips_busy: f64,
 }
 
-impl AloneRun {
-    /// The first (only) flow of an alone run and its die occupancy.
-    pub fn of(run: &crate::sim::RunResults) -> Self {
-        AloneRun {
-            flow: run.flows[0].clone(),
-            die_busy: run.device.die_utilization.mean,
-            all_chips_busy: run.device.all_chips_busy,
-        }
-    }
-}
-
 /// Scenario-level fairness metrics.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Fairness {

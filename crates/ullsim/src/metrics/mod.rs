@@ -1,9 +1,9 @@
 //! Measurement: per-flow latency histograms (HDR, so memory does not grow with requests), per-layer time
 //! breakdown, throughput, and the time-weighted number of requests in flight (for Little's law).
 
+pub mod core_usage;
 pub mod energy;
 pub mod fairness;
-pub mod fio_json;
 pub mod fio_stats;
 pub mod per_job;
 mod recorder;

@@ -264,13 +264,13 @@ pub fn check_flow_spec(spec: &FlowSpec, capacity: u64, cores: u32) -> Result<(),
         return err("iodepth", &format!("expected a whole number from 1 to {MAX_IODEPTH}"));
     }
     let in_flight = spec.iodepth.unwrap_or(1) as u64 * spec.numjobs.unwrap_or(1) as u64;
-    if in_flight > crate::sim::MAX_IN_FLIGHT {
+    if in_flight > crate::request::MAX_IN_FLIGHT {
         return err(
             "iodepth",
             &format!(
                 "iodepth x numjobs = {in_flight} requests in flight is above the run's bound of {} (memory); no \
                  host keeps that many I/Os outstanding to one drive",
-                crate::sim::MAX_IN_FLIGHT
+                crate::request::MAX_IN_FLIGHT
             ),
         );
     }

@@ -10,10 +10,11 @@
 //! the write's time included (db_bench's `fillsync` at a fixed rate: an update is a WAL append and an fsync).
 
 use super::files::Files;
+use super::WorkloadEvent;
 use super::{NewIo, Workload};
-use crate::engine::{EventQueue, Time};
+use crate::engine::Scheduler;
+use crate::engine::Time;
 use crate::request::Op;
-use crate::sim::Event;
 
 impl Workload {
     /// After `flow`'s `job` issued an I/O of `op` that arrived at `arrived_at`: an open-loop flow that syncs
@@ -36,7 +37,7 @@ impl Workload {
         flow: u32,
         job: u32,
         op: Op,
-        q: &mut EventQueue<Event>,
+        q: &mut impl Scheduler<WorkloadEvent>,
         out: &mut Vec<NewIo>,
     ) -> bool {
         let Some(fl) = &mut self.flows[flow as usize].flush else { return false };

@@ -11,15 +11,15 @@ mod replay;
 mod synthetic;
 pub mod trace;
 
+use crate::engine::Scheduler;
 use std::collections::VecDeque;
 
 use rand_distr::{Distribution, Exp};
 
 use crate::config::scenario::{FlowSpec, RateProcess};
 use crate::config::target::Storage;
-use crate::engine::{stream_rng, stream_seed, EventQueue, SimRng, Time};
+use crate::engine::{stream_rng, stream_seed, SimRng, Time};
 use crate::request::{Class, Op};
-use crate::sim::Event;
 pub use check::{active_window, burst_shape, check_arrivals, check_flow_spec, BurstShape, MAX_RATE_IOPS};
 use distribution::{BlockPicker, RandomDistribution};
 use files::Files;
@@ -294,9 +294,9 @@ impl Workload {
     }
 
     /// Schedule every flow's start.
-    pub fn start(&mut self, q: &mut EventQueue<Event>) {
+    pub fn start(&mut self, q: &mut impl Scheduler<WorkloadEvent>) {
         for (i, f) in self.flows.iter().enumerate() {
-            q.schedule_at(f.start_ns, Event::Workload(WorkloadEvent::Start { flow: i as u32 }));
+            q.schedule_at(f.start_ns, WorkloadEvent::Start { flow: i as u32 });
         }
     }
 
@@ -351,7 +351,7 @@ impl Workload {
     }
 
     /// Handle a workload event; I/Os to issue now are appended to `out`.
-    pub fn handle(&mut self, event: WorkloadEvent, q: &mut EventQueue<Event>, out: &mut Vec<NewIo>) {
+    pub fn handle(&mut self, event: WorkloadEvent, q: &mut impl Scheduler<WorkloadEvent>, out: &mut Vec<NewIo>) {
         let now = q.now();
         match event {
             WorkloadEvent::Start { flow } => {
@@ -395,7 +395,7 @@ impl Workload {
         }
     }
 
-    fn schedule_arrival(&mut self, q: &mut EventQueue<Event>, flow: u32, now: Time) {
+    fn schedule_arrival(&mut self, q: &mut impl Scheduler<WorkloadEvent>, flow: u32, now: Time) {
         let f = &mut self.flows[flow as usize];
         let Pacing::Open { interval_ns, spacing, .. } = &mut f.pacing else { return };
         let interval_ns = *interval_ns;
@@ -409,18 +409,18 @@ impl Workload {
         };
         let at = now.saturating_add(gap);
         if at < f.stop_ns {
-            q.schedule_at(at, Event::Workload(WorkloadEvent::Arrival { flow }));
+            q.schedule_at(at, WorkloadEvent::Arrival { flow });
         }
     }
 
-    fn schedule_trace_arrival(&mut self, q: &mut EventQueue<Event>, flow: u32) {
+    fn schedule_trace_arrival(&mut self, q: &mut impl Scheduler<WorkloadEvent>, flow: u32) {
         let f = &mut self.flows[flow as usize];
         let Source::Trace(replay) = &f.source else { return };
         match replay.due_after_start() {
             Some(after) => {
                 let at = f.start_ns.saturating_add(after).max(q.now());
                 if at < f.stop_ns {
-                    q.schedule_at(at, Event::Workload(WorkloadEvent::Arrival { flow }));
+                    q.schedule_at(at, WorkloadEvent::Arrival { flow });
                 }
             }
             None => {
@@ -485,7 +485,14 @@ impl Workload {
     }
 
     /// An I/O (of `op`) of `flow`'s `job` completed now.
-    pub fn on_complete(&mut self, flow: u32, job: u32, op: Op, q: &mut EventQueue<Event>, out: &mut Vec<NewIo>) {
+    pub fn on_complete(
+        &mut self,
+        flow: u32,
+        job: u32,
+        op: Op,
+        q: &mut impl Scheduler<WorkloadEvent>,
+        out: &mut Vec<NewIo>,
+    ) {
         let now = q.now();
         let f = &mut self.flows[flow as usize];
         f.outstanding -= 1;
@@ -497,14 +504,14 @@ impl Workload {
 
     /// What `flow`'s `job` does after a completion: a closed loop issues again (at once or after its think
     /// time), an open loop takes an arrival from its backlog.
-    fn continue_job(&mut self, flow: u32, job: u32, q: &mut EventQueue<Event>, out: &mut Vec<NewIo>) {
+    fn continue_job(&mut self, flow: u32, job: u32, q: &mut impl Scheduler<WorkloadEvent>, out: &mut Vec<NewIo>) {
         let now = q.now();
         let f = &mut self.flows[flow as usize];
         match f.pacing {
             Pacing::Closed { think_ns: 0, .. } => self.issue(flow, Some(job), now, now, out),
             Pacing::Closed { think_ns, .. } => {
                 if f.can_issue_more(now.saturating_add(think_ns)) {
-                    q.schedule_in(think_ns, Event::Workload(WorkloadEvent::ThinkDone { flow, job }));
+                    q.schedule_in(think_ns, WorkloadEvent::ThinkDone { flow, job });
                 }
             }
             Pacing::Open { .. } | Pacing::TraceTimed => {

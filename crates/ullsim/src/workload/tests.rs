@@ -1,5 +1,7 @@
 //! Tests of the workload's arrivals, sizes and flushes.
 use super::*;
+use crate::engine::EventQueue;
+use crate::sim::Event;
 
 fn spec_with_bssplit(split: &str) -> FlowSpec {
     let text =
@@ -208,7 +210,7 @@ fn first_ios(flow_keys: &str, n: usize) -> Vec<NewIo> {
     let scenario = load(flow_keys).unwrap();
     let storage = scenario.storage().unwrap();
     let mut workload = Workload::new(&scenario.flows, 1, &storage, u64::MAX, std::path::Path::new(".")).unwrap();
-    let mut q = EventQueue::new();
+    let mut q: EventQueue<WorkloadEvent> = EventQueue::new();
     let mut out = Vec::new();
     workload.handle(WorkloadEvent::Start { flow: 0 }, &mut q, &mut out);
     while out.len() < n {

@@ -135,7 +135,7 @@ fn new_ios(text: &str, overrides: &[&str], n: usize) -> Vec<NewIo> {
 
 fn workload_ios(flows: &[ullsim::config::FlowSpec], storage: &Storage, n: usize) -> Vec<NewIo> {
     let mut workload = Workload::new(flows, 5, storage, u64::MAX, std::path::Path::new(".")).unwrap();
-    let mut q = EventQueue::new();
+    let mut q: EventQueue<WorkloadEvent> = EventQueue::new();
     let mut out: Vec<NewIo> = Vec::new();
     workload.handle(WorkloadEvent::Start { flow: 0 }, &mut q, &mut out);
     let mut done = 0;

@@ -32,6 +32,7 @@ mod hetero_drives;
 mod host;
 mod host_scaling;
 mod irq_affinity;
+mod layers;
 mod mapping_unit;
 mod memory;
 mod messages;

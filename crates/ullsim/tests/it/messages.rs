@@ -165,3 +165,29 @@ fn the_bases_load() {
         Scenario::from_toml_str(base, "s.toml", Path::new("."), &[]).unwrap();
     }
 }
+
+/// Each policy's name is checked by the registry of the layer that owns it (`host::check`, `device::check`,
+/// through `config::layers::LayerRules`): an unknown name is an error at its key that lists the names, in
+/// `[device]` and in a drive's own table alike.
+#[test]
+fn every_policy_name_is_checked_by_its_layer() {
+    let base = one_flow("rw = \"read\"");
+    for key in [
+        "host.cpu_scheduler",
+        "host.io_scheduler",
+        "host.completion",
+        "device.cache.read_policy",
+        "device.host_interface.arbiter",
+        "device.tsu.scheduler",
+        "device.ftl.gc_policy",
+    ] {
+        let set = format!("{key}=\"no-such-policy\"");
+        let message = Scenario::from_toml_str(&base, "t.toml", Path::new("."), std::slice::from_ref(&set))
+            .expect_err("an unknown policy name loads")
+            .to_string();
+        assert!(message.contains(&format!("key `{key}`")) && message.contains("expected one of"), "{set}: {message}");
+    }
+    let two_drives = ["device.count=2".to_string(), "drives.nvme1.tsu.scheduler=\"no-such-policy\"".to_string()];
+    let message = Scenario::from_toml_str(&base, "t.toml", Path::new("."), &two_drives).unwrap_err().to_string();
+    assert!(message.contains("key `drives.nvme1.tsu.scheduler`"), "{message}");
+}

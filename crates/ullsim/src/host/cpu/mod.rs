@@ -14,13 +14,11 @@ mod cache_refill;
 mod cfs;
 mod eevdf;
 
+use crate::host::HostQueue;
 use std::collections::VecDeque;
 
-use serde::Serialize;
-
 use crate::config::host::{CpuConfig, HostConfig};
-use crate::engine::{EventQueue, Time};
-use crate::sim::Event;
+use crate::engine::Time;
 
 use super::HostEvent;
 
@@ -196,16 +194,7 @@ pub struct CoreTime {
     pub context_switches: u64,
 }
 
-/// Per-core time over the measurement window.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct CoreUsage {
-    /// Fractions of the window: user code, kernel (I/O path and interrupt handlers), polling, idle.
-    pub user: f64,
-    pub kernel: f64,
-    pub poll: f64,
-    pub idle: f64,
-    pub context_switches: u64,
-}
+pub use crate::metrics::core_usage::CoreUsage;
 
 impl CoreUsage {
     /// Usage between two snapshots `span_ns` apart.
@@ -314,7 +303,7 @@ impl Cpu {
     }
 
     /// Run a segment of `ns` on `task`, which holds its core and has nothing running.
-    pub fn run(&mut self, q: &mut EventQueue<Event>, task: TaskId, ns: Time, activity: Activity) {
+    pub fn run(&mut self, q: &mut impl HostQueue, task: TaskId, ns: Time, activity: Activity) {
         let now = q.now();
         let t = &mut self.tasks[task as usize];
         debug_assert_eq!(t.state, State::Running);
@@ -326,11 +315,11 @@ impl Cpu {
         core.seg = Some((now, end, activity));
         core.stolen = 0;
         core.gen = core.gen.wrapping_add(1);
-        q.schedule_at(end, Event::Host(HostEvent::Cpu(CpuEvent::SegmentEnd { core: core_id, gen: core.gen })));
+        q.schedule_at(end, HostEvent::Cpu(CpuEvent::SegmentEnd { core: core_id, gen: core.gen }));
     }
 
     /// `task`, holding its core with nothing running, spins in a polling loop until [`Cpu::stop_spin`].
-    pub fn spin(&mut self, q: &mut EventQueue<Event>, task: TaskId) {
+    pub fn spin(&mut self, q: &mut impl HostQueue, task: TaskId) {
         if self.tasks[task as usize].pending_overhead > 0 {
             // Switch in first; the host is asked again at the end and spins then.
             self.run(q, task, 0, Activity::Kernel);
@@ -365,7 +354,7 @@ impl Cpu {
     }
 
     /// `task`, holding its core with nothing running, goes to sleep until [`Cpu::wake`].
-    pub fn sleep(&mut self, q: &mut EventQueue<Event>, task: TaskId) {
+    pub fn sleep(&mut self, q: &mut impl HostQueue, task: TaskId) {
         let now = q.now();
         let core_id = self.tasks[task as usize].core;
         self.tasks[task as usize].state = State::Sleeping;
@@ -377,7 +366,7 @@ impl Cpu {
     }
 
     /// Wake `task` (asleep) now: put it on a core and run it or queue it there.
-    pub fn wake(&mut self, q: &mut EventQueue<Event>, task: TaskId) {
+    pub fn wake(&mut self, q: &mut impl HostQueue, task: TaskId) {
         let now = q.now();
         if self.tasks[task as usize].state != State::Sleeping {
             return;
@@ -431,7 +420,7 @@ impl Cpu {
     }
 
     /// Handle a CPU event. Tasks that finish a segment are appended to `ready` (see [`Cpu::take_ready`]).
-    pub fn handle(&mut self, q: &mut EventQueue<Event>, event: CpuEvent) {
+    pub fn handle(&mut self, q: &mut impl HostQueue, event: CpuEvent) {
         let now = q.now();
         match event {
             CpuEvent::SegmentEnd { core: core_id, gen } => {
@@ -445,7 +434,7 @@ impl Cpu {
                     let new_end = end + core.stolen;
                     core.seg = Some((start, new_end, activity));
                     core.stolen = 0;
-                    q.schedule_at(new_end, Event::Host(HostEvent::Cpu(CpuEvent::SegmentEnd { core: core_id, gen })));
+                    q.schedule_at(new_end, HostEvent::Cpu(CpuEvent::SegmentEnd { core: core_id, gen }));
                     return;
                 }
                 self.end_segment_accounting(core_id, now);
@@ -489,7 +478,7 @@ impl Cpu {
 
     /// The scheduler wants the current task of `core` off: now if it runs user code or polls, else at the end
     /// of its kernel segment.
-    fn resched(&mut self, q: &mut EventQueue<Event>, core_id: u32) {
+    fn resched(&mut self, q: &mut impl HostQueue, core_id: u32) {
         let now = q.now();
         let core = &mut self.cores[core_id as usize];
         let preemptible = core.spin_since.is_some() || matches!(core.seg, Some((_, _, Activity::User)));
@@ -501,7 +490,7 @@ impl Cpu {
     }
 
     /// Take the current task off `core` (it stays runnable, keeping any unfinished work) and switch.
-    fn preempt(&mut self, q: &mut EventQueue<Event>, core_id: u32, now: Time) {
+    fn preempt(&mut self, q: &mut impl HostQueue, core_id: u32, now: Time) {
         let core = &mut self.cores[core_id as usize];
         let task = core.current.expect("preempting a running task");
         let saved = if core.spin_since.is_some() {
@@ -527,7 +516,7 @@ impl Cpu {
 
     /// `core` has no current task: run the next one, or go idle. `from_idle`: the core was idle, so unless an
     /// interrupt handler just woke it, it first leaves its idle state.
-    fn switch_next(&mut self, q: &mut EventQueue<Event>, core_id: u32, now: Time, from_idle: bool) {
+    fn switch_next(&mut self, q: &mut impl HostQueue, core_id: u32, now: Time, from_idle: bool) {
         let Some(next) = self.scheduler.pick_next(core_id, now) else { return };
         let core = &mut self.cores[core_id as usize];
         // An interrupt handler still running delays the switch; an idle core first leaves its idle state
@@ -576,7 +565,7 @@ impl Cpu {
     }
 
     /// Schedule a tick on `core` if tasks wait there (ticks on cores with one task change nothing).
-    fn ensure_tick(&mut self, q: &mut EventQueue<Event>, core_id: u32, now: Time) {
+    fn ensure_tick(&mut self, q: &mut impl HostQueue, core_id: u32, now: Time) {
         let core = &mut self.cores[core_id as usize];
         if core.tick_scheduled || self.scheduler.queued(core_id) == 0 {
             return;
@@ -584,7 +573,7 @@ impl Cpu {
         core.tick_scheduled = true;
         let tick = self.tunables.tick_ns;
         let at = (now / tick + 1) * tick;
-        q.schedule_at(at, Event::Host(HostEvent::Cpu(CpuEvent::Tick { core: core_id })));
+        q.schedule_at(at, HostEvent::Cpu(CpuEvent::Tick { core: core_id }));
     }
 
     /// Where a woken task runs: its only allowed core; else its previous core if idle, else an idle allowed

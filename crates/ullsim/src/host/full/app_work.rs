@@ -5,6 +5,7 @@
 //! application when the last one ends, so what it issues next waits for them.
 
 use super::*;
+use crate::host::HostQueue;
 
 /// Where a job's task is in the work that follows a reap of `n` completions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +40,7 @@ impl FullHost {
     /// to do, false: the caller hands them to the application.
     pub(super) fn work_after_reap(
         &mut self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         j: u32,
         n: u32,

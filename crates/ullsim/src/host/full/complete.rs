@@ -3,6 +3,7 @@
 //! request handed back to whoever waits for it: the application's task, or the file system.
 
 use super::*;
+use crate::host::HostQueue;
 
 /// Take the stamps of the layers below the block layer from the request that went down for `to`.
 pub(super) fn copy_lower_stamps(from: &Stamps, to: &mut Stamps) {
@@ -20,7 +21,7 @@ impl FullHost {
     /// The device posted `req`'s completion entry now.
     pub fn on_device_completion(
         &mut self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
         req: ReqId,
@@ -35,7 +36,7 @@ impl FullHost {
                 IrqAction::Fire => self.fire_irq(q, requests, devices, cq),
                 IrqAction::ArmTimer(at) => {
                     let gen = self.nvme.timer_gen(cq);
-                    q.schedule_at(at, Event::Host(HostEvent::CoalesceTimer { hwq: cq, gen }));
+                    q.schedule_at(at, HostEvent::CoalesceTimer { hwq: cq, gen });
                 }
                 IrqAction::Wait => {}
             },
@@ -62,7 +63,7 @@ impl FullHost {
     /// Raise hardware queue `hwq`'s interrupt now: its handler completes every pending entry.
     pub(super) fn fire_irq(
         &mut self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
         hwq: u32,
@@ -79,7 +80,7 @@ impl FullHost {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn interrupt_run(
         &mut self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
         run: u32,
@@ -111,7 +112,7 @@ impl FullHost {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn complete_in_run(
         &mut self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
         run: u32,
@@ -140,7 +141,7 @@ impl FullHost {
         r.gen = r.gen.wrapping_add(1);
         r.active = true;
         let gen = r.gen;
-        q.schedule_at(t, Event::Host(HostEvent::IrqDone { hwq: run, gen }));
+        q.schedule_at(t, HostEvent::IrqDone { hwq: run, gen });
         t
     }
 
@@ -148,7 +149,7 @@ impl FullHost {
     /// requests that were waiting go to the driver. Returns when that work ends.
     pub(super) fn complete_in_block(
         &mut self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
         req: ReqId,
@@ -176,7 +177,7 @@ impl FullHost {
     }
 
     /// `req`'s completion was processed and its task told: it waits for the application to reap it.
-    pub(super) fn request_done(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, req: ReqId) {
+    pub(super) fn request_done(&mut self, q: &mut impl HostQueue, requests: &mut RequestArena, req: ReqId) {
         let r = self.reqs[req.index()];
         if let Some((new, old)) = r.hazard_merged {
             self.hazard_merge_done(q, requests, req, new, old);
@@ -218,7 +219,7 @@ impl FullHost {
     }
 
     /// Application request `done` of job `j` completed: it waits to be reaped; wake the job if it waits.
-    pub(super) fn app_request_done(&mut self, q: &mut EventQueue<Event>, j: u32, done: ReqId) {
+    pub(super) fn app_request_done(&mut self, q: &mut impl HostQueue, j: u32, done: ReqId) {
         let job = &mut self.jobs[j as usize];
         job.in_flight -= 1;
         job.done.push_back(done);
@@ -241,7 +242,7 @@ impl FullHost {
     /// returns the end and how many were taken.
     pub(super) fn poll_complete(
         &mut self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
         j: u32,
@@ -259,7 +260,7 @@ impl FullHost {
     }
 
     /// Mark the first `n` polled entries of job `j` completed at `now`.
-    pub(super) fn finish_polled(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, j: u32, n: u32) {
+    pub(super) fn finish_polled(&mut self, q: &mut impl HostQueue, requests: &mut RequestArena, j: u32, n: u32) {
         let now = q.now();
         for _ in 0..n {
             let req = self.jobs[j as usize].found.pop_front().expect("n entries were processed");

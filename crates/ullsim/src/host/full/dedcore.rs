@@ -10,6 +10,7 @@
 use super::*;
 use crate::config::host::HostConfig;
 use crate::host::cpu::CoreTime;
+use crate::host::HostQueue;
 
 pub(super) struct DedicatedCore {
     core: u32,
@@ -55,7 +56,7 @@ impl FullHost {
     /// The device posted the entry of `req`, which DedCore's polling core completes.
     pub(super) fn dedicated_core_completion(
         &mut self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
         req: ReqId,

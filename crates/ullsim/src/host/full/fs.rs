@@ -3,6 +3,7 @@
 //! `host/fs/flusher.rs`) on tasks of their own, step by step, and routes the file system's bios through
 //! the block layer and back. Only flows that use files (`direct = 0`, `fsync`, `fdatasync`) come here.
 
+use crate::host::HostQueue;
 use std::collections::HashMap;
 
 use super::lbio::LBIO_PER_CORE;
@@ -269,7 +270,7 @@ impl FullHost {
     /// request needs one). False when it has none: the runner goes on with the job as usual.
     pub(super) fn step_fs_job(
         &mut self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
         j: u32,
@@ -356,7 +357,7 @@ impl FullHost {
                 FsStep::Pause(ns) => {
                     self.timer_gen[task as usize] += 1;
                     let gen = self.timer_gen[task as usize];
-                    q.schedule_at(now + ns, Event::Host(HostEvent::TimerWake { task, gen }));
+                    q.schedule_at(now + ns, HostEvent::TimerWake { task, gen });
                     self.sleep_job(q, j);
                     return true;
                 }
@@ -407,7 +408,7 @@ impl FullHost {
     }
 
     /// Job `j`'s file-system call is over at `at`: its request is done (the exit is paid when it is reaped).
-    fn finish_fs_call(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, j: u32, at: Time) {
+    fn finish_fs_call(&mut self, q: &mut impl HostQueue, requests: &mut RequestArena, j: u32, at: Time) {
         let job = &mut self.jobs[j as usize];
         let (call, req) = (job.fs_call.take(), job.fs_req.take().expect("a call serves a request"));
         let task = job.task;
@@ -459,7 +460,7 @@ impl FullHost {
 
     /// Job `j`'s task waits inside its file-system call: it spins when every bio it waits for is one it
     /// polls for (no interrupt will come), and sleeps otherwise.
-    fn wait_in_fs(&mut self, q: &mut EventQueue<Event>, j: u32) {
+    fn wait_in_fs(&mut self, q: &mut impl HostQueue, j: u32) {
         let task = self.jobs[j as usize].task;
         let w = self.fs.as_deref().expect("a file-system call has a file system").tasks[task as usize];
         if w.waits_bios && w.handed_off.is_none() && w.pending == w.polled {
@@ -472,7 +473,7 @@ impl FullHost {
     }
 
     /// Job `j`'s task sleeps inside its file-system call.
-    fn sleep_job(&mut self, q: &mut EventQueue<Event>, j: u32) {
+    fn sleep_job(&mut self, q: &mut impl HostQueue, j: u32) {
         let job = &mut self.jobs[j as usize];
         job.waiting = Waiting::Sleeping;
         job.action = Action::None;
@@ -482,7 +483,7 @@ impl FullHost {
     /// A kernel thread of the file system holds its core: run its next steps.
     pub(super) fn step_fs_thread(
         &mut self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
         task: TaskId,
@@ -523,7 +524,7 @@ impl FullHost {
                     self.timer_gen[task as usize] += 1;
                     if let Some(at) = until {
                         let gen = self.timer_gen[task as usize];
-                        q.schedule_at(at.max(now + 1), Event::Host(HostEvent::TimerWake { task, gen }));
+                        q.schedule_at(at.max(now + 1), HostEvent::TimerWake { task, gen });
                     }
                     self.cpu.sleep(q, task);
                     return;
@@ -551,7 +552,7 @@ impl FullHost {
     #[allow(clippy::too_many_arguments)]
     fn submit_fs_bios(
         &mut self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
         task: TaskId,
@@ -619,7 +620,7 @@ impl FullHost {
 
     /// File-system bio `req` completed: the page cache learns of it, and its task goes on once its last bio
     /// is done.
-    pub(super) fn fs_bio_done(&mut self, q: &mut EventQueue<Event>, requests: &mut RequestArena, req: ReqId) {
+    pub(super) fn fs_bio_done(&mut self, q: &mut impl HostQueue, requests: &mut RequestArena, req: ReqId) {
         let fsh = self.fs.as_deref_mut().expect("a file-system bio has a file system");
         let InFlight { bio, submitter, lbio_core, polled, also } =
             fsh.bios[req.index()].take().expect("a file-system bio is known");
@@ -695,7 +696,7 @@ impl FullHost {
     }
 
     /// Wake `task`, asleep in the file system.
-    fn wake_fs_waiter(&mut self, q: &mut EventQueue<Event>, task: TaskId) {
+    fn wake_fs_waiter(&mut self, q: &mut impl HostQueue, task: TaskId) {
         if let Some(j) = self.job_of_task(task) {
             self.jobs[j as usize].waiting = Waiting::No;
         }

@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::host::block::Hazard;
+use crate::host::HostQueue;
 
 impl FullHost {
     /// Submit `rq` (bound for `hwq`, from `core`) to the block layer from `at`, around the scheduler with
@@ -79,7 +80,7 @@ impl FullHost {
     /// system), the queued one first.
     pub(super) fn hazard_merge_done(
         &mut self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         carrier: ReqId,
         new: ReqId,

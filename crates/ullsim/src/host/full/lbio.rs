@@ -6,6 +6,7 @@
 //! defers the unmapping out of the completion (the read program pays both while the device works).
 
 use super::*;
+use crate::host::HostQueue;
 
 /// Descriptors in each core's LBIO ring (AIOS's `NR_LBIO_PER_CPU`; the index is the NVMe command id).
 pub(super) const LBIO_PER_CORE: u32 = 1024;
@@ -15,7 +16,7 @@ impl FullHost {
     /// command its own. Returns when the submitting core is done.
     pub(super) fn submit_lbio(
         &mut self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
         req: ReqId,

@@ -7,6 +7,7 @@
 
 use super::*;
 use crate::config::md::Piece;
+use crate::host::HostQueue;
 
 impl FullHost {
     /// md's pass over `req`, on the md volume, from `at` on `core`. Returns when the submitting core is done
@@ -15,7 +16,7 @@ impl FullHost {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn md_submit(
         &mut self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
         req: ReqId,

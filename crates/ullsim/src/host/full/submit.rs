@@ -2,13 +2,14 @@
 //! `max_sectors_kb`, merged into plugged requests, or around the scheduler), then the driver's doorbell.
 
 use super::*;
+use crate::host::HostQueue;
 
 impl FullHost {
     /// Ring the doorbell of every request the block layer handed to the driver: each its own after the
     /// driver's work on it, or all at `batch_doorbell` (a plug flush writes the doorbell once, at the end).
     pub(super) fn ring_all(
         &mut self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
         out: &mut Vec<Dispatched>,
@@ -24,7 +25,7 @@ impl FullHost {
     /// is in the submission queue with the doorbell written at `doorbell`.
     pub(super) fn ring_one(
         &self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
         d: Dispatched,
@@ -42,7 +43,7 @@ impl FullHost {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn submit_from_batch(
         &mut self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
         j: u32,
@@ -73,7 +74,7 @@ impl FullHost {
     #[allow(clippy::too_many_arguments)]
     fn flush_plug(
         &mut self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
         j: u32,
@@ -106,7 +107,7 @@ impl FullHost {
     /// splitting it at max_sectors_kb); returns when the submitting core is done.
     pub(super) fn submit_to_block(
         &mut self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
         req: ReqId,

@@ -1,17 +1,18 @@
 //! The host's tasks that are not an application's job: `cpuio` burners and io_uring's sqpoll kernel threads.
 
 use super::*;
+use crate::host::HostQueue;
 
 impl FullHost {
     /// A `cpuio` job's task (burner `b`): burn, pause or stop.
-    pub(super) fn step_burner(&mut self, q: &mut EventQueue<Event>, task: TaskId, b: u32) {
+    pub(super) fn step_burner(&mut self, q: &mut impl HostQueue, task: TaskId, b: u32) {
         let now = q.now();
         match self.burners[b as usize].next(now) {
             BurnStep::Stop => self.cpu.sleep(q, task),
             BurnStep::PauseUntil(at) => {
                 self.timer_gen[task as usize] += 1;
                 let gen = self.timer_gen[task as usize];
-                q.schedule_at(at, Event::Host(HostEvent::TimerWake { task, gen }));
+                q.schedule_at(at, HostEvent::TimerWake { task, gen });
                 self.cpu.sleep(q, task);
             }
             BurnStep::Burn(ns) => self.cpu.run(q, task, ns, Activity::User),
@@ -21,7 +22,7 @@ impl FullHost {
     /// The sqpoll kernel thread of job `j`: process polled completions, submit from the ring, or spin.
     pub(super) fn step_sqpoll(
         &mut self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
         j: u32,

@@ -12,6 +12,7 @@
 
 use super::*;
 use crate::config::host::XlerConfig;
+use crate::host::HostQueue;
 
 pub(super) struct Xler {
     submit_ns: Time,
@@ -61,7 +62,7 @@ impl FullHost {
     /// completes by interrupt.
     pub(super) fn submit_to_accelerator(
         &mut self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
         req: ReqId,
@@ -85,7 +86,7 @@ impl FullHost {
     /// interrupts its driver.
     pub(super) fn accelerator_interrupt(
         &mut self,
-        q: &mut EventQueue<Event>,
+        q: &mut impl HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
         req: ReqId,

@@ -7,10 +7,10 @@
 
 use serde_json::{json, Map, Value};
 
-use super::fio_stats::{LatencyBuckets, LAT_KEYS_MS, LAT_KEYS_NS, LAT_KEYS_US};
-use super::{LatencyDistribution, OpResult, FIO_PERCENTILES};
 use crate::config::Scenario;
 use crate::host::CpuUse;
+use crate::metrics::fio_stats::{LatencyBuckets, LAT_KEYS_MS, LAT_KEYS_NS, LAT_KEYS_US};
+use crate::metrics::{LatencyDistribution, OpResult, FIO_PERCENTILES};
 use crate::sim::RunResults;
 
 /// What the `fio version` field says.
