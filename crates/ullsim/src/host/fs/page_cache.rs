@@ -11,6 +11,7 @@
 //!   ahead a window that starts at 4x the request (at most `max_readahead_pages`) and doubles on each
 //!   further sequential miss; a random miss reads just what was asked ("standalone, small random read").
 
+use std::cell::Cell;
 use std::collections::{BTreeSet, HashMap};
 
 use crate::engine::Time;
@@ -83,6 +84,8 @@ pub struct PageCache {
     readahead: HashMap<u32, Readahead>,
     /// Each file's dirty pages, so that one file's are found without a walk over all dirty pages.
     dirty_by_file: HashMap<u32, BTreeSet<u64>>,
+    /// Pages visited (the cache's work, for the test that no path grows with the backlog).
+    steps: Cell<u64>,
 }
 
 impl PageCache {
@@ -96,6 +99,7 @@ impl PageCache {
             dirty: List::EMPTY,
             readahead: HashMap::new(),
             dirty_by_file: HashMap::new(),
+            steps: Cell::new(0),
         }
     }
 
@@ -105,6 +109,15 @@ impl PageCache {
 
     pub fn dirty_pages(&self) -> u64 {
         self.dirty.len
+    }
+
+    /// Pages visited so far.
+    pub fn steps(&self) -> u64 {
+        self.steps.get()
+    }
+
+    fn step(&self, n: u64) {
+        self.steps.set(self.steps.get() + n);
     }
 
     pub fn is_cached(&self, key: PageKey) -> bool {
@@ -122,6 +135,7 @@ impl PageCache {
         let mut hit_pages = 0;
         let mut missing = Vec::new();
         for page in first..end {
+            self.step(1);
             match self.index.get(&(file, page)) {
                 Some(&slot) => {
                     hit_pages += 1;
@@ -141,6 +155,7 @@ impl PageCache {
             ra.window = if ra.window == 0 { (4 * count).min(max) } else { (2 * ra.window).min(max) };
             let ahead_end = (end + ra.window.saturating_sub(count)).min(file_pages);
             for page in end..ahead_end {
+                self.steps.set(self.steps.get() + 1);
                 if !self.index.contains_key(&(file, page)) {
                     missing.push(page);
                     readahead_pages += 1;
@@ -157,6 +172,7 @@ impl PageCache {
     pub fn insert_clean(&mut self, file: u32, first: u64, count: u64) -> u64 {
         let mut reclaimed = 0;
         for page in first..first + count {
+            self.step(1);
             if self.index.contains_key(&(file, page)) {
                 continue;
             }
@@ -172,6 +188,7 @@ impl PageCache {
     pub fn write(&mut self, file: u32, first: u64, count: u64, now: Time) -> u64 {
         let mut newly = 0;
         for page in first..first + count {
+            self.step(1);
             let slot = match self.index.get(&(file, page)) {
                 Some(&slot) if self.slots[slot as usize].dirty => continue,
                 Some(&slot) => {
@@ -210,6 +227,7 @@ impl PageCache {
                 break;
             }
             pages.push(s.key);
+            self.step(1);
             slot = s.next;
         }
         pages.sort_unstable();
@@ -227,6 +245,7 @@ impl PageCache {
     pub fn dirty_ranges(&self, file: u32) -> Vec<(u64, u64)> {
         let mut out: Vec<(u64, u64)> = Vec::new();
         for &page in self.dirty_by_file.get(&file).into_iter().flatten() {
+            self.step(1);
             match out.last_mut() {
                 Some((first, count)) if *first + *count == page => *count += 1,
                 _ => out.push((page, 1)),
@@ -238,6 +257,7 @@ impl PageCache {
     /// Written back: the pages turn clean (most recently used). Pages not dirty are left as they are.
     pub fn mark_clean(&mut self, file: u32, first: u64, count: u64) {
         for page in first..first + count {
+            self.step(1);
             if let Some(&slot) = self.index.get(&(file, page)) {
                 if self.slots[slot as usize].dirty {
                     self.unlink(slot);

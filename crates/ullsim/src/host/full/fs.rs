@@ -236,7 +236,7 @@ impl FsHost {
     }
 
     pub(super) fn counters(&self) -> crate::host::fs::FsCounters {
-        self.fs.counters
+        crate::host::fs::FsCounters { page_cache_steps: self.fs.cache.steps(), ..self.fs.counters }
     }
 
     pub(super) fn check_invariants(&self) -> Result<(), String> {
