@@ -71,7 +71,8 @@ struct Readahead {
 /// What the cache knows of one file.
 #[derive(Debug, Clone, Default)]
 struct FilePages {
-    /// Its cached runs by first page (they do not overlap).
+    /// Its cached runs (they do not overlap) by where they end (the page after their last): the first run
+    /// ending after a page holds it or is the next run, found in one search.
     runs: BTreeMap<u64, u32>,
     /// Its dirty pages as maximal runs, first page to end: what fsync and a commit write, found without a
     /// walk over clean runs or other files' pages.
@@ -347,7 +348,7 @@ impl PageCache {
             let (mut pages, mut runs, mut id, mut prev) = (0, 0, list.head, NONE);
             while id != NONE {
                 let r = &self.runs[id as usize];
-                let indexed = self.files.get(r.file as usize).and_then(|f| f.runs.get(&r.first));
+                let indexed = self.files.get(r.file as usize).and_then(|f| f.runs.get(&r.end()));
                 if r.dirty != dirty || r.prev != prev || r.count == 0 || indexed != Some(&id) {
                     return Err(format!("page cache: run {id} ({r:?}) is misplaced"));
                 }
@@ -373,10 +374,12 @@ impl PageCache {
         for (file, f) in self.files.iter().enumerate() {
             let mut dirty: Vec<(u64, u64)> = Vec::new();
             let mut end = 0;
-            for (&first, &id) in &f.runs {
+            for (&run_end, &id) in &f.runs {
                 let r = &self.runs[id as usize];
-                if r.first != first || first < end {
-                    return Err(format!("page cache: file {file}'s run at page {first} overlaps or is misfiled"));
+                if r.end() != run_end || r.first < end {
+                    return Err(format!(
+                        "page cache: file {file}'s run ending at page {run_end} overlaps or is misfiled"
+                    ));
                 }
                 end = r.end();
                 if r.dirty {
@@ -406,12 +409,11 @@ impl PageCache {
     fn lookup(&self, file: u32, page: u64) -> Result<u32, Option<u64>> {
         self.step();
         let Some(f) = self.files.get(file as usize) else { return Err(None) };
-        if let Some((_, &id)) = f.runs.range(..=page).next_back() {
-            if self.runs[id as usize].end() > page {
-                return Ok(id);
-            }
+        match f.runs.range(page + 1..).next() {
+            Some((_, &id)) if self.runs[id as usize].first <= page => Ok(id),
+            Some((_, &id)) => Err(Some(self.runs[id as usize].first)),
+            None => Err(None),
         }
-        Err(f.runs.range(page..).next().map(|(&first, _)| first))
     }
 
     /// `count` new pages of `file` from `first`, none of them cached, enter the cache: dirtied at `dirtied`,
@@ -438,7 +440,10 @@ impl PageCache {
                 if dirtied.is_none() && self.clean.head == self.clean.tail && head.file == file && head.end() == page {
                     // The clean list is one run that these pages continue: each new page reclaims the run's
                     // oldest, so the run slides on by `want` pages.
-                    self.reindex(self.clean.head, head.first + want);
+                    let runs = &mut self.files[file as usize].runs;
+                    runs.remove(&head.end());
+                    runs.insert(end, self.clean.head);
+                    self.runs[self.clean.head as usize].first += want;
                     reclaimed += want;
                     break;
                 }
@@ -456,7 +461,7 @@ impl PageCache {
                 dirty: dirtied.is_some(),
                 dirtied_at: dirtied.unwrap_or(0),
             });
-            self.file_mut(file).runs.insert(page, id);
+            self.file_mut(file).runs.insert(page + take, id);
             self.push_back(id);
             page += take;
         }
@@ -469,22 +474,14 @@ impl PageCache {
         let run = self.runs[id as usize];
         if n == run.count {
             self.unlink(id);
-            self.files[run.file as usize].runs.remove(&run.first);
+            self.files[run.file as usize].runs.remove(&run.end());
             self.free.push(id);
         } else {
-            self.reindex(id, run.first + n);
-            self.runs[id as usize].count -= n;
+            // Its end, its key, stays.
+            let r = &mut self.runs[id as usize];
+            (r.first, r.count) = (r.first + n, r.count - n);
             self.clean.pages -= n;
         }
-    }
-
-    /// Run `id` now starts at page `first` (its end is the caller's business).
-    fn reindex(&mut self, id: u32, first: u64) {
-        let run = &mut self.runs[id as usize];
-        let runs = &mut self.files[run.file as usize].runs;
-        runs.remove(&run.first);
-        runs.insert(first, id);
-        run.first = first;
     }
 
     /// Split run `id` at page `at` (inside it); the new run, from `at`, follows it in its list.
@@ -498,7 +495,10 @@ impl PageCache {
             self.runs[run.next as usize].prev = new;
         }
         self.runs[id as usize].next = new;
-        self.files[run.file as usize].runs.insert(at, new);
+        // The new run takes the old one's end (its key); the old one now ends at `at`.
+        let runs = &mut self.files[run.file as usize].runs;
+        runs.insert(run.end(), new);
+        runs.insert(at, id);
         new
     }
 
@@ -601,8 +601,11 @@ impl PageCache {
         if tail != NONE {
             let last = &mut self.runs[tail as usize];
             if last.file == run.file && last.end() == run.first && last.dirtied_at == run.dirtied_at {
+                // The last run takes this one's end (its key).
                 last.count += run.count;
-                self.files[run.file as usize].runs.remove(&run.first);
+                let runs = &mut self.files[run.file as usize].runs;
+                runs.remove(&run.first);
+                runs.insert(run.end(), tail);
                 self.free.push(id);
                 return;
             }
