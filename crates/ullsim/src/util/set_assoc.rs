@@ -23,7 +23,7 @@ pub(crate) fn set_index(key: u64, sets: u64) -> u64 {
 /// Make way `way` of `ways` (most recent first) the most recent: the ways before it move down one. A loop of
 /// moves, where `rotate_right` takes a general path that costs more than the few ways of a set.
 #[inline]
-pub(crate) fn to_front<T: Copy>(ways: &mut [T], way: usize) {
+pub(crate) fn move_to_front<T: Copy>(ways: &mut [T], way: usize) {
     let key = ways[way];
     for w in (1..=way).rev() {
         ways[w] = ways[w - 1];
@@ -64,8 +64,8 @@ impl SetAssoc {
 
     /// Make way `way` of the set at `base` its most recent.
     #[inline]
-    fn to_front(&mut self, base: usize, way: usize) {
-        to_front(&mut self.keys[base..base + self.ways], way);
+    fn make_most_recent(&mut self, base: usize, way: usize) {
+        move_to_front(&mut self.keys[base..base + self.ways], way);
     }
 
     /// Is `key` cached? A hit makes it the most recent of its set.
@@ -76,7 +76,7 @@ impl SetAssoc {
         let base = self.base(key);
         match self.find(base, key) {
             Some(way) => {
-                self.to_front(base, way);
+                self.make_most_recent(base, way);
                 true
             }
             None => false,
@@ -115,7 +115,7 @@ impl SetAssoc {
                 way
             }
         };
-        self.to_front(base, way);
+        self.make_most_recent(base, way);
     }
 
     /// Evict the least recent entry of `key`'s set, if the set holds any (to make DRAM room near `key`).

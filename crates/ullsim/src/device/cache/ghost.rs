@@ -13,7 +13,7 @@
 //! construction: ghosts x sampled sets x (ways - 1) four-byte tags (a partition never has more than all
 //! ways but one).
 
-use crate::util::set_assoc::{set_index, to_front};
+use crate::util::set_assoc::{move_to_front, set_index};
 
 /// Marks an empty way. Logical pages fit in 32 bits (the geometry check keeps physical pages below 2^32),
 /// so a page at or past this is never cached (a read-ahead past the drive's end).
@@ -119,7 +119,7 @@ impl GhostCaches {
         let ways = self.set_of(ghost, set);
         match ways.iter().position(|&t| t == lpa) {
             Some(way) => {
-                to_front(ways, way);
+                move_to_front(ways, way);
                 true
             }
             None => {
@@ -127,7 +127,7 @@ impl GhostCaches {
                     // The least recent tag (or an empty way, which sits at the end) falls out.
                     let last = ways.len() - 1;
                     ways[last] = lpa;
-                    to_front(ways, last);
+                    move_to_front(ways, last);
                 }
                 false
             }
