@@ -117,6 +117,43 @@ iodepth = 32
         overrides: &["run.duration=3s"],
     },
     Case {
+        name: "fsync-backlog",
+        what: "a backlog of dirty pages (issue 33): a critical 4 KiB writer with an fsync after each write at \
+               2,000 a second beside four buffered 128 KiB writers of one file, 1 GiB of page cache (up to 200 MiB \
+               dirty), optane-ull; every commit writes the ordered data of the writers' file, so the page cache's \
+               work per commit must not grow with its dirty pages (reported as events per second)",
+        scenario: r#"
+name = "bench fsync-backlog"
+[run]
+duration = "2s"
+warmup = "100ms"
+[device]
+preset = "optane-ull"
+[host.fs]
+memory_bytes = "1g"
+[[flow]]
+name = "wal"
+class = "critical"
+rw = "write"
+bs = "4k"
+ioengine = "psync"
+direct = 0
+fsync = 1
+rate_iops = 2000
+size = "64m"
+[[flow]]
+name = "bulk"
+rw = "write"
+bs = "128k"
+ioengine = "psync"
+direct = 0
+numjobs = 4
+offset = "1g"
+size = "8g"
+"#,
+        overrides: &[],
+    },
+    Case {
         name: "aios-randread",
         what: "AIOS: one thread of 4 KiB buffered random reads that miss the page cache, as LBIO with the read's \
                CPU work overlapped, optane-900p behind an IOMMU",
@@ -197,8 +234,8 @@ pub fn main(json_path: Option<&Path>, only: Option<&str>, child: bool) -> Result
     let mut cases = Vec::new();
     let width = CASES.iter().map(|c| c.name.len()).max().unwrap_or(0);
     println!(
-        "{:<width$} {:>12} {:>9} {:>12} {:>9} {:>10}",
-        "case", "requests", "wall s", "requests/s", "setup s", "peak MiB"
+        "{:<width$} {:>12} {:>9} {:>12} {:>12} {:>9} {:>10}",
+        "case", "requests", "wall s", "requests/s", "events/s", "setup s", "peak MiB"
     );
     for name in CASES.iter().map(|c| c.name).filter(|n| only.is_none_or(|o| o == *n)) {
         let output = Command::new(&exe).args(["bench", "--child", "--case", name]).output()?;
@@ -207,11 +244,12 @@ pub fn main(json_path: Option<&Path>, only: Option<&str>, child: bool) -> Result
         }
         let case: serde_json::Value = serde_json::from_slice(&output.stdout)?;
         println!(
-            "{:<width$} {:>12} {:>9.3} {:>12.0} {:>9.3} {:>10.1}",
+            "{:<width$} {:>12} {:>9.3} {:>12.0} {:>12.0} {:>9.3} {:>10.1}",
             name,
             case["simulated_requests"].as_u64().unwrap_or(0),
             case["wall_seconds"].as_f64().unwrap_or(0.0),
             case["requests_per_second"].as_f64().unwrap_or(0.0),
+            case["events_per_second"].as_f64().unwrap_or(0.0),
             case["setup_seconds"].as_f64().unwrap_or(0.0),
             case["peak_rss_bytes"].as_f64().unwrap_or(0.0) / (1u64 << 20) as f64,
         );

@@ -1,13 +1,13 @@
 //! A latency recorder whose memory follows what it recorded: nothing before its first value, the values
-//! themselves while there are few, then an HDR histogram that grows only as far as the largest value.
+//! themselves while there are few, then counts by HDR bucket that grow only as far as the largest value.
 //!
 //! Every flow has fifteen of them (reads, writes, flushes, the total, submission-to-completion, nine layers),
 //! and a fixed histogram spanning an hour at 3 significant digits is 260 KiB, so a flow used to cost 4 MB
 //! before it issued an I/O and a thousand tenants 4 GB. The percentiles are the same bytes either way: an
 //! auto-resizing histogram indexes values exactly as a fixed one does (its bucketing depends only on the
-//! lowest value and the significant digits), and the few values are put into one when a percentile is asked.
-
-use std::borrow::Cow;
+//! lowest value and the significant digits), and the few values, or the counts, are put into one when a
+//! percentile is asked. Counting by bucket here rather than recording into the histogram keeps a record to
+//! an index and an increment: every completion records twelve values.
 
 use hdrhistogram::Histogram;
 
@@ -29,8 +29,45 @@ const FEW_VALUES: usize = 256;
 enum Values {
     /// Up to [`FEW_VALUES`], clamped, in the order recorded.
     Few(Vec<u64>),
-    /// An auto-resizing histogram (it grows to the largest value recorded, up to [`MAX_TRACKED_NS`]).
-    Many(Box<Histogram<u64>>),
+    /// Counts by HDR bucket ([`hdr_index`]), up to the largest bucket recorded: recording is an index and an
+    /// increment, and the histogram is made from the counts when a percentile is asked.
+    Many(Vec<u64>),
+}
+
+/// Sub-buckets per HDR bucket at [`SIGNIFICANT_DIGITS`] = 3 (hdrhistogram: the power of two at or above
+/// 2 x 10^3), as a power of two; half of them are new in each bucket after the first.
+const SUB_BUCKET_MAGNITUDE: u32 = 11;
+const SUB_BUCKET_HALF_MAGNITUDE: u32 = SUB_BUCKET_MAGNITUDE - 1;
+const SUB_BUCKET_MASK: u64 = (1 << SUB_BUCKET_MAGNITUDE) - 1;
+
+/// The index of `value`'s bucket in an hdrhistogram of lowest discernible value 1 at 3 significant digits
+/// (its `index_for`, with unit magnitude 0): values in the same bucket are equivalent to it, so counts by
+/// this index make the same histogram (tested against hdrhistogram).
+#[inline]
+fn hdr_index(value: u64) -> usize {
+    let bucket = (64 - SUB_BUCKET_MAGNITUDE) - (value | SUB_BUCKET_MASK).leading_zeros();
+    let sub_bucket = (value >> bucket) as usize;
+    (((bucket as usize) + 1) << SUB_BUCKET_HALF_MAGNITUDE) + sub_bucket - (1 << SUB_BUCKET_HALF_MAGNITUDE)
+}
+
+/// The lowest value of HDR bucket `index` (hdrhistogram's `value_for`), which records into that bucket.
+fn hdr_lowest_value(index: usize) -> u64 {
+    let half = 1usize << SUB_BUCKET_HALF_MAGNITUDE;
+    let (bucket, sub_bucket) = match (index >> SUB_BUCKET_HALF_MAGNITUDE).checked_sub(1) {
+        Some(bucket) => (bucket, (index & (half - 1)) + half),
+        None => (0, index & (half - 1)),
+    };
+    (sub_bucket as u64) << bucket
+}
+
+/// Count `value` in `counts` by its HDR bucket, growing the counts to reach it.
+#[inline]
+fn count(counts: &mut Vec<u64>, value: u64) {
+    let index = hdr_index(value);
+    if index >= counts.len() {
+        counts.resize(index + 1, 0);
+    }
+    counts[index] += 1;
 }
 
 /// A latency recorder: count, exact mean and standard deviation, HDR percentiles.
@@ -52,10 +89,9 @@ impl Default for Recorder {
 
 /// Record `value` (at most [`MAX_TRACKED_NS`]) in an auto-resizing histogram, growing it to fit: its
 /// `saturating_record` would clamp to its current top instead.
-#[inline]
-fn put(hist: &mut Histogram<u64>, value: u64) {
-    if hist.record(value).is_err() {
-        hist.saturating_record(value);
+fn put(hist: &mut Histogram<u64>, value: u64, n: u64) {
+    if hist.record_n(value, n).is_err() {
+        hist.saturating_record_n(value, n);
     }
 }
 
@@ -83,31 +119,36 @@ impl Recorder {
     #[inline]
     fn record_clamped(&mut self, value: u64) {
         match &mut self.values {
+            Values::Many(counts) => count(counts, value),
             Values::Few(few) if few.len() < FEW_VALUES => few.push(value),
             Values::Few(few) => {
-                let mut hist = empty_histogram();
+                let mut counts = Vec::new();
                 for &v in few.iter() {
-                    put(&mut hist, v);
+                    count(&mut counts, v);
                 }
-                put(&mut hist, value);
-                self.values = Values::Many(Box::new(hist));
+                count(&mut counts, value);
+                self.values = Values::Many(counts);
             }
-            Values::Many(hist) => put(hist, value),
         }
     }
 
-    /// The histogram of the recorded values (made on the spot while there are few).
-    fn histogram(&self) -> Cow<'_, Histogram<u64>> {
+    /// The histogram of the recorded values, made on the spot: the few values themselves, or one value of
+    /// each counted bucket with its count (the same buckets, so the same percentiles, minimum and maximum).
+    fn histogram(&self) -> Histogram<u64> {
+        let mut hist = empty_histogram();
         match &self.values {
-            Values::Many(hist) => Cow::Borrowed(hist),
             Values::Few(few) => {
-                let mut hist = empty_histogram();
                 for &v in few {
-                    put(&mut hist, v);
+                    put(&mut hist, v, 1);
                 }
-                Cow::Owned(hist)
+            }
+            Values::Many(counts) => {
+                for (index, &n) in counts.iter().enumerate().filter(|(_, &n)| n > 0) {
+                    put(&mut hist, hdr_lowest_value(index), n);
+                }
             }
         }
+        hist
     }
 
     pub(crate) fn count(&self) -> u64 {
@@ -181,12 +222,16 @@ impl Recorder {
                 }
             }
             Values::Many(theirs) => {
-                if let Values::Few(_) = self.values {
-                    let mine = self.histogram().into_owned();
-                    self.values = Values::Many(Box::new(mine));
+                if let Values::Few(few) = &self.values {
+                    let mut mine = Vec::new();
+                    few.iter().for_each(|&v| count(&mut mine, v));
+                    self.values = Values::Many(mine);
                 }
-                let Values::Many(mine) = &mut self.values else { unreachable!("made a histogram above") };
-                mine.add(theirs.as_ref()).expect("auto-resizing histograms take any value");
+                let Values::Many(mine) = &mut self.values else { unreachable!("made counts above") };
+                if mine.len() < theirs.len() {
+                    mine.resize(theirs.len(), 0);
+                }
+                mine.iter_mut().zip(theirs).for_each(|(m, t)| *m += t);
             }
         }
         self.count += other.count;
@@ -222,7 +267,7 @@ impl Recorder {
     pub(crate) fn heap_bytes(&self) -> usize {
         match &self.values {
             Values::Few(few) => few.capacity() * std::mem::size_of::<u64>(),
-            Values::Many(hist) => std::mem::size_of::<Histogram<u64>>() + hist.distinct_values() * 8,
+            Values::Many(counts) => counts.capacity() * std::mem::size_of::<u64>(),
         }
     }
 }
@@ -275,6 +320,19 @@ mod tests {
             }
             assert_eq!(r.count(), n as u64);
             same_as_fixed(&r, &fixed(&v));
+        }
+    }
+
+    #[test]
+    fn bucket_indexes_are_hdrhistograms() {
+        let hist = fixed(&[]);
+        let mut checked = values(100_000, 9);
+        checked.extend((0..5000).chain([MAX_TRACKED_NS - 1, MAX_TRACKED_NS]));
+        for v in checked.into_iter().map(|v| v.min(MAX_TRACKED_NS)) {
+            let index = hdr_index(v);
+            let lowest = hdr_lowest_value(index);
+            assert_eq!(lowest, hist.lowest_equivalent(v), "value {v}");
+            assert_eq!(hdr_index(lowest), index, "value {v}");
         }
     }
 

@@ -20,6 +20,17 @@ pub(crate) fn set_index(key: u64, sets: u64) -> u64 {
     ((key.wrapping_mul(0x9e37_79b9_7f4a_7c15) as u128 * sets as u128) >> 64) as u64
 }
 
+/// Make way `way` of `ways` (most recent first) the most recent: the ways before it move down one. A loop of
+/// moves, where `rotate_right` takes a general path that costs more than the few ways of a set.
+#[inline]
+pub(crate) fn move_to_front<T: Copy>(ways: &mut [T], way: usize) {
+    let key = ways[way];
+    for w in (1..=way).rev() {
+        ways[w] = ways[w - 1];
+    }
+    ways[0] = key;
+}
+
 impl SetAssoc {
     /// A cache of `capacity` entries in sets of `ways` (fewer ways if the capacity is smaller).
     pub fn new(capacity: u64, ways: usize) -> Self {
@@ -51,6 +62,12 @@ impl SetAssoc {
         self.keys[base..base + self.ways].iter().position(|&k| k == key)
     }
 
+    /// Make way `way` of the set at `base` its most recent.
+    #[inline]
+    fn make_most_recent(&mut self, base: usize, way: usize) {
+        move_to_front(&mut self.keys[base..base + self.ways], way);
+    }
+
     /// Is `key` cached? A hit makes it the most recent of its set.
     pub fn touch(&mut self, key: u64) -> bool {
         if self.sets == 0 {
@@ -59,7 +76,7 @@ impl SetAssoc {
         let base = self.base(key);
         match self.find(base, key) {
             Some(way) => {
-                self.keys[base..=base + way].rotate_right(1);
+                self.make_most_recent(base, way);
                 true
             }
             None => false,
@@ -98,7 +115,7 @@ impl SetAssoc {
                 way
             }
         };
-        self.keys[base..=base + way].rotate_right(1);
+        self.make_most_recent(base, way);
     }
 
     /// Evict the least recent entry of `key`'s set, if the set holds any (to make DRAM room near `key`).

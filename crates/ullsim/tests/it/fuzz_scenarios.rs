@@ -115,16 +115,27 @@ const TEST_NAME: &str = "fuzz_scenarios::mutated_scenarios_do_not_panic_abort_or
 const WORKER_ENV: &str = "ULLSIM_FUZZ_WORKER";
 const TAG: &str = "@@fuzz";
 
-/// The allocator of this test binary: the system allocator, counting live and peak bytes.
+/// The allocator of this test binary: the system allocator, counting live and peak bytes, and each thread's
+/// allocations (`allocations.rs`).
 struct Counting;
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    /// Allocations and reallocations made by this thread (const-initialized: no allocation, no destructor).
+    static ALLOCATIONS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
 impl Counting {
     fn grow(size: usize) {
         let live = LIVE.fetch_add(size, Ordering::Relaxed) + size;
         PEAK.fetch_max(live, Ordering::Relaxed);
+        ALLOCATIONS.with(|n| n.set(n.get() + 1));
     }
+}
+
+/// Allocations (and growing reallocations) this thread has made so far.
+pub(crate) fn allocations_on_this_thread() -> u64 {
+    ALLOCATIONS.with(|n| n.get())
 }
 
 // SAFETY: every call is passed on to the system allocator unchanged; the counters only observe.

@@ -2,6 +2,8 @@
 //! README's test command builds in minutes, not half an hour). Each file is a module.
 
 mod aios;
+mod allocations;
+mod backlog;
 mod bad_input;
 mod bfq_trees;
 mod cache_program;

@@ -25,15 +25,6 @@ pub const MAX_SPLIT_SAMPLES: usize = 512;
 
 const EMPTY: u64 = u64::MAX;
 
-#[derive(Debug, Clone, Copy)]
-struct Line {
-    lpa: u64,
-    /// When it was last filled or hit (a per-cache counter): LRU order.
-    used: u64,
-    /// The class that filled it.
-    class: u8,
-}
-
 /// The split and the read-ahead sizes at the end of one epoch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct SplitSample {
@@ -47,8 +38,13 @@ pub struct SplitSample {
 pub struct FlashShare {
     sets: u64,
     ways: usize,
-    /// `sets x ways` lines.
-    lines: Vec<Line>,
+    /// The page of each of the `sets x ways` lines (`EMPTY`: none). Apart from the lines' other fields, so
+    /// a lookup scans a set's pages in two cache lines of the machine, not six.
+    lpas: Vec<u64>,
+    /// When each line was last filled or hit (a per-cache counter): LRU order.
+    used: Vec<u64>,
+    /// The class that filled each line.
+    classes: Vec<u8>,
     len: u64,
     clock: u64,
     /// Ways of the critical partition (at least one, at most `ways - 1`).
@@ -95,7 +91,9 @@ impl FlashShare {
         FlashShare {
             sets,
             ways,
-            lines: vec![Line { lpa: EMPTY, used: 0, class: 0 }; sets as usize * ways],
+            lpas: vec![EMPTY; sets as usize * ways],
+            used: vec![0; sets as usize * ways],
+            classes: vec![0; sets as usize * ways],
             len: 0,
             clock: 0,
             critical_ways,
@@ -148,12 +146,12 @@ impl FlashShare {
     }
 
     fn find(&self, base: usize, lpa: u64, class: usize) -> Option<usize> {
-        (base..base + self.ways).find(|&i| self.lines[i].lpa == lpa && self.lines[i].class as usize == class)
+        (base..base + self.ways).find(|&i| self.lpas[i] == lpa && self.classes[i] as usize == class)
     }
 
     /// The least recent line among `ways` of the set at `base` that holds a page (`EMPTY` lines skipped).
     fn least_recent(&self, base: usize, ways: std::ops::Range<usize>) -> Option<usize> {
-        ways.map(|w| base + w).filter(|&i| self.lines[i].lpa != EMPTY).min_by_key(|&i| self.lines[i].used)
+        ways.map(|w| base + w).filter(|&i| self.lpas[i] != EMPTY).min_by_key(|&i| self.used[i])
     }
 
     fn tick(&mut self) -> u64 {
@@ -214,7 +212,7 @@ impl ReadCachePolicy for FlashShare {
         }
         match self.find(self.base(lpa), lpa, class) {
             Some(i) => {
-                self.lines[i].used = self.tick();
+                self.used[i] = self.tick();
                 true
             }
             None => false,
@@ -236,7 +234,7 @@ impl ReadCachePolicy for FlashShare {
             Some(i) => i,
             None => {
                 let owned = self.owned(class);
-                let empty = owned.clone().map(|w| base + w).find(|&i| self.lines[i].lpa == EMPTY);
+                let empty = owned.clone().map(|w| base + w).find(|&i| self.lpas[i] == EMPTY);
                 let victim = match (grow, empty) {
                     (true, Some(i)) => {
                         self.len += 1;
@@ -249,11 +247,12 @@ impl ReadCachePolicy for FlashShare {
                         None => return,
                     },
                 };
-                self.lines[victim] = Line { lpa, used: 0, class: class as u8 };
+                self.lpas[victim] = lpa;
+                self.classes[victim] = class as u8;
                 victim
             }
         };
-        self.lines[line].used = self.tick();
+        self.used[line] = self.tick();
     }
 
     fn remove(&mut self, lpa: u64) {
@@ -262,8 +261,8 @@ impl ReadCachePolicy for FlashShare {
         }
         let base = self.base(lpa);
         for i in base..base + self.ways {
-            if self.lines[i].lpa == lpa {
-                self.lines[i].lpa = EMPTY;
+            if self.lpas[i] == lpa {
+                self.lpas[i] = EMPTY;
                 self.len -= 1;
             }
         }
@@ -277,7 +276,7 @@ impl ReadCachePolicy for FlashShare {
         let base = self.base(lpa);
         // The writer's own partition gives the DRAM first; if it holds nothing there, the other's.
         if let Some(i) = self.least_recent(base, self.owned(class)).or_else(|| self.least_recent(base, 0..self.ways)) {
-            self.lines[i].lpa = EMPTY;
+            self.lpas[i] = EMPTY;
             self.len -= 1;
         }
     }

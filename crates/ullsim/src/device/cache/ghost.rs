@@ -13,7 +13,7 @@
 //! construction: ghosts x sampled sets x (ways - 1) four-byte tags (a partition never has more than all
 //! ways but one).
 
-use crate::util::set_assoc::set_index;
+use crate::util::set_assoc::{move_to_front, set_index};
 
 /// Marks an empty way. Logical pages fit in 32 bits (the geometry check keeps physical pages below 2^32),
 /// so a page at or past this is never cached (a read-ahead past the drive's end).
@@ -77,8 +77,30 @@ impl GhostCaches {
         if lpa >= EMPTY as u64 || self.sets == 0 {
             return None;
         }
-        let sampled = self.sample == 1 || set_index((lpa / REGION_PAGES) ^ REGION_SALT, self.sample) == 0;
-        sampled.then(|| set_index(lpa, self.sets) as usize)
+        self.region_sampled(lpa / REGION_PAGES).then(|| set_index(lpa, self.sets) as usize)
+    }
+
+    /// Is region `region` (of `REGION_PAGES` pages) in the sample?
+    fn region_sampled(&self, region: u64) -> bool {
+        self.sample == 1 || set_index(region ^ REGION_SALT, self.sample) == 0
+    }
+
+    /// Put the sampled pages of `first..end` in `out` with their sets, in order: region by region, so a
+    /// region outside the sample costs one hash, not one per page.
+    fn sampled_pages(&self, first: u64, end: u64, out: &mut Vec<(u64, usize)>) {
+        let end = end.min(EMPTY as u64);
+        if self.sets == 0 {
+            return;
+        }
+        let mut start = first;
+        while start < end {
+            let region = start / REGION_PAGES;
+            let region_end = (region + 1).saturating_mul(REGION_PAGES).min(end);
+            if self.region_sampled(region) {
+                out.extend((start..region_end).map(|lpa| (lpa, set_index(lpa, self.sets) as usize)));
+            }
+            start = region_end;
+        }
     }
 
     /// Ways of set `set` in `ghost`, most recent first (only the partition's current ways).
@@ -97,14 +119,15 @@ impl GhostCaches {
         let ways = self.set_of(ghost, set);
         match ways.iter().position(|&t| t == lpa) {
             Some(way) => {
-                ways[..=way].rotate_right(1);
+                move_to_front(ways, way);
                 true
             }
             None => {
                 if insert {
                     // The least recent tag (or an empty way, which sits at the end) falls out.
-                    ways.rotate_right(1);
-                    ways[0] = lpa;
+                    let last = ways.len() - 1;
+                    ways[last] = lpa;
+                    move_to_front(ways, last);
                 }
                 false
             }
@@ -117,7 +140,7 @@ impl GhostCaches {
         let largest = self.granularities.iter().copied().max().unwrap_or(0) as u64;
         let mut sampled = std::mem::take(&mut self.sampled);
         sampled.clear();
-        sampled.extend((first..end.saturating_add(largest)).filter_map(|lpa| Some((lpa, self.sampled_set(lpa)?))));
+        self.sampled_pages(first, end.saturating_add(largest), &mut sampled);
         let demand = sampled.partition_point(|&(lpa, _)| lpa < end);
         self.lookups += demand as u64;
         for ghost in 0..self.granularities.len() {
@@ -250,5 +273,29 @@ mod tests {
         assert_eq!((g.misses(), g.best()), (&[0u64][..], None));
         g.read(u32::MAX as u64, u32::MAX as u64 + 1);
         assert_eq!((g.misses(), g.best()), (&[0u64][..], None), "a page past 32 bits is never looked up");
+    }
+
+    #[test]
+    fn region_by_region_sampling_takes_the_pages_one_by_one_sampling_does() {
+        for sets in [1, 64, 49_152] {
+            let mut sampled = 0;
+            let g = GhostCaches::new(sets, 15, 8, &SIZES);
+            for (first, end) in [
+                (0, 1),
+                (255, 257),
+                (1_000, 1_300),
+                (70_000, 71_000),
+                (3, 40_000),
+                (EMPTY as u64 - 300, EMPTY as u64 + 9),
+            ] {
+                let mut by_region = Vec::new();
+                g.sampled_pages(first, end, &mut by_region);
+                let by_page: Vec<(u64, usize)> =
+                    (first..end).filter_map(|lpa| Some((lpa, g.sampled_set(lpa)?))).collect();
+                assert_eq!(by_region, by_page, "{sets} sets, pages {first}..{end}");
+                sampled += by_page.len();
+            }
+            assert!(sampled > 0, "{sets} sets: some pages are sampled");
+        }
     }
 }

@@ -35,6 +35,10 @@ pub struct FsCounters {
     /// slept until it was switched, ns.
     pub locked_handle_waits: u64,
     pub locked_handle_wait_ns: u64,
+    /// The page cache's work: pages (or runs of pages) it visited. Not reported (it measures the simulator,
+    /// not the simulated host): the test that no path slows with the dirty backlog reads it.
+    #[serde(skip)]
+    pub page_cache_steps: u64,
 }
 
 impl FsCounters {
@@ -56,6 +60,7 @@ impl FsCounters {
             lock_wait_ns: self.lock_wait_ns - before.lock_wait_ns,
             locked_handle_waits: self.locked_handle_waits - before.locked_handle_waits,
             locked_handle_wait_ns: self.locked_handle_wait_ns - before.locked_handle_wait_ns,
+            page_cache_steps: self.page_cache_steps - before.page_cache_steps,
         }
     }
 }

@@ -243,12 +243,7 @@ impl FileSystem {
 
     /// Dirty page ranges of `file` whose blocks are allocated (what a commit's ordered-data phase writes).
     pub fn allocated_dirty_ranges(&self, file: u32) -> Vec<(u64, u64)> {
-        let allocated = self.files[file as usize].allocated;
-        self.dirty_ranges(file)
-            .into_iter()
-            .filter(|&(first, _)| first < allocated)
-            .map(|(first, count)| (first, count.min(allocated - first)))
-            .collect()
+        self.cache.dirty_ranges_below(file, self.files[file as usize].allocated)
     }
 
     /// Bios that read `file`'s pages `[first, first + count)`.

@@ -44,6 +44,9 @@ struct InFlight {
     polled: bool,
     /// Other tasks waiting for it (`filemap_fdatawait` on its file): rarely any, so no allocation.
     also: Vec<TaskId>,
+    /// A data write: its place in its file's list of writes in flight (taken out in O(1) when it completes,
+    /// however many writes of the file are in flight).
+    file_slot: Option<u32>,
 }
 
 /// What a task waits for in the file system.
@@ -206,10 +209,14 @@ impl FsHost {
                 self.fs.counters.lbio_ring_full += 1;
             }
         }
-        self.bios[req.index()] = Some(InFlight { bio: *bio, submitter: task, lbio_core, polled, also: Vec::new() });
+        let mut file_slot = None;
         if bio.op == Op::Write && bio.file != u32::MAX {
-            self.writes_in_flight.entry(bio.file).or_default().push(req);
+            let list = self.writes_in_flight.entry(bio.file).or_default();
+            file_slot = Some(list.len() as u32);
+            list.push(req);
         }
+        self.bios[req.index()] =
+            Some(InFlight { bio: *bio, submitter: task, lbio_core, polled, also: Vec::new(), file_slot });
         lbio_core.is_some()
     }
 
@@ -237,7 +244,7 @@ impl FsHost {
     }
 
     pub(super) fn counters(&self) -> crate::host::fs::FsCounters {
-        self.fs.counters
+        crate::host::fs::FsCounters { page_cache_steps: self.fs.cache.steps(), ..self.fs.counters }
     }
 
     pub(super) fn check_invariants(&self) -> Result<(), String> {
@@ -622,7 +629,7 @@ impl FullHost {
     /// is done.
     pub(super) fn fs_bio_done(&mut self, q: &mut impl HostQueue, requests: &mut RequestArena, req: ReqId) {
         let fsh = self.fs.as_deref_mut().expect("a file-system bio has a file system");
-        let InFlight { bio, submitter, lbio_core, polled, also } =
+        let InFlight { bio, submitter, lbio_core, polled, also, file_slot } =
             fsh.bios[req.index()].take().expect("a file-system bio is known");
         if polled {
             fsh.tasks[submitter as usize].polled -= 1;
@@ -630,12 +637,16 @@ impl FullHost {
         if let Some(core) = lbio_core {
             fsh.lbio_in_flight[core as usize] -= 1;
         }
-        if bio.op == Op::Write && bio.file != u32::MAX {
-            if let Some(list) = fsh.writes_in_flight.get_mut(&bio.file) {
-                list.retain(|&r| r != req);
-                if list.is_empty() {
-                    fsh.writes_in_flight.remove(&bio.file);
-                }
+        if let Some(slot) = file_slot {
+            // The last write in flight takes its place (the list is a set: waiters add themselves to every
+            // write in it, in any order).
+            let list = fsh.writes_in_flight.get_mut(&bio.file).expect("a data write in flight is listed");
+            list.swap_remove(slot as usize);
+            if let Some(&moved) = list.get(slot as usize) {
+                fsh.bios[moved.index()].as_mut().expect("a write in flight is known").file_slot = Some(slot);
+            }
+            if list.is_empty() {
+                fsh.writes_in_flight.remove(&bio.file);
             }
         }
         let pages = u64::from(bio.len) / crate::host::fs::PAGE_BYTES;
