@@ -4,7 +4,7 @@
 #   scripts/mqsim-ratio.sh MQSIM_CHECKOUT [ULLSIM_BINARY]
 #
 # Builds MQSim in MQSIM_CHECKOUT with its stock Makefile (`make`), then runs each workload below in both
-# simulators twice, for 1 s and for 3 s of simulated time, and reports requests per CPU-second (user + system)
+# simulators twice, for 1 s and for 5 s of simulated time, and reports requests per CPU-second (user + system)
 # over the difference of the two runs, so that neither simulator's setup (MQSim's preconditioning, ullsim's)
 # counts. MQSim runs its stock ssdconfig.xml (preconditioning off: with it on, MQSim's setup alone takes
 # minutes and gigabytes); ullsim runs the matching scenario of scenarios/mqsim/ (the `mqsim-mlc` preset, a
@@ -67,9 +67,9 @@ ullsim_run() {
 printf '| workload | MQSim req/CPU-s | ullsim req/CPU-s | ratio |\n|---|---|---|---|\n'
 for case in randread-qd32 randread-qd1 reader-beside-writer; do
     read -r m1 mc1 < <(mqsim_run "$case" 1)
-    read -r m3 mc3 < <(mqsim_run "$case" 3)
+    read -r m3 mc3 < <(mqsim_run "$case" 5)
     read -r u1 uc1 < <(ullsim_run "$case" 1)
-    read -r u3 uc3 < <(ullsim_run "$case" 3)
+    read -r u3 uc3 < <(ullsim_run "$case" 5)
     python3 - "$case" "$m1" "$mc1" "$m3" "$mc3" "$u1" "$uc1" "$u3" "$uc3" <<'PY'
 import sys
 case, m1, mc1, m3, mc3, u1, uc1, u3, uc3 = sys.argv[1], *map(float, sys.argv[2:])
