@@ -18,6 +18,8 @@
 use std::cell::Cell;
 use std::collections::BTreeMap;
 
+use rustc_hash::FxHashMap;
+
 use crate::engine::Time;
 
 /// A page of a file: (file number, page index within the file).
@@ -77,7 +79,71 @@ struct FilePages {
     /// Its dirty pages as maximal runs, first page to end: what fsync and a commit write, found without a
     /// walk over clean runs or other files' pages.
     dirty: BTreeMap<u64, u64>,
+    /// Which of its pages are cached, as bitmaps of 64-page chunks: a miss is answered by one hash probe.
+    cached: ChunkBitmaps,
     readahead: Readahead,
+}
+
+/// A set of pages as one 64-bit bitmap per 64-page chunk that holds any, in a hash map by chunk: membership
+/// and the next member within a short range in O(1), where the runs' ordered map needs a tree search (a random
+/// read that misses a large cache of scattered pages looks up twice). Memory: one entry per chunk with a
+/// cached page, at most one per cached page and one per 64 pages of long runs; the work of an update goes by
+/// the pages it adds or drops, which a request bounds.
+#[derive(Debug, Clone, Default)]
+struct ChunkBitmaps {
+    chunks: FxHashMap<u64, u64>,
+}
+
+/// Pages per bitmap.
+const CHUNK_PAGES: u64 = 64;
+
+/// How far [`ChunkBitmaps::next_member`] looks (chunks) before leaving the answer to the ordered map.
+const SCAN_CHUNKS: u64 = 4;
+
+impl ChunkBitmaps {
+    fn contains(&self, page: u64) -> bool {
+        self.chunks.get(&(page / CHUNK_PAGES)).is_some_and(|bits| bits >> (page % CHUNK_PAGES) & 1 == 1)
+    }
+
+    /// The first member in `[from, end)`, `end` when there is none, or `None` when the range is too long to
+    /// scan (more than `SCAN_CHUNKS` chunks).
+    fn next_member(&self, from: u64, end: u64) -> Option<u64> {
+        if end <= from {
+            return Some(end);
+        }
+        let (first_chunk, last_chunk) = (from / CHUNK_PAGES, (end - 1) / CHUNK_PAGES);
+        if last_chunk - first_chunk >= SCAN_CHUNKS {
+            return None;
+        }
+        for chunk in first_chunk..=last_chunk {
+            let Some(&bits) = self.chunks.get(&chunk) else { continue };
+            let bits = if chunk == first_chunk { bits & (u64::MAX << (from % CHUNK_PAGES)) } else { bits };
+            if bits != 0 {
+                return Some((chunk * CHUNK_PAGES + bits.trailing_zeros() as u64).min(end));
+            }
+        }
+        Some(end)
+    }
+
+    /// Pages `[first, end)` become members (`on`) or not.
+    fn set(&mut self, first: u64, end: u64, on: bool) {
+        let mut page = first;
+        while page < end {
+            let chunk = page / CHUNK_PAGES;
+            let to = end.min((chunk + 1) * CHUNK_PAGES);
+            let width = to - page;
+            let mask = if width == CHUNK_PAGES { u64::MAX } else { ((1u64 << width) - 1) << (page % CHUNK_PAGES) };
+            if on {
+                *self.chunks.entry(chunk).or_insert(0) |= mask;
+            } else if let Some(bits) = self.chunks.get_mut(&chunk) {
+                *bits &= !mask;
+                if *bits == 0 {
+                    self.chunks.remove(&chunk);
+                }
+            }
+            page = to;
+        }
+    }
 }
 
 /// The sizes the cache works with, in pages.
@@ -145,7 +211,7 @@ impl PageCache {
     }
 
     pub fn is_cached(&self, (file, page): PageKey) -> bool {
-        self.lookup(file, page).is_ok()
+        self.files.get(file as usize).is_some_and(|f| f.cached.contains(page))
     }
 
     /// A read of `count` pages of `file` from `first`: counts the hits (and makes them most recently used)
@@ -160,7 +226,7 @@ impl PageCache {
         let mut fetch = Vec::new();
         let mut page = first;
         while page < end {
-            match self.lookup(file, page) {
+            match self.lookup(file, page, end) {
                 Ok(id) => {
                     let run = self.runs[id as usize];
                     let to = run.end().min(end);
@@ -173,8 +239,7 @@ impl PageCache {
                     }
                     page = to;
                 }
-                Err(next) => {
-                    let to = next.unwrap_or(end).min(end);
+                Err(to) => {
                     push_range(&mut fetch, page, to - page);
                     page = to;
                 }
@@ -190,10 +255,9 @@ impl PageCache {
             ra.next_page = ahead_end.max(end);
             let mut page = end;
             while page < ahead_end {
-                match self.lookup(file, page) {
+                match self.lookup(file, page, ahead_end) {
                     Ok(id) => page = self.runs[id as usize].end().min(ahead_end),
-                    Err(next) => {
-                        let to = next.unwrap_or(ahead_end).min(ahead_end);
+                    Err(to) => {
                         push_range(&mut fetch, page, to - page);
                         readahead_pages += to - page;
                         page = to;
@@ -210,10 +274,9 @@ impl PageCache {
     pub fn insert_clean(&mut self, file: u32, first: u64, count: u64) -> u64 {
         let (mut page, end, mut reclaimed) = (first, first + count, 0);
         while page < end {
-            match self.lookup(file, page) {
+            match self.lookup(file, page, end) {
                 Ok(id) => page = self.runs[id as usize].end().min(end),
-                Err(next) => {
-                    let to = next.unwrap_or(end).min(end);
+                Err(to) => {
                     reclaimed += self.insert_new(file, page, to - page, None);
                     page = to;
                 }
@@ -227,7 +290,7 @@ impl PageCache {
     pub fn write(&mut self, file: u32, first: u64, count: u64, now: Time) -> u64 {
         let (mut page, end, mut newly) = (first, first + count, 0);
         while page < end {
-            let to = match self.lookup(file, page) {
+            let to = match self.lookup(file, page, end) {
                 Ok(id) => {
                     let run = self.runs[id as usize];
                     let to = run.end().min(end);
@@ -243,8 +306,7 @@ impl PageCache {
                     self.push_back(part);
                     to
                 }
-                Err(next) => {
-                    let to = next.unwrap_or(end).min(end);
+                Err(to) => {
                     self.insert_new(file, page, to - page, Some(now));
                     to
                 }
@@ -310,7 +372,7 @@ impl PageCache {
     pub fn mark_clean(&mut self, file: u32, first: u64, count: u64) {
         let (mut page, end) = (first, first + count);
         while page < end {
-            match self.lookup(file, page) {
+            match self.lookup(file, page, end) {
                 Ok(id) => {
                     let run = self.runs[id as usize];
                     let to = run.end().min(end);
@@ -323,7 +385,7 @@ impl PageCache {
                     }
                     page = to;
                 }
-                Err(next) => page = next.unwrap_or(end).min(end),
+                Err(next) => page = next,
             }
         }
         self.mark_not_dirty(file, first, end);
@@ -392,6 +454,14 @@ impl PageCache {
             if !f.dirty.iter().map(|(&a, &b)| (a, b)).eq(dirty.iter().copied()) {
                 return Err(format!("page cache: file {file}'s dirty ranges {:?}, its dirty runs {dirty:?}", f.dirty));
             }
+            let mut cached = ChunkBitmaps::default();
+            for &id in f.runs.values() {
+                let r = &self.runs[id as usize];
+                cached.set(r.first, r.end(), true);
+            }
+            if cached.chunks != f.cached.chunks {
+                return Err(format!("page cache: file {file}'s bitmaps of cached pages differ from its runs"));
+            }
         }
         Ok(())
     }
@@ -404,15 +474,20 @@ impl PageCache {
         &mut self.files[i]
     }
 
-    /// The run that holds `page` of `file`, or else where the next run of the file starts (`None`: no run
-    /// after it).
-    fn lookup(&self, file: u32, page: u64) -> Result<u32, Option<u64>> {
+    /// The run that holds `page` of `file`, or else where the next run of the file starts, at most `end`.
+    fn lookup(&self, file: u32, page: u64, end: u64) -> Result<u32, u64> {
         self.step();
-        let Some(f) = self.files.get(file as usize) else { return Err(None) };
+        let Some(f) = self.files.get(file as usize) else { return Err(end) };
+        if !f.cached.contains(page) {
+            // A miss: the next run starts at the next cached page, which the bitmaps find over a short range.
+            if let Some(next) = f.cached.next_member(page + 1, end) {
+                return Err(next);
+            }
+        }
         match f.runs.range(page + 1..).next() {
             Some((_, &id)) if self.runs[id as usize].first <= page => Ok(id),
-            Some((_, &id)) => Err(Some(self.runs[id as usize].first)),
-            None => Err(None),
+            Some((_, &id)) => Err(self.runs[id as usize].first.min(end)),
+            None => Err(end),
         }
     }
 
@@ -440,9 +515,12 @@ impl PageCache {
                 if dirtied.is_none() && self.clean.head == self.clean.tail && head.file == file && head.end() == page {
                     // The clean list is one run that these pages continue: each new page reclaims the run's
                     // oldest, so the run slides on by `want` pages.
-                    let runs = &mut self.files[file as usize].runs;
-                    runs.remove(&head.end());
-                    runs.insert(end, self.clean.head);
+                    let f = &mut self.files[file as usize];
+                    f.runs.remove(&head.end());
+                    f.runs.insert(end, self.clean.head);
+                    // (With more new pages than the run holds, the first new ones are gone too.)
+                    f.cached.set(head.first, head.first + want, false);
+                    f.cached.set(page.max(head.first + want), end, true);
                     self.runs[self.clean.head as usize].first += want;
                     reclaimed += want;
                     break;
@@ -461,7 +539,9 @@ impl PageCache {
                 dirty: dirtied.is_some(),
                 dirtied_at: dirtied.unwrap_or(0),
             });
-            self.file_mut(file).runs.insert(page + take, id);
+            let f = self.file_mut(file);
+            f.runs.insert(page + take, id);
+            f.cached.set(page, page + take, true);
             self.push_back(id);
             page += take;
         }
@@ -472,6 +552,7 @@ impl PageCache {
     fn reclaim(&mut self, n: u64) {
         let id = self.clean.head;
         let run = self.runs[id as usize];
+        self.files[run.file as usize].cached.set(run.first, run.first + n, false);
         if n == run.count {
             self.unlink(id);
             self.files[run.file as usize].runs.remove(&run.end());
