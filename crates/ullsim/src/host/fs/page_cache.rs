@@ -5,8 +5,10 @@
 //! It keeps runs of pages, not pages: a run is pages of one file next to each other in the file and in their
 //! list, clean or dirtied at the same time, so its work and memory grow with the runs (a 128 KiB write is
 //! one), never with the pages or with other files' dirty backlog; the order of every list is the order
-//! page-by-page bookkeeping gives (the tests check it against such a model). Memory is bounded by the cache
-//! itself: at most one run per cached page (`capacity_pages`).
+//! page-by-page bookkeeping gives (the tests check it against such a model). The common lookups are hash
+//! probes: a miss, or a hit on a one-page run (scattered pages that random reads leave), never searches the
+//! ordered map that holds the longer runs. Memory is bounded by the cache itself: at most one run and one
+//! bitmap per cached page (`capacity_pages`), one bitmap per 64 pages of long runs.
 //!
 //! What it follows from Linux (mm/filemap.c, mm/readahead.c, mm/page-writeback.c):
 //! - reclaim takes the least recently used clean page (one LRU list: no active/inactive split);
@@ -73,9 +75,13 @@ struct Readahead {
 /// What the cache knows of one file.
 #[derive(Debug, Clone, Default)]
 struct FilePages {
-    /// Its cached runs (they do not overlap) by where they end (the page after their last): the first run
-    /// ending after a page holds it or is the next run, found in one search.
-    runs: BTreeMap<u64, u32>,
+    /// Its cached runs of one page (the runs of scattered pages, which random reads make) by their page:
+    /// a hit on one is one hash probe.
+    single_runs: FxHashMap<u64, u32>,
+    /// Its cached runs of two pages or more by where they end (the page after their last): the first one
+    /// ending after a cached page outside the one-page runs holds it, found in one search. (No run overlaps
+    /// another.)
+    long_runs: BTreeMap<u64, u32>,
     /// Its dirty pages as maximal runs, first page to end: what fsync and a commit write, found without a
     /// walk over clean runs or other files' pages.
     dirty: BTreeMap<u64, u64>,
@@ -97,32 +103,26 @@ struct ChunkBitmaps {
 /// Pages per bitmap.
 const CHUNK_PAGES: u64 = 64;
 
-/// How far [`ChunkBitmaps::next_member`] looks (chunks) before leaving the answer to the ordered map.
-const SCAN_CHUNKS: u64 = 4;
-
 impl ChunkBitmaps {
     fn contains(&self, page: u64) -> bool {
         self.chunks.get(&(page / CHUNK_PAGES)).is_some_and(|bits| bits >> (page % CHUNK_PAGES) & 1 == 1)
     }
 
-    /// The first member in `[from, end)`, `end` when there is none, or `None` when the range is too long to
-    /// scan (more than `SCAN_CHUNKS` chunks).
-    fn next_member(&self, from: u64, end: u64) -> Option<u64> {
+    /// The first member in `[from, end)`, or `end` when there is none: one probe per chunk of the range
+    /// (the range is a request's, a few chunks).
+    fn next_member(&self, from: u64, end: u64) -> u64 {
         if end <= from {
-            return Some(end);
+            return end;
         }
         let (first_chunk, last_chunk) = (from / CHUNK_PAGES, (end - 1) / CHUNK_PAGES);
-        if last_chunk - first_chunk >= SCAN_CHUNKS {
-            return None;
-        }
         for chunk in first_chunk..=last_chunk {
             let Some(&bits) = self.chunks.get(&chunk) else { continue };
             let bits = if chunk == first_chunk { bits & (u64::MAX << (from % CHUNK_PAGES)) } else { bits };
             if bits != 0 {
-                return Some((chunk * CHUNK_PAGES + bits.trailing_zeros() as u64).min(end));
+                return (chunk * CHUNK_PAGES + bits.trailing_zeros() as u64).min(end);
             }
         }
-        Some(end)
+        end
     }
 
     /// Pages `[first, end)` become members (`on`) or not.
@@ -410,8 +410,7 @@ impl PageCache {
             let (mut pages, mut runs, mut id, mut prev) = (0, 0, list.head, NONE);
             while id != NONE {
                 let r = &self.runs[id as usize];
-                let indexed = self.files.get(r.file as usize).and_then(|f| f.runs.get(&r.end()));
-                if r.dirty != dirty || r.prev != prev || r.count == 0 || indexed != Some(&id) {
+                if r.dirty != dirty || r.prev != prev || r.count == 0 || self.filed(r) != Some(id) {
                     return Err(format!("page cache: run {id} ({r:?}) is misplaced"));
                 }
                 (prev, id, pages, runs) = (id, r.next, pages + r.count, runs + 1);
@@ -429,16 +428,19 @@ impl PageCache {
     /// The files' runs: as many as the lists hold (`listed`), none overlapping, their dirty ranges exactly
     /// the dirty runs merged.
     fn check_runs(&self, listed: u64) -> Result<(), String> {
-        let indexed: usize = self.files.iter().map(|f| f.runs.len()).sum();
+        let indexed: usize = self.files.iter().map(|f| f.single_runs.len() + f.long_runs.len()).sum();
         if listed != indexed as u64 {
             return Err(format!("page cache: {listed} runs listed, {indexed} runs indexed"));
         }
         for (file, f) in self.files.iter().enumerate() {
+            let mut filed: Vec<(u64, u32)> = f.single_runs.iter().map(|(&page, &id)| (page + 1, id)).collect();
+            filed.extend(f.long_runs.iter().map(|(&end, &id)| (end, id)));
+            filed.sort_unstable();
             let mut dirty: Vec<(u64, u64)> = Vec::new();
             let mut end = 0;
-            for (&run_end, &id) in &f.runs {
+            for &(run_end, id) in &filed {
                 let r = &self.runs[id as usize];
-                if r.end() != run_end || r.first < end {
+                if r.end() != run_end || r.first < end || (r.count == 1) != f.single_runs.contains_key(&r.first) {
                     return Err(format!(
                         "page cache: file {file}'s run ending at page {run_end} overlaps or is misfiled"
                     ));
@@ -455,7 +457,7 @@ impl PageCache {
                 return Err(format!("page cache: file {file}'s dirty ranges {:?}, its dirty runs {dirty:?}", f.dirty));
             }
             let mut cached = ChunkBitmaps::default();
-            for &id in f.runs.values() {
+            for &(_, id) in &filed {
                 let r = &self.runs[id as usize];
                 cached.set(r.first, r.end(), true);
             }
@@ -479,15 +481,41 @@ impl PageCache {
         self.step();
         let Some(f) = self.files.get(file as usize) else { return Err(end) };
         if !f.cached.contains(page) {
-            // A miss: the next run starts at the next cached page, which the bitmaps find over a short range.
-            if let Some(next) = f.cached.next_member(page + 1, end) {
-                return Err(next);
-            }
+            // A miss: the next run starts at the next cached page.
+            return Err(f.cached.next_member(page + 1, end));
         }
-        match f.runs.range(page + 1..).next() {
-            Some((_, &id)) if self.runs[id as usize].first <= page => Ok(id),
-            Some((_, &id)) => Err(self.runs[id as usize].first.min(end)),
-            None => Err(end),
+        if let Some(&id) = f.single_runs.get(&page) {
+            return Ok(id);
+        }
+        let (_, &id) = f.long_runs.range(page + 1..).next().expect("a cached page lies in a run");
+        Ok(id)
+    }
+
+    /// Where run `r` is filed in its file's index, if it is.
+    fn filed(&self, r: &Run) -> Option<u32> {
+        let f = self.files.get(r.file as usize)?;
+        if r.count == 1 { f.single_runs.get(&r.first) } else { f.long_runs.get(&r.end()) }.copied()
+    }
+
+    /// File run `id` in its file's index, by its pages now.
+    fn file_run(&mut self, id: u32) {
+        let r = self.runs[id as usize];
+        let f = &mut self.files[r.file as usize];
+        if r.count == 1 {
+            f.single_runs.insert(r.first, id);
+        } else {
+            f.long_runs.insert(r.end(), id);
+        }
+    }
+
+    /// Take run `id` out of its file's index (before its pages change).
+    fn unfile_run(&mut self, id: u32) {
+        let r = self.runs[id as usize];
+        let f = &mut self.files[r.file as usize];
+        if r.count == 1 {
+            f.single_runs.remove(&r.first);
+        } else {
+            f.long_runs.remove(&r.end());
         }
     }
 
@@ -515,13 +543,14 @@ impl PageCache {
                 if dirtied.is_none() && self.clean.head == self.clean.tail && head.file == file && head.end() == page {
                     // The clean list is one run that these pages continue: each new page reclaims the run's
                     // oldest, so the run slides on by `want` pages.
-                    let f = &mut self.files[file as usize];
-                    f.runs.remove(&head.end());
-                    f.runs.insert(end, self.clean.head);
+                    let id = self.clean.head;
+                    self.unfile_run(id);
+                    let cached = &mut self.files[file as usize].cached;
                     // (With more new pages than the run holds, the first new ones are gone too.)
-                    f.cached.set(head.first, head.first + want, false);
-                    f.cached.set(page.max(head.first + want), end, true);
-                    self.runs[self.clean.head as usize].first += want;
+                    cached.set(head.first, head.first + want, false);
+                    cached.set(page.max(head.first + want), end, true);
+                    self.runs[id as usize].first += want;
+                    self.file_run(id);
                     reclaimed += want;
                     break;
                 }
@@ -539,9 +568,8 @@ impl PageCache {
                 dirty: dirtied.is_some(),
                 dirtied_at: dirtied.unwrap_or(0),
             });
-            let f = self.file_mut(file);
-            f.runs.insert(page + take, id);
-            f.cached.set(page, page + take, true);
+            self.file_mut(file).cached.set(page, page + take, true);
+            self.file_run(id);
             self.push_back(id);
             page += take;
         }
@@ -553,21 +581,22 @@ impl PageCache {
         let id = self.clean.head;
         let run = self.runs[id as usize];
         self.files[run.file as usize].cached.set(run.first, run.first + n, false);
+        self.unfile_run(id);
         if n == run.count {
             self.unlink(id);
-            self.files[run.file as usize].runs.remove(&run.end());
             self.free.push(id);
         } else {
-            // Its end, its key, stays.
             let r = &mut self.runs[id as usize];
             (r.first, r.count) = (r.first + n, r.count - n);
             self.clean.pages -= n;
+            self.file_run(id);
         }
     }
 
     /// Split run `id` at page `at` (inside it); the new run, from `at`, follows it in its list.
     fn split(&mut self, id: u32, at: u64) -> u32 {
         let run = self.runs[id as usize];
+        self.unfile_run(id);
         self.runs[id as usize].count = at - run.first;
         let new = self.alloc(Run { first: at, count: run.end() - at, prev: id, ..run });
         if run.next == NONE {
@@ -576,10 +605,8 @@ impl PageCache {
             self.runs[run.next as usize].prev = new;
         }
         self.runs[id as usize].next = new;
-        // The new run takes the old one's end (its key); the old one now ends at `at`.
-        let runs = &mut self.files[run.file as usize].runs;
-        runs.insert(run.end(), new);
-        runs.insert(at, id);
+        self.file_run(id);
+        self.file_run(new);
         new
     }
 
@@ -680,17 +707,17 @@ impl PageCache {
         let tail = list.tail;
         list.pages += run.count;
         if tail != NONE {
-            let last = &mut self.runs[tail as usize];
+            let last = self.runs[tail as usize];
             if last.file == run.file && last.end() == run.first && last.dirtied_at == run.dirtied_at {
-                // The last run takes this one's end (its key).
-                last.count += run.count;
-                let runs = &mut self.files[run.file as usize].runs;
-                runs.remove(&run.first);
-                runs.insert(run.end(), tail);
+                // The last run takes this one's pages.
+                self.unfile_run(id);
+                self.unfile_run(tail);
+                self.runs[tail as usize].count += run.count;
+                self.file_run(tail);
                 self.free.push(id);
                 return;
             }
-            last.next = id;
+            self.runs[tail as usize].next = id;
         }
         let list = self.list_of(run.dirty);
         if list.head == NONE {
@@ -982,6 +1009,30 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn scattered_pages_are_one_page_runs_found_by_hash_and_a_long_run_stays_in_the_ordered_map() {
+        let mut c = cache(20_000);
+        c.insert_clean(0, 0, 100);
+        let mut rng = crate::engine::stream_rng(3, "page-cache-scattered");
+        let mut pages = Vec::new();
+        for _ in 0..5_000 {
+            let page = rng.random_range(1_000..1_000_000u64);
+            if c.insert_clean(0, page, 1) == 0 && !pages.contains(&page) {
+                pages.push(page);
+            }
+        }
+        let f = &c.files[0];
+        assert_eq!(f.long_runs.len(), 1, "only the 100 pages are a run of more than one page");
+        assert_eq!(f.single_runs.len(), pages.len());
+        // The bitmaps answer every miss; every scattered page hits.
+        for &page in &pages {
+            let plan = c.read(0, page, 1, 1_000_000);
+            assert_eq!((plan.hit_pages, plan.fetch.len()), (1, 0), "page {page}");
+        }
+        assert_eq!(c.read(0, 50, 100, 1_000_000).fetch, [(100, 50)]);
+        c.check_invariants().unwrap();
     }
 
     #[test]
