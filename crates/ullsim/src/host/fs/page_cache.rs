@@ -90,11 +90,11 @@ struct FilePages {
     readahead: Readahead,
 }
 
-/// A set of pages as one 64-bit bitmap per 64-page chunk that holds any, in a hash map by chunk: membership
-/// and the next member within a short range in O(1), where the runs' ordered map needs a tree search (a random
-/// read that misses a large cache of scattered pages looks up twice). Memory: one entry per chunk with a
-/// cached page, at most one per cached page and one per 64 pages of long runs; the work of an update goes by
-/// the pages it adds or drops, which a request bounds.
+/// A set of pages as one 64-bit bitmap per 64-page chunk that holds any, in a hash map by chunk: membership in
+/// one probe and the next member in a range in one probe per chunk of it, where the runs' ordered map needs a
+/// tree search (a random read that misses a large cache of scattered pages looks up twice). Memory: one entry
+/// per chunk with a cached page, at most one per cached page and one per 64 pages of long runs; the work of an
+/// update goes by the pages it adds or drops, which a request bounds.
 #[derive(Debug, Clone, Default)]
 struct ChunkBitmaps {
     chunks: FxHashMap<u64, u64>,
