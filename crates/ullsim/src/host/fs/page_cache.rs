@@ -5,8 +5,10 @@
 //! It keeps runs of pages, not pages: a run is pages of one file next to each other in the file and in their
 //! list, clean or dirtied at the same time, so its work and memory grow with the runs (a 128 KiB write is
 //! one), never with the pages or with other files' dirty backlog; the order of every list is the order
-//! page-by-page bookkeeping gives (the tests check it against such a model). Memory is bounded by the cache
-//! itself: at most one run per cached page (`capacity_pages`).
+//! page-by-page bookkeeping gives (the tests check it against such a model). The common lookups are hash
+//! probes: a miss, or a hit on a one-page run (scattered pages that random reads leave), never searches the
+//! ordered map that holds the longer runs. Memory is bounded by the cache itself: at most one run and one
+//! bitmap per cached page (`capacity_pages`), one bitmap per 64 pages of long runs.
 //!
 //! What it follows from Linux (mm/filemap.c, mm/readahead.c, mm/page-writeback.c):
 //! - reclaim takes the least recently used clean page (one LRU list: no active/inactive split);
@@ -17,6 +19,8 @@
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
 
 use crate::engine::Time;
 
@@ -71,13 +75,75 @@ struct Readahead {
 /// What the cache knows of one file.
 #[derive(Debug, Clone, Default)]
 struct FilePages {
-    /// Its cached runs (they do not overlap) by where they end (the page after their last): the first run
-    /// ending after a page holds it or is the next run, found in one search.
-    runs: BTreeMap<u64, u32>,
+    /// Its cached runs of one page (the runs of scattered pages, which random reads make) by their page:
+    /// a hit on one is one hash probe.
+    single_runs: FxHashMap<u64, u32>,
+    /// Its cached runs of two pages or more by where they end (the page after their last): the first one
+    /// ending after a cached page outside the one-page runs holds it, found in one search. (No run overlaps
+    /// another.)
+    long_runs: BTreeMap<u64, u32>,
     /// Its dirty pages as maximal runs, first page to end: what fsync and a commit write, found without a
     /// walk over clean runs or other files' pages.
     dirty: BTreeMap<u64, u64>,
+    /// Which of its pages are cached, as bitmaps of 64-page chunks: a miss is answered by one hash probe.
+    cached: ChunkBitmaps,
     readahead: Readahead,
+}
+
+/// A set of pages as one 64-bit bitmap per 64-page chunk that holds any, in a hash map by chunk: membership in
+/// one probe and the next member in a range in one probe per chunk of it, where the runs' ordered map needs a
+/// tree search (a random read that misses a large cache of scattered pages looks up twice). Memory: one entry
+/// per chunk with a cached page, at most one per cached page and one per 64 pages of long runs; the work of an
+/// update goes by the pages it adds or drops, which a request bounds.
+#[derive(Debug, Clone, Default)]
+struct ChunkBitmaps {
+    chunks: FxHashMap<u64, u64>,
+}
+
+/// Pages per bitmap.
+const CHUNK_PAGES: u64 = 64;
+
+impl ChunkBitmaps {
+    fn contains(&self, page: u64) -> bool {
+        self.chunks.get(&(page / CHUNK_PAGES)).is_some_and(|bits| bits >> (page % CHUNK_PAGES) & 1 == 1)
+    }
+
+    /// The first member in `[from, end)`, or `end` when there is none: one probe per chunk of the range
+    /// (the range is a request's, a few chunks).
+    fn next_member(&self, from: u64, end: u64) -> u64 {
+        if end <= from {
+            return end;
+        }
+        let (first_chunk, last_chunk) = (from / CHUNK_PAGES, (end - 1) / CHUNK_PAGES);
+        for chunk in first_chunk..=last_chunk {
+            let Some(&bits) = self.chunks.get(&chunk) else { continue };
+            let bits = if chunk == first_chunk { bits & (u64::MAX << (from % CHUNK_PAGES)) } else { bits };
+            if bits != 0 {
+                return (chunk * CHUNK_PAGES + bits.trailing_zeros() as u64).min(end);
+            }
+        }
+        end
+    }
+
+    /// Pages `[first, end)` become members (`on`) or not.
+    fn set(&mut self, first: u64, end: u64, on: bool) {
+        let mut page = first;
+        while page < end {
+            let chunk = page / CHUNK_PAGES;
+            let to = end.min((chunk + 1) * CHUNK_PAGES);
+            let width = to - page;
+            let mask = if width == CHUNK_PAGES { u64::MAX } else { ((1u64 << width) - 1) << (page % CHUNK_PAGES) };
+            if on {
+                *self.chunks.entry(chunk).or_insert(0) |= mask;
+            } else if let Some(bits) = self.chunks.get_mut(&chunk) {
+                *bits &= !mask;
+                if *bits == 0 {
+                    self.chunks.remove(&chunk);
+                }
+            }
+            page = to;
+        }
+    }
 }
 
 /// The sizes the cache works with, in pages.
@@ -145,7 +211,7 @@ impl PageCache {
     }
 
     pub fn is_cached(&self, (file, page): PageKey) -> bool {
-        self.lookup(file, page).is_ok()
+        self.files.get(file as usize).is_some_and(|f| f.cached.contains(page))
     }
 
     /// A read of `count` pages of `file` from `first`: counts the hits (and makes them most recently used)
@@ -160,7 +226,7 @@ impl PageCache {
         let mut fetch = Vec::new();
         let mut page = first;
         while page < end {
-            match self.lookup(file, page) {
+            match self.lookup(file, page, end) {
                 Ok(id) => {
                     let run = self.runs[id as usize];
                     let to = run.end().min(end);
@@ -173,8 +239,7 @@ impl PageCache {
                     }
                     page = to;
                 }
-                Err(next) => {
-                    let to = next.unwrap_or(end).min(end);
+                Err(to) => {
                     push_range(&mut fetch, page, to - page);
                     page = to;
                 }
@@ -190,10 +255,9 @@ impl PageCache {
             ra.next_page = ahead_end.max(end);
             let mut page = end;
             while page < ahead_end {
-                match self.lookup(file, page) {
+                match self.lookup(file, page, ahead_end) {
                     Ok(id) => page = self.runs[id as usize].end().min(ahead_end),
-                    Err(next) => {
-                        let to = next.unwrap_or(ahead_end).min(ahead_end);
+                    Err(to) => {
                         push_range(&mut fetch, page, to - page);
                         readahead_pages += to - page;
                         page = to;
@@ -210,10 +274,9 @@ impl PageCache {
     pub fn insert_clean(&mut self, file: u32, first: u64, count: u64) -> u64 {
         let (mut page, end, mut reclaimed) = (first, first + count, 0);
         while page < end {
-            match self.lookup(file, page) {
+            match self.lookup(file, page, end) {
                 Ok(id) => page = self.runs[id as usize].end().min(end),
-                Err(next) => {
-                    let to = next.unwrap_or(end).min(end);
+                Err(to) => {
                     reclaimed += self.insert_new(file, page, to - page, None);
                     page = to;
                 }
@@ -227,7 +290,7 @@ impl PageCache {
     pub fn write(&mut self, file: u32, first: u64, count: u64, now: Time) -> u64 {
         let (mut page, end, mut newly) = (first, first + count, 0);
         while page < end {
-            let to = match self.lookup(file, page) {
+            let to = match self.lookup(file, page, end) {
                 Ok(id) => {
                     let run = self.runs[id as usize];
                     let to = run.end().min(end);
@@ -243,8 +306,7 @@ impl PageCache {
                     self.push_back(part);
                     to
                 }
-                Err(next) => {
-                    let to = next.unwrap_or(end).min(end);
+                Err(to) => {
                     self.insert_new(file, page, to - page, Some(now));
                     to
                 }
@@ -310,7 +372,7 @@ impl PageCache {
     pub fn mark_clean(&mut self, file: u32, first: u64, count: u64) {
         let (mut page, end) = (first, first + count);
         while page < end {
-            match self.lookup(file, page) {
+            match self.lookup(file, page, end) {
                 Ok(id) => {
                     let run = self.runs[id as usize];
                     let to = run.end().min(end);
@@ -323,7 +385,7 @@ impl PageCache {
                     }
                     page = to;
                 }
-                Err(next) => page = next.unwrap_or(end).min(end),
+                Err(next) => page = next,
             }
         }
         self.mark_not_dirty(file, first, end);
@@ -348,8 +410,7 @@ impl PageCache {
             let (mut pages, mut runs, mut id, mut prev) = (0, 0, list.head, NONE);
             while id != NONE {
                 let r = &self.runs[id as usize];
-                let indexed = self.files.get(r.file as usize).and_then(|f| f.runs.get(&r.end()));
-                if r.dirty != dirty || r.prev != prev || r.count == 0 || indexed != Some(&id) {
+                if r.dirty != dirty || r.prev != prev || r.count == 0 || self.filed(r) != Some(id) {
                     return Err(format!("page cache: run {id} ({r:?}) is misplaced"));
                 }
                 (prev, id, pages, runs) = (id, r.next, pages + r.count, runs + 1);
@@ -367,16 +428,19 @@ impl PageCache {
     /// The files' runs: as many as the lists hold (`listed`), none overlapping, their dirty ranges exactly
     /// the dirty runs merged.
     fn check_runs(&self, listed: u64) -> Result<(), String> {
-        let indexed: usize = self.files.iter().map(|f| f.runs.len()).sum();
+        let indexed: usize = self.files.iter().map(|f| f.single_runs.len() + f.long_runs.len()).sum();
         if listed != indexed as u64 {
             return Err(format!("page cache: {listed} runs listed, {indexed} runs indexed"));
         }
         for (file, f) in self.files.iter().enumerate() {
+            let mut filed: Vec<(u64, u32)> = f.single_runs.iter().map(|(&page, &id)| (page + 1, id)).collect();
+            filed.extend(f.long_runs.iter().map(|(&end, &id)| (end, id)));
+            filed.sort_unstable();
             let mut dirty: Vec<(u64, u64)> = Vec::new();
             let mut end = 0;
-            for (&run_end, &id) in &f.runs {
+            for &(run_end, id) in &filed {
                 let r = &self.runs[id as usize];
-                if r.end() != run_end || r.first < end {
+                if r.end() != run_end || r.first < end || (r.count == 1) != f.single_runs.contains_key(&r.first) {
                     return Err(format!(
                         "page cache: file {file}'s run ending at page {run_end} overlaps or is misfiled"
                     ));
@@ -392,6 +456,14 @@ impl PageCache {
             if !f.dirty.iter().map(|(&a, &b)| (a, b)).eq(dirty.iter().copied()) {
                 return Err(format!("page cache: file {file}'s dirty ranges {:?}, its dirty runs {dirty:?}", f.dirty));
             }
+            let mut cached = ChunkBitmaps::default();
+            for &(_, id) in &filed {
+                let r = &self.runs[id as usize];
+                cached.set(r.first, r.end(), true);
+            }
+            if cached.chunks != f.cached.chunks {
+                return Err(format!("page cache: file {file}'s bitmaps of cached pages differ from its runs"));
+            }
         }
         Ok(())
     }
@@ -404,15 +476,46 @@ impl PageCache {
         &mut self.files[i]
     }
 
-    /// The run that holds `page` of `file`, or else where the next run of the file starts (`None`: no run
-    /// after it).
-    fn lookup(&self, file: u32, page: u64) -> Result<u32, Option<u64>> {
+    /// The run that holds `page` of `file`, or else where the next run of the file starts, at most `end`.
+    fn lookup(&self, file: u32, page: u64, end: u64) -> Result<u32, u64> {
         self.step();
-        let Some(f) = self.files.get(file as usize) else { return Err(None) };
-        match f.runs.range(page + 1..).next() {
-            Some((_, &id)) if self.runs[id as usize].first <= page => Ok(id),
-            Some((_, &id)) => Err(Some(self.runs[id as usize].first)),
-            None => Err(None),
+        let Some(f) = self.files.get(file as usize) else { return Err(end) };
+        if !f.cached.contains(page) {
+            // A miss: the next run starts at the next cached page.
+            return Err(f.cached.next_member(page + 1, end));
+        }
+        if let Some(&id) = f.single_runs.get(&page) {
+            return Ok(id);
+        }
+        let (_, &id) = f.long_runs.range(page + 1..).next().expect("a cached page lies in a run");
+        Ok(id)
+    }
+
+    /// Where run `r` is filed in its file's index, if it is.
+    fn filed(&self, r: &Run) -> Option<u32> {
+        let f = self.files.get(r.file as usize)?;
+        if r.count == 1 { f.single_runs.get(&r.first) } else { f.long_runs.get(&r.end()) }.copied()
+    }
+
+    /// File run `id` in its file's index, by its pages now.
+    fn file_run(&mut self, id: u32) {
+        let r = self.runs[id as usize];
+        let f = &mut self.files[r.file as usize];
+        if r.count == 1 {
+            f.single_runs.insert(r.first, id);
+        } else {
+            f.long_runs.insert(r.end(), id);
+        }
+    }
+
+    /// Take run `id` out of its file's index (before its pages change).
+    fn unfile_run(&mut self, id: u32) {
+        let r = self.runs[id as usize];
+        let f = &mut self.files[r.file as usize];
+        if r.count == 1 {
+            f.single_runs.remove(&r.first);
+        } else {
+            f.long_runs.remove(&r.end());
         }
     }
 
@@ -440,10 +543,14 @@ impl PageCache {
                 if dirtied.is_none() && self.clean.head == self.clean.tail && head.file == file && head.end() == page {
                     // The clean list is one run that these pages continue: each new page reclaims the run's
                     // oldest, so the run slides on by `want` pages.
-                    let runs = &mut self.files[file as usize].runs;
-                    runs.remove(&head.end());
-                    runs.insert(end, self.clean.head);
-                    self.runs[self.clean.head as usize].first += want;
+                    let id = self.clean.head;
+                    self.unfile_run(id);
+                    let cached = &mut self.files[file as usize].cached;
+                    // (With more new pages than the run holds, the first new ones are gone too.)
+                    cached.set(head.first, head.first + want, false);
+                    cached.set(page.max(head.first + want), end, true);
+                    self.runs[id as usize].first += want;
+                    self.file_run(id);
                     reclaimed += want;
                     break;
                 }
@@ -461,7 +568,8 @@ impl PageCache {
                 dirty: dirtied.is_some(),
                 dirtied_at: dirtied.unwrap_or(0),
             });
-            self.file_mut(file).runs.insert(page + take, id);
+            self.file_mut(file).cached.set(page, page + take, true);
+            self.file_run(id);
             self.push_back(id);
             page += take;
         }
@@ -472,21 +580,23 @@ impl PageCache {
     fn reclaim(&mut self, n: u64) {
         let id = self.clean.head;
         let run = self.runs[id as usize];
+        self.files[run.file as usize].cached.set(run.first, run.first + n, false);
+        self.unfile_run(id);
         if n == run.count {
             self.unlink(id);
-            self.files[run.file as usize].runs.remove(&run.end());
             self.free.push(id);
         } else {
-            // Its end, its key, stays.
             let r = &mut self.runs[id as usize];
             (r.first, r.count) = (r.first + n, r.count - n);
             self.clean.pages -= n;
+            self.file_run(id);
         }
     }
 
     /// Split run `id` at page `at` (inside it); the new run, from `at`, follows it in its list.
     fn split(&mut self, id: u32, at: u64) -> u32 {
         let run = self.runs[id as usize];
+        self.unfile_run(id);
         self.runs[id as usize].count = at - run.first;
         let new = self.alloc(Run { first: at, count: run.end() - at, prev: id, ..run });
         if run.next == NONE {
@@ -495,10 +605,8 @@ impl PageCache {
             self.runs[run.next as usize].prev = new;
         }
         self.runs[id as usize].next = new;
-        // The new run takes the old one's end (its key); the old one now ends at `at`.
-        let runs = &mut self.files[run.file as usize].runs;
-        runs.insert(run.end(), new);
-        runs.insert(at, id);
+        self.file_run(id);
+        self.file_run(new);
         new
     }
 
@@ -599,17 +707,17 @@ impl PageCache {
         let tail = list.tail;
         list.pages += run.count;
         if tail != NONE {
-            let last = &mut self.runs[tail as usize];
+            let last = self.runs[tail as usize];
             if last.file == run.file && last.end() == run.first && last.dirtied_at == run.dirtied_at {
-                // The last run takes this one's end (its key).
-                last.count += run.count;
-                let runs = &mut self.files[run.file as usize].runs;
-                runs.remove(&run.first);
-                runs.insert(run.end(), tail);
+                // The last run takes this one's pages.
+                self.unfile_run(id);
+                self.unfile_run(tail);
+                self.runs[tail as usize].count += run.count;
+                self.file_run(tail);
                 self.free.push(id);
                 return;
             }
-            last.next = id;
+            self.runs[tail as usize].next = id;
         }
         let list = self.list_of(run.dirty);
         if list.head == NONE {
@@ -901,6 +1009,30 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn scattered_pages_are_one_page_runs_found_by_hash_and_a_long_run_stays_in_the_ordered_map() {
+        let mut c = cache(20_000);
+        c.insert_clean(0, 0, 100);
+        let mut rng = crate::engine::stream_rng(3, "page-cache-scattered");
+        let mut pages = Vec::new();
+        for _ in 0..5_000 {
+            let page = rng.random_range(1_000..1_000_000u64);
+            if c.insert_clean(0, page, 1) == 0 && !pages.contains(&page) {
+                pages.push(page);
+            }
+        }
+        let f = &c.files[0];
+        assert_eq!(f.long_runs.len(), 1, "only the 100 pages are a run of more than one page");
+        assert_eq!(f.single_runs.len(), pages.len());
+        // The bitmaps answer every miss; every scattered page hits.
+        for &page in &pages {
+            let plan = c.read(0, page, 1, 1_000_000);
+            assert_eq!((plan.hit_pages, plan.fetch.len()), (1, 0), "page {page}");
+        }
+        assert_eq!(c.read(0, 50, 100, 1_000_000).fetch, [(100, 50)]);
+        c.check_invariants().unwrap();
     }
 
     #[test]
