@@ -7,13 +7,11 @@
 //! counts its other units as written, holding nothing, and what waited is programmed. A flush that has to
 //! wait for the write buffer pads every waiting page at once.
 
-use super::DriveEvent;
-use crate::engine::Scheduler;
 use std::collections::BTreeMap;
 
 use super::transaction::TxId;
-use super::{Device, DeviceEvent};
-use crate::engine::Time;
+use super::{Device, DeviceEvent, DriveEvent};
+use crate::engine::{Scheduler, Time};
 
 /// Programs waiting for the rest of their flash page: one list per page being filled (a page per open block,
 /// so at most a few per plane).

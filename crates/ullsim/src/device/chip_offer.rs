@@ -6,8 +6,7 @@
 //! a die with reads queued, then to the others in their usual turn. Without it the turn alone decides, so a
 //! read on the die that just finished waits for a whole program of the chip's other die.
 
-use super::DriveEvent;
-use super::{start_gate, Device, DeviceEvent, TxId};
+use super::{start_gate, Device, DeviceEvent, DriveEvent, TxId};
 use crate::engine::Scheduler;
 
 impl Device {

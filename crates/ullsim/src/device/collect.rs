@@ -10,8 +10,7 @@
 
 use super::flash::FlashOp;
 use super::transaction::{Purpose, Transaction, NONE};
-use super::Device;
-use super::DriveEvent;
+use super::{Device, DriveEvent};
 use crate::engine::Scheduler;
 use crate::request::NvmePriority;
 

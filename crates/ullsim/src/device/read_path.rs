@@ -8,8 +8,7 @@
 
 use super::flash::FlashOp;
 use super::transaction::{Purpose, Transaction, TxId, NONE};
-use super::Device;
-use super::DriveEvent;
+use super::{Device, DriveEvent};
 use crate::engine::Scheduler;
 use crate::request::{ReqId, RequestArena};
 

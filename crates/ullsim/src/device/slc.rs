@@ -4,11 +4,9 @@
 
 use super::flash::FlashOp;
 use super::transaction::{Purpose, TxId};
-use super::DriveEvent;
-use super::{Device, DeviceEvent};
+use super::{Device, DeviceEvent, DriveEvent};
 use crate::config::device::DeviceConfig;
-use crate::engine::Scheduler;
-use crate::engine::Time;
+use crate::engine::{Scheduler, Time};
 
 /// The SLC cache's timing (present only when `device.slc.enabled`).
 #[derive(Debug, Clone, Copy)]

@@ -27,17 +27,15 @@
 //! writes. Its per-flow state (FLIN's estimates, Sprinkler's budgets) is not carried over: only each die's
 //! GC credit, which `fifo` keeps.
 
-use super::DriveEvent;
-use crate::engine::Scheduler;
 use rand::RngExt;
 use rustc_hash::FxHashSet;
 
 use super::flash::FlashOp;
 use super::ftl::Ftl;
 use super::transaction::{Purpose, TxId, NONE};
-use super::{Device, DeviceEvent};
+use super::{Device, DeviceEvent, DriveEvent};
 use crate::config::DeviceConfig;
-use crate::engine::{stream_rng, EventQueue, Time};
+use crate::engine::{stream_rng, EventQueue, Scheduler, Time};
 use crate::request::{NvmePriority, RequestArena};
 
 /// What the timed preconditioning carries into time 0 besides the FTL (empty without it).

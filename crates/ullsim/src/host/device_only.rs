@@ -15,10 +15,10 @@
 //! submission queue, and `woken` = `running` = `completed` = `device_done`; so the breakdown's `driver`,
 //! `completion` and `cpu_wait` are exactly 0 and `block` is the wait for a slot.
 
-use crate::host::HostQueue;
 use std::collections::VecDeque;
 
 use super::block::BlockResults;
+use super::queue::HostQueue;
 use super::results::{FlowHost, HostCounters, HostNames, HostResults};
 use crate::config::host::HostModel;
 use crate::config::scenario::FlowSpec;

@@ -20,7 +20,6 @@ mod submit;
 mod threads;
 mod xler;
 
-use crate::host::HostQueue;
 use std::collections::VecDeque;
 
 use super::block::sched::SchedRequest;
@@ -29,6 +28,7 @@ use super::completion::{self, CompletionPolicy, WaitMode};
 use super::cpu::burner::{BurnStep, Burner};
 use super::cpu::{Activity, Cpu, TaskId};
 use super::nvme::{IrqAction, NvmeDriver};
+use super::queue::HostQueue;
 use super::results::{FlowCpu, FlowHost, HostCounters, HostNames, HostResults};
 use super::syscall::{self, Call, Step};
 use super::HostEvent;

@@ -17,21 +17,18 @@ pub mod device_only;
 pub mod fs;
 pub mod full;
 pub mod nvme;
+pub mod queue;
 mod results;
 pub mod syscall;
 
 use crate::config::{host::HostModel, Scenario};
-use crate::device::{Device, DriveEvent};
-use crate::engine::{Scheduler, Time};
+use crate::device::Device;
+use crate::engine::Time;
 use crate::request::{ReqId, RequestArena};
 use cpu::{CpuEvent, TaskId};
 use device_only::DeviceOnlyHost;
 use full::FullHost;
 pub use results::{CpuUse, FlowHost, HostCounters, HostResults};
-
-/// The queue the host schedules on: its own events, and the drives' through the devices it drives.
-pub trait HostQueue: Scheduler<HostEvent> + Scheduler<DriveEvent> {}
-impl<Q: Scheduler<HostEvent> + Scheduler<DriveEvent>> HostQueue for Q {}
 
 /// Events the host schedules for itself (only the full host has any).
 #[derive(Debug, Clone, Copy)]
@@ -74,7 +71,7 @@ impl Host {
     }
 
     /// Start what runs on its own from the beginning (the full host's CPU burners and sqpoll threads).
-    pub fn start(&mut self, q: &mut impl HostQueue) {
+    pub fn start(&mut self, q: &mut impl queue::HostQueue) {
         match self {
             Host::Full(h) => h.start(q),
             Host::DeviceOnly(_) => {}
@@ -82,7 +79,7 @@ impl Host {
     }
 
     /// The application (job `job` of flow `flow`) issued `req` now.
-    pub fn submit(&mut self, q: &mut impl HostQueue, flow: u32, job: u32, req: ReqId) {
+    pub fn submit(&mut self, q: &mut impl queue::HostQueue, flow: u32, job: u32, req: ReqId) {
         match self {
             Host::Full(h) => h.submit(q, flow, job, req),
             Host::DeviceOnly(h) => h.submit(job, req),
@@ -92,7 +89,7 @@ impl Host {
     /// A drive posted `req`'s completion entry now (the host knows which from the queue it put `req` in).
     pub fn on_device_completion(
         &mut self,
-        q: &mut impl HostQueue,
+        q: &mut impl queue::HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
         req: ReqId,
@@ -107,7 +104,7 @@ impl Host {
     pub fn handle(
         &mut self,
         event: HostEvent,
-        q: &mut impl HostQueue,
+        q: &mut impl queue::HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
     ) {
@@ -121,7 +118,7 @@ impl Host {
     /// `delivered` with their flow and job; call again once the application issued what follows.
     pub fn run_ready(
         &mut self,
-        q: &mut impl HostQueue,
+        q: &mut impl queue::HostQueue,
         requests: &mut RequestArena,
         devices: &mut [Device],
         delivered: &mut Vec<(ReqId, u32, u32)>,

@@ -17,10 +17,10 @@
 //! `d * per_drive ..`, so a hardware queue names its drive.
 
 use super::block::Caller;
+use super::queue::HostQueue;
 use crate::config::host::NvmeConfig;
 use crate::device::Device;
 use crate::engine::Time;
-use crate::host::HostQueue;
 use crate::request::{NvmePriority, ReqId};
 
 /// What the driver wants after a completion entry arrived on an interrupt-driven queue.

@@ -10,9 +10,8 @@
 //! the write's time included (db_bench's `fillsync` at a fixed rate: an update is a WAL append and an fsync).
 
 use super::files::Files;
-use super::WorkloadEvent;
+use super::queue::WorkloadQueue;
 use super::{NewIo, Workload};
-use crate::engine::Scheduler;
 use crate::engine::Time;
 use crate::request::Op;
 
@@ -37,7 +36,7 @@ impl Workload {
         flow: u32,
         job: u32,
         op: Op,
-        q: &mut impl Scheduler<WorkloadEvent>,
+        q: &mut impl WorkloadQueue,
         out: &mut Vec<NewIo>,
     ) -> bool {
         let Some(fl) = &mut self.flows[flow as usize].flush else { return false };

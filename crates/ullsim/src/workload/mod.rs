@@ -7,11 +7,11 @@ pub mod distribution;
 mod files;
 mod flush;
 pub mod onoff;
+mod queue;
 mod replay;
 mod synthetic;
 pub mod trace;
 
-use crate::engine::Scheduler;
 use std::collections::VecDeque;
 
 use rand_distr::{Distribution, Exp};
@@ -25,6 +25,7 @@ use distribution::{BlockPicker, RandomDistribution};
 use files::Files;
 use flush::{FlushEvery, SyncOnArrival};
 use onoff::{burst_group_stream, gap_ns, OnOffClock, DEFAULT_BURST_ON_NS};
+use queue::WorkloadQueue;
 use replay::Replay;
 use synthetic::{block_sizes, Synthetic};
 use trace::TraceError;
@@ -294,7 +295,7 @@ impl Workload {
     }
 
     /// Schedule every flow's start.
-    pub fn start(&mut self, q: &mut impl Scheduler<WorkloadEvent>) {
+    pub fn start(&mut self, q: &mut impl WorkloadQueue) {
         for (i, f) in self.flows.iter().enumerate() {
             q.schedule_at(f.start_ns, WorkloadEvent::Start { flow: i as u32 });
         }
@@ -351,7 +352,7 @@ impl Workload {
     }
 
     /// Handle a workload event; I/Os to issue now are appended to `out`.
-    pub fn handle(&mut self, event: WorkloadEvent, q: &mut impl Scheduler<WorkloadEvent>, out: &mut Vec<NewIo>) {
+    pub fn handle(&mut self, event: WorkloadEvent, q: &mut impl WorkloadQueue, out: &mut Vec<NewIo>) {
         let now = q.now();
         match event {
             WorkloadEvent::Start { flow } => {
@@ -395,7 +396,7 @@ impl Workload {
         }
     }
 
-    fn schedule_arrival(&mut self, q: &mut impl Scheduler<WorkloadEvent>, flow: u32, now: Time) {
+    fn schedule_arrival(&mut self, q: &mut impl WorkloadQueue, flow: u32, now: Time) {
         let f = &mut self.flows[flow as usize];
         let Pacing::Open { interval_ns, spacing, .. } = &mut f.pacing else { return };
         let interval_ns = *interval_ns;
@@ -413,7 +414,7 @@ impl Workload {
         }
     }
 
-    fn schedule_trace_arrival(&mut self, q: &mut impl Scheduler<WorkloadEvent>, flow: u32) {
+    fn schedule_trace_arrival(&mut self, q: &mut impl WorkloadQueue, flow: u32) {
         let f = &mut self.flows[flow as usize];
         let Source::Trace(replay) = &f.source else { return };
         match replay.due_after_start() {
@@ -485,14 +486,7 @@ impl Workload {
     }
 
     /// An I/O (of `op`) of `flow`'s `job` completed now.
-    pub fn on_complete(
-        &mut self,
-        flow: u32,
-        job: u32,
-        op: Op,
-        q: &mut impl Scheduler<WorkloadEvent>,
-        out: &mut Vec<NewIo>,
-    ) {
+    pub fn on_complete(&mut self, flow: u32, job: u32, op: Op, q: &mut impl WorkloadQueue, out: &mut Vec<NewIo>) {
         let now = q.now();
         let f = &mut self.flows[flow as usize];
         f.outstanding -= 1;
@@ -504,7 +498,7 @@ impl Workload {
 
     /// What `flow`'s `job` does after a completion: a closed loop issues again (at once or after its think
     /// time), an open loop takes an arrival from its backlog.
-    fn continue_job(&mut self, flow: u32, job: u32, q: &mut impl Scheduler<WorkloadEvent>, out: &mut Vec<NewIo>) {
+    fn continue_job(&mut self, flow: u32, job: u32, q: &mut impl WorkloadQueue, out: &mut Vec<NewIo>) {
         let now = q.now();
         let f = &mut self.flows[flow as usize];
         match f.pacing {

@@ -14,12 +14,12 @@ mod cache_refill;
 mod cfs;
 mod eevdf;
 
-use crate::host::HostQueue;
 use std::collections::VecDeque;
 
 use crate::config::host::{CpuConfig, HostConfig};
 use crate::engine::Time;
 
+use super::queue::HostQueue;
 use super::HostEvent;
 
 /// Index of a task.

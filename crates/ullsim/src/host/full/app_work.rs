@@ -5,7 +5,6 @@
 //! application when the last one ends, so what it issues next waits for them.
 
 use super::*;
-use crate::host::HostQueue;
 
 /// Where a job's task is in the work that follows a reap of `n` completions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

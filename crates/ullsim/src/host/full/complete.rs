@@ -3,7 +3,6 @@
 //! request handed back to whoever waits for it: the application's task, or the file system.
 
 use super::*;
-use crate::host::HostQueue;
 
 /// Take the stamps of the layers below the block layer from the request that went down for `to`.
 pub(super) fn copy_lower_stamps(from: &Stamps, to: &mut Stamps) {

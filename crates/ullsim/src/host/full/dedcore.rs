@@ -10,7 +10,6 @@
 use super::*;
 use crate::config::host::HostConfig;
 use crate::host::cpu::CoreTime;
-use crate::host::HostQueue;
 
 pub(super) struct DedicatedCore {
     core: u32,

@@ -3,7 +3,6 @@
 //! `host/fs/flusher.rs`) on tasks of their own, step by step, and routes the file system's bios through
 //! the block layer and back. Only flows that use files (`direct = 0`, `fsync`, `fdatasync`) come here.
 
-use crate::host::HostQueue;
 use std::collections::HashMap;
 
 use super::lbio::LBIO_PER_CORE;

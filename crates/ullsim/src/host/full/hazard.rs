@@ -5,7 +5,6 @@
 
 use super::*;
 use crate::host::block::Hazard;
-use crate::host::HostQueue;
 
 impl FullHost {
     /// Submit `rq` (bound for `hwq`, from `core`) to the block layer from `at`, around the scheduler with

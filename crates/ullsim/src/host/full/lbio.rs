@@ -6,7 +6,6 @@
 //! defers the unmapping out of the completion (the read program pays both while the device works).
 
 use super::*;
-use crate::host::HostQueue;
 
 /// Descriptors in each core's LBIO ring (AIOS's `NR_LBIO_PER_CPU`; the index is the NVMe command id).
 pub(super) const LBIO_PER_CORE: u32 = 1024;

@@ -7,7 +7,6 @@
 
 use super::*;
 use crate::config::md::Piece;
-use crate::host::HostQueue;
 
 impl FullHost {
     /// md's pass over `req`, on the md volume, from `at` on `core`. Returns when the submitting core is done

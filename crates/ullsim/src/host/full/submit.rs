@@ -2,7 +2,6 @@
 //! `max_sectors_kb`, merged into plugged requests, or around the scheduler), then the driver's doorbell.
 
 use super::*;
-use crate::host::HostQueue;
 
 impl FullHost {
     /// Ring the doorbell of every request the block layer handed to the driver: each its own after the

@@ -1,7 +1,6 @@
 //! The host's tasks that are not an application's job: `cpuio` burners and io_uring's sqpoll kernel threads.
 
 use super::*;
-use crate::host::HostQueue;
 
 impl FullHost {
     /// A `cpuio` job's task (burner `b`): burn, pause or stop.

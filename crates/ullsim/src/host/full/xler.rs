@@ -12,7 +12,6 @@
 
 use super::*;
 use crate::config::host::XlerConfig;
-use crate::host::HostQueue;
 
 pub(super) struct Xler {
     submit_ns: Time,
