@@ -7,10 +7,10 @@
 //!
 //! The modules are layers with no import circle: each names only those beneath it (`tests/it/layers.rs`
 //! holds this), bottom to top [`util`] < [`engine`] < [`request`] < [`config`] < [`workload`] < [`device`] <
-//! [`metrics`] < [`host`] < [`load`] < [`sim`] < [`export`] < [`reproduce`]. `config` is data and parsing: the
-//! layers fill their defaults and check their own sections through [`config::layers::LayerRules`], which
-//! [`load`] gives it. Each layer schedules its own event type through [`engine::Scheduler`]; [`sim`] wraps
-//! them in its one event type and dispatches them.
+//! [`metrics`] < [`host`] < [`load`] < [`sim`] < [`export`] < [`reproduce`] < [`calibrate`]. `config` is
+//! data and parsing: the layers fill their defaults and check their own sections through
+//! [`config::layers::LayerRules`], which [`load`] gives it. Each layer schedules its own event type through
+//! [`engine::Scheduler`]; [`sim`] wraps them in its one event type and dispatches them.
 //!
 //! ```
 //! let scenario = ullsim::Scenario::from_toml_str(
@@ -35,6 +35,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod calibrate;
 pub mod config;
 pub mod device;
 pub mod engine;

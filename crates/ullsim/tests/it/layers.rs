@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Bottom to top, as `src/lib.rs` states it.
-const LAYER_ORDER: [&str; 12] = [
+const LAYER_ORDER: [&str; 13] = [
     "util",
     "engine",
     "request",
@@ -20,6 +20,7 @@ const LAYER_ORDER: [&str; 12] = [
     "sim",
     "export",
     "reproduce",
+    "calibrate",
 ];
 
 fn src() -> PathBuf {
