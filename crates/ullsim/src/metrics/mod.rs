@@ -326,7 +326,7 @@ struct FlowMetrics {
     name: String,
     class: Criticality,
     priority: NvmePriority,
-    all: Recorder,
+    /// The reads' and the writes' latencies (their total is the two taken together at the end).
     read: Recorder,
     write: Recorder,
     flush: Recorder,
@@ -385,7 +385,6 @@ impl Metrics {
                     name: name.clone(),
                     class: *class,
                     priority: *priority,
-                    all: Recorder::new(),
                     read: Recorder::new(),
                     write: Recorder::new(),
                     flush: Recorder::new(),
@@ -486,7 +485,6 @@ impl Metrics {
         };
         intervals.record(interval, bytes);
         direction.record(latency, bytes);
-        f.all.record(latency, bytes);
         let parts = layer_times(s).unwrap_or_default();
         let since_submission = parts[LAYERS - 4..].iter().sum();
         after_submission.record(since_submission, 0);
@@ -512,7 +510,10 @@ impl Metrics {
             .map(|((f, &window), &open_loop)| {
                 let seconds = window.seconds();
                 let window_ns = window.end_ns.saturating_sub(window.start_ns);
-                let all = f.all.op_result(seconds, None);
+                // Reads and writes together: the same counts, sums and buckets as recording each twice.
+                let mut both = f.read.clone();
+                both.add(&f.write);
+                let all = both.op_result(seconds, None);
                 // Saturating: arrivals dropped in the window may have arrived during the warm-up.
                 // (Dropped arrivals count: they arrived and were never served.)
                 let backlog = f.arrivals.saturating_sub(f.arrivals_completed);

@@ -1,13 +1,14 @@
 //! A latency recorder whose memory follows what it recorded: nothing before its first value, the values
 //! themselves while there are few, then counts by HDR bucket that grow only as far as the largest value.
 //!
-//! Every flow has fifteen of them (reads, writes, flushes, the total, submission-to-completion, nine layers),
-//! and a fixed histogram spanning an hour at 3 significant digits is 260 KiB, so a flow used to cost 4 MB
+//! Every flow has fourteen of them (reads, writes, flushes, the reads' and the writes' submission to
+//! completion, nine layers), and a fixed histogram spanning an hour at 3 significant digits is 260 KiB, so a flow used to cost 4 MB
 //! before it issued an I/O and a thousand tenants 4 GB. The percentiles are the same bytes either way: an
 //! auto-resizing histogram indexes values exactly as a fixed one does (its bucketing depends only on the
 //! lowest value and the significant digits), and the few values, or the counts, are put into one when a
 //! percentile is asked. Counting by bucket here rather than recording into the histogram keeps a record to
-//! an index and an increment: every completion records twelve values.
+//! an index and an increment: every completion records eleven values (the
+//! total of reads and writes is made from the two when the results are asked).
 
 use hdrhistogram::Histogram;
 
