@@ -1,0 +1,396 @@
+//! Fit a device's parameters to measured jobs, one parameter at a time in the order the physics separates
+//! them, each against the jobs whose figures it decides, then all of them once against every job.
+//!
+//! Why a staged coordinate search and not a general optimiser: the parameters are mostly identified by
+//! different jobs (sequential bandwidths by the large sequential jobs, the flash read time by the QD1
+//! reads' mean, the read spread by their 99th percentile, the parallelism and the IOPS cap by the deep
+//! reads' IOPS, the program time by the steady-state random writes), so each one-dimensional search is
+//! well posed, the order can be explained, and a parameter no job speaks to is left at the base value and
+//! reported as not constrained instead of drifting. The simulation is the model: a search evaluates the
+//! jobs with the simulator, so effects the closed forms miss (queueing, GC, PCIe sharing) are in the fit.
+
+use super::JobShape;
+
+/// A job's measured (or simulated) figures in one direction.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Figures {
+    pub iops: f64,
+    pub mean_ns: f64,
+    /// Absent when the source gives no percentiles.
+    pub p99_ns: Option<f64>,
+}
+
+/// A job's figures, per direction it issued.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct JobFigures {
+    pub read: Option<Figures>,
+    pub write: Option<Figures>,
+}
+
+/// One measured job: its shape, its figures, and where they came from (for the fit table and the preset's
+/// `# fitted from:` notes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    pub shape: JobShape,
+    pub measured: JobFigures,
+    /// `file: job`.
+    pub source: String,
+}
+
+/// Which figure of a job a parameter is fitted to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    Iops,
+    Mean,
+    P99,
+}
+
+/// A parameter the fit may set: a scenario key, its bounds, and the jobs and figures that decide it.
+pub struct Knob {
+    /// The scenario key (`device.flash.read_ns`).
+    pub key: &'static str,
+    /// What it is, for the fit table.
+    pub what: &'static str,
+    /// Bounds of the search, in the key's unit.
+    pub min: f64,
+    pub max: f64,
+    /// Whole numbers only.
+    pub integer: bool,
+    /// Whether a job's figures speak to this parameter.
+    pub decided_by: fn(&JobShape) -> bool,
+    /// The figures of those jobs it is fitted to.
+    pub metrics: &'static [Metric],
+}
+
+/// Largest transfer still "small" (a random-access job's figures are set by flash and controller, not by
+/// bandwidth).
+const SMALL_BYTES: u64 = 16 * 1024;
+/// Smallest transfer that is bandwidth-bound on every drive of the presets (128 KiB, fio's usual
+/// sequential size) [inferred: 32 of them in flight move ~4 MiB, past any drive's bandwidth-delay product].
+const LARGE_BYTES: u64 = 64 * 1024;
+
+fn small_random_read_qd1(s: &JobShape) -> bool {
+    s.read_percent == 100 && s.block_size <= SMALL_BYTES && s.outstanding() == 1
+}
+fn small_random_read_deep(s: &JobShape) -> bool {
+    s.read_percent == 100 && s.block_size <= SMALL_BYTES && s.outstanding() >= 8
+}
+fn large_read(s: &JobShape) -> bool {
+    s.read_percent == 100 && s.block_size >= LARGE_BYTES && s.outstanding() >= 8
+}
+fn large_write(s: &JobShape) -> bool {
+    s.read_percent == 0 && s.block_size >= LARGE_BYTES && s.outstanding() >= 8
+}
+fn small_random_write_deep(s: &JobShape) -> bool {
+    s.read_percent == 0 && s.block_size <= SMALL_BYTES && s.outstanding() >= 8
+}
+fn small_random_write_qd1(s: &JobShape) -> bool {
+    s.read_percent == 0 && s.block_size <= SMALL_BYTES && s.outstanding() == 1
+}
+
+/// The parameters, in the order they are fitted (each stage holds the ones before it).
+pub const KNOBS: &[Knob] = &[
+    Knob {
+        key: "device.host_interface.max_read_bytes_per_s",
+        what: "read bandwidth limit",
+        min: 1e8,
+        max: 1e11,
+        integer: false,
+        decided_by: large_read,
+        metrics: &[Metric::Iops],
+    },
+    Knob {
+        key: "device.host_interface.max_write_bytes_per_s",
+        what: "write bandwidth limit",
+        min: 1e8,
+        max: 1e11,
+        integer: false,
+        decided_by: large_write,
+        metrics: &[Metric::Iops],
+    },
+    Knob {
+        key: "device.flash.read_ns",
+        what: "flash read time",
+        min: 1_000.0,
+        max: 1_000_000.0,
+        integer: true,
+        decided_by: small_random_read_qd1,
+        metrics: &[Metric::Mean],
+    },
+    Knob {
+        key: "device.variability.read_cv",
+        what: "spread of the read time (coefficient of variation)",
+        min: 0.01,
+        max: 3.0,
+        integer: false,
+        decided_by: small_random_read_qd1,
+        metrics: &[Metric::P99],
+    },
+    Knob {
+        key: "device.host_interface.max_read_iops",
+        what: "read IOPS limit",
+        min: 1e4,
+        max: 1e8,
+        integer: false,
+        decided_by: small_random_read_deep,
+        metrics: &[Metric::Iops],
+    },
+    Knob {
+        key: "device.host_interface.command_process_ns",
+        what: "controller time per command",
+        min: 50.0,
+        max: 100_000.0,
+        integer: true,
+        decided_by: small_random_write_qd1,
+        metrics: &[Metric::Mean],
+    },
+    Knob {
+        key: "device.flash.program_ns",
+        what: "flash program time",
+        min: 10_000.0,
+        max: 20_000_000.0,
+        integer: true,
+        decided_by: small_random_write_deep,
+        metrics: &[Metric::Iops],
+    },
+];
+
+/// The error of `simulated` against `measured` over `metrics`: the sum of squared log ratios (so 10% high
+/// and 10% low cost the same, and a job of 1K IOPS counts as much as one of 1M). A 99th percentile counts
+/// half: it is noisier in both.
+pub fn job_error(measured: &JobFigures, simulated: &JobFigures, metrics: &[Metric]) -> f64 {
+    let mut error = 0.0;
+    for (m, s) in [(measured.read, simulated.read), (measured.write, simulated.write)] {
+        let Some(m) = m else { continue };
+        // A direction measured and not simulated is as wrong as can be.
+        let Some(s) = s else {
+            error += 100.0;
+            continue;
+        };
+        for metric in metrics {
+            let (mv, sv, weight) = match metric {
+                Metric::Iops => (Some(m.iops), Some(s.iops), 1.0),
+                Metric::Mean => (Some(m.mean_ns), Some(s.mean_ns), 1.0),
+                Metric::P99 => (m.p99_ns, s.p99_ns, 0.5),
+            };
+            if let (Some(mv), Some(sv)) = (mv, sv) {
+                let ratio = sv.max(1e-9) / mv.max(1e-9);
+                error += weight * ratio.ln().powi(2);
+            }
+        }
+    }
+    error
+}
+
+/// A parameter's value in the fit, and whether the data decided it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fitted {
+    pub key: &'static str,
+    pub value: f64,
+    /// The base preset's value, for the table.
+    pub base: f64,
+    /// Set by the fit: some job spoke to it and moving it changed the error.
+    pub constrained: bool,
+    /// The targets it was fitted to (`file: job`).
+    pub from: Vec<String>,
+}
+
+/// Evaluates jobs under settings: `(key, value)` pairs over the base device, one result per shape, in order.
+pub type Evaluate<'a> = dyn Fn(&[(&'static str, f64)], &[JobShape]) -> Result<Vec<JobFigures>, String> + Sync + 'a;
+
+/// How a fit went: each parameter's value, and the error before and after.
+#[derive(Debug, Clone)]
+pub struct FitOutcome {
+    pub parameters: Vec<Fitted>,
+    pub error_before: f64,
+    pub error_after: f64,
+    /// Simulations run.
+    pub evaluations: u64,
+}
+
+/// Relative change in error below which moving a parameter is taken as not changing it (the simulation is
+/// deterministic, so this is about rounding and flat regions, not noise).
+const FLAT: f64 = 1e-3;
+
+/// Steps of the golden-section refinement after the bracketing scan (each narrows the bracket by 0.618).
+const REFINE_STEPS: usize = 10;
+
+/// Fit `knobs` (with their base values `base`) to `targets`. `progress(done, total)` is called after each
+/// stage.
+pub fn fit(
+    targets: &[Target],
+    knobs: &[&Knob],
+    base: &[f64],
+    evaluate: &Evaluate,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<FitOutcome, String> {
+    let mut settings: Vec<(&'static str, f64)> = knobs.iter().zip(base).map(|(k, &v)| (k.key, v)).collect();
+    let mut evaluations = 0u64;
+    let all_metrics = [Metric::Iops, Metric::Mean, Metric::P99];
+    let total_error = |settings: &[(&'static str, f64)], chosen: &[&Target], metrics: &[Metric], evals: &mut u64| {
+        let shapes: Vec<JobShape> = chosen.iter().map(|t| t.shape).collect();
+        *evals += 1;
+        let simulated = evaluate(settings, &shapes)?;
+        Ok::<f64, String>(chosen.iter().zip(&simulated).map(|(t, s)| job_error(&t.measured, s, metrics)).sum())
+    };
+    let everything: Vec<&Target> = targets.iter().collect();
+    let error_before = total_error(&settings, &everything, &all_metrics, &mut evaluations)?;
+    let mut parameters = Vec::new();
+    for (i, knob) in knobs.iter().enumerate() {
+        let chosen: Vec<&Target> = targets.iter().filter(|t| (knob.decided_by)(&t.shape)).collect();
+        let mut fitted = Fitted {
+            key: knob.key,
+            value: base[i],
+            base: base[i],
+            constrained: false,
+            from: chosen.iter().map(|t| t.source.clone()).collect(),
+        };
+        if !chosen.is_empty() {
+            let mut at = |value: f64, evals: &mut u64| {
+                let mut trial = settings.clone();
+                trial[i].1 = value;
+                total_error(&trial, &chosen, knob.metrics, evals)
+            };
+            let (value, moved) = search(knob, base[i], &mut at, &mut evaluations)?;
+            settings[i].1 = value;
+            fitted.value = value;
+            fitted.constrained = moved;
+        }
+        parameters.push(fitted);
+        progress(i + 1, knobs.len());
+    }
+    let error_after = total_error(&settings, &everything, &all_metrics, &mut evaluations)?;
+    Ok(FitOutcome { parameters, error_before, error_after, evaluations })
+}
+
+/// One parameter's search, from `start`: a scan by factors of two in both directions while the error
+/// falls, then golden sections in log space inside the best bracket. Returns the value and whether the
+/// error depends on it at all (a flat error keeps `start`).
+fn search(
+    knob: &Knob,
+    start: f64,
+    at: &mut dyn FnMut(f64, &mut u64) -> Result<f64, String>,
+    evals: &mut u64,
+) -> Result<(f64, bool), String> {
+    let clamp = |v: f64| {
+        let v = v.clamp(knob.min, knob.max);
+        if knob.integer {
+            v.round()
+        } else {
+            v
+        }
+    };
+    let start = clamp(start.max(knob.min));
+    let start_error = at(start, evals)?;
+    let mut best = (start, start_error);
+    let mut moved = false;
+    // The scan: each direction by doubling (halving) while it keeps improving.
+    for factor in [2.0, 0.5] {
+        let mut value = start;
+        loop {
+            let next = clamp(value * factor);
+            if next == value {
+                break;
+            }
+            let error = at(next, evals)?;
+            if (error - start_error).abs() > FLAT * start_error.max(1e-12) {
+                moved = true;
+            }
+            if error < best.1 {
+                best = (next, error);
+                value = next;
+            } else {
+                break;
+            }
+        }
+    }
+    if !moved {
+        return Ok((start, false));
+    }
+    // Golden sections between the neighbours of the best point in the scan.
+    let (mut lo, mut hi) = (clamp(best.0 / 2.0).ln(), clamp(best.0 * 2.0).ln());
+    const INVERSE_PHI: f64 = 0.618_033_988_749_895;
+    for _ in 0..REFINE_STEPS {
+        let a = hi - INVERSE_PHI * (hi - lo);
+        let b = lo + INVERSE_PHI * (hi - lo);
+        let (va, vb) = (clamp(a.exp()), clamp(b.exp()));
+        let (ea, eb) = (at(va, evals)?, at(vb, evals)?);
+        for (v, e) in [(va, ea), (vb, eb)] {
+            if e < best.1 {
+                best = (v, e);
+            }
+        }
+        if ea <= eb {
+            hi = b;
+        } else {
+            lo = a;
+        }
+        if knob.integer && (hi.exp() - lo.exp()) < 1.0 {
+            break;
+        }
+    }
+    Ok((best.0, true))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::Pattern;
+
+    fn shape(read_percent: u8, block_size: u64, iodepth: u32) -> JobShape {
+        JobShape { pattern: Pattern::Random, read_percent, block_size, iodepth, numjobs: 1 }
+    }
+
+    /// A closed-form drive: a QD-deep read of `bs` takes `read_ns` plus transfer, IOPS = depth / latency up
+    /// to `cap`; the fit must find `read_ns` and `cap` from figures made with other values.
+    fn closed_form(settings: &[(&'static str, f64)], shapes: &[JobShape]) -> Result<Vec<JobFigures>, String> {
+        let get = |k: &str| settings.iter().find(|(key, _)| *key == k).map(|s| s.1).unwrap();
+        let (read_ns, cap) = (get("device.flash.read_ns"), get("device.host_interface.max_read_iops"));
+        Ok(shapes
+            .iter()
+            .map(|s| {
+                let iops = (s.outstanding() as f64 * 1e9 / read_ns).min(cap);
+                let mean = s.outstanding() as f64 * 1e9 / iops;
+                JobFigures { read: Some(Figures { iops, mean_ns: mean, p99_ns: Some(mean * 1.5) }), write: None }
+            })
+            .collect())
+    }
+
+    #[test]
+    fn recovers_a_closed_form_drive_and_leaves_unconstrained_keys() {
+        let truth = [("device.flash.read_ns", 12_000.0), ("device.host_interface.max_read_iops", 400_000.0)];
+        let shapes = [shape(100, 4096, 1), shape(100, 4096, 4), shape(100, 4096, 32), shape(100, 4096, 64)];
+        let measured = closed_form(&truth, &shapes).unwrap();
+        let targets: Vec<Target> = shapes
+            .iter()
+            .zip(measured)
+            .enumerate()
+            .map(|(i, (s, m))| Target { shape: *s, measured: m, source: format!("t.json: job{i}") })
+            .collect();
+        let knob = |key: &str| KNOBS.iter().find(|k| k.key == key).unwrap();
+        let knobs = [
+            knob("device.flash.read_ns"),
+            knob("device.host_interface.max_read_iops"),
+            knob("device.flash.program_ns"),
+        ];
+        let outcome = fit(&targets, &knobs, &[30_000.0, 5e6, 1e6], &closed_form, &mut |_, _| {}).unwrap();
+        let p = &outcome.parameters;
+        assert!((p[0].value / 12_000.0 - 1.0).abs() < 0.01, "{p:?}");
+        assert!((p[1].value / 400_000.0 - 1.0).abs() < 0.01, "{p:?}");
+        assert!(p[0].constrained && p[1].constrained);
+        // No write job: the program time stays where it was, and says so.
+        assert_eq!((p[2].value, p[2].constrained), (1e6, false));
+        assert!(p[2].from.is_empty());
+        assert!(outcome.error_after < 1e-3 && outcome.error_before > 1.0, "{outcome:?}");
+    }
+
+    #[test]
+    fn error_is_symmetric_in_ratio_and_counts_a_missing_direction() {
+        let f = |iops| Some(Figures { iops, mean_ns: 10.0, p99_ns: None });
+        let m = JobFigures { read: f(100.0), write: None };
+        let high = job_error(&m, &JobFigures { read: f(110.0), write: None }, &[Metric::Iops]);
+        let low = job_error(&m, &JobFigures { read: f(100.0 / 1.1), write: None }, &[Metric::Iops]);
+        assert!((high - low).abs() < 1e-12 && high > 0.0);
+        assert!(job_error(&m, &JobFigures::default(), &[Metric::Iops]) >= 100.0);
+    }
+}
