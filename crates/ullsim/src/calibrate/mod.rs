@@ -1,6 +1,10 @@
 //! Calibration from a user's fio results: the probe set of fio jobs that measures what a fit needs
 //! ([`probe`]), the reader of fio's JSON output ([`fio_read`]), and the job shape both speak ([`shape`]).
 
+pub mod fio_latency;
+pub mod fio_options;
+pub mod fio_read;
 pub mod shape;
 
+pub use fio_read::{read_file, read_str, FioReadError, FioWarning, MeasuredDirection, MeasuredJob};
 pub use shape::{JobShape, Pattern};
