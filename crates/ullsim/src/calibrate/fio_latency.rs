@@ -48,7 +48,7 @@ pub fn read_stats(value: &Value, unit_ns: u64) -> Option<LatencyStats> {
         let mut bins = BTreeMap::new();
         for (k, v) in map {
             if let (Ok(ns), Some(count)) = (k.parse::<u64>(), v.as_u64()) {
-                *bins.entry(ns * unit_ns).or_insert(0) += count;
+                *bins.entry(ns.saturating_mul(unit_ns)).or_insert(0) += count;
             }
         }
         bins

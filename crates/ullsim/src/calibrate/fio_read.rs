@@ -294,8 +294,17 @@ impl Reader<'_> {
         let Some(job_options) = job_options.and_then(Value::as_object) else {
             return Err(malformed("no \"job options\" (fio writes them from 2.10 on)".to_string()));
         };
-        let mut map = self.global.clone();
-        map.extend(job_options.clone());
+        // fio writes every value as a string; a hand-edited file may hold numbers or flags.
+        let as_text = |(k, v): (&String, &Value)| {
+            let text = match v {
+                Value::String(s) => s.clone(),
+                Value::Null => String::new(),
+                Value::Bool(b) => if *b { "1" } else { "0" }.to_string(),
+                other => other.to_string(),
+            };
+            (k.clone(), Value::String(text))
+        };
+        let map: Map<String, Value> = self.global.iter().chain(job_options).map(as_text).collect();
         let mut options = Options { map, reader: self, job: name, kb_base: 1024 };
         options.kb_base = options.count("kb_base", 1024)?;
         let recognised = recognise(&options)?;
@@ -525,7 +534,7 @@ fn read_direction(section: Option<&Value>) -> Option<DirectionEntry> {
     // fio 2.x before 2.19 wrote io_bytes in KiB and had no io_kbytes.
     let bytes = match (s.get("io_bytes").and_then(Value::as_u64), s.get("io_kbytes")) {
         (Some(bytes), Some(_)) => bytes,
-        (Some(kib), None) => kib * 1024,
+        (Some(kib), None) => kib.saturating_mul(1024),
         (None, _) => 0,
     };
     let bytes_per_s = match s.get("bw_bytes").and_then(Value::as_f64) {

@@ -166,6 +166,8 @@ fn shapes_follow_fios_options() {
     assert!(err(r#""direct": "1", "iodepth": "deep""#).contains("iodepth=\"deep\""));
     assert!(err(r#""direct": "1", "verify": "crc32c""#).contains("verify job"));
     assert!(shape(r#""buffered": "0""#).is_ok());
+    // Values that are not strings (a hand-edited file) read as their text.
+    assert_eq!(shape(r#""direct": 1, "ioengine": "libaio", "iodepth": 8"#).unwrap().iodepth, 8);
     assert!(err(r#""buffered": "1""#).contains("buffered I/O"));
 }
 
