@@ -1,7 +1,12 @@
 //! Calibration from a user's fio results: the probe set of fio jobs that measures what a fit needs
-//! ([`probe`]), the reader of fio's JSON output ([`fio_read`]), and the job shape both speak ([`shape`]).
+//! (`probe`), the reader of fio's JSON output ([`fio_read`]), the job shape both speak ([`shape`]), and the
+//! fit of a device to the jobs read ([`fit`]).
 
+pub mod fio_latency;
+pub mod fio_options;
+pub mod fio_read;
 pub mod fit;
 pub mod shape;
 
+pub use fio_read::{read_file, read_str, FioReadError, FioWarning, MeasuredDirection, MeasuredJob};
 pub use shape::{JobShape, Pattern};

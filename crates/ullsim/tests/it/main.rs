@@ -18,6 +18,7 @@ mod drives_full;
 mod durability;
 mod fastresponse;
 mod fastresponse22_baseline;
+mod fio_read;
 mod flashshare;
 mod flashshare_apps;
 mod flashshare_cache;
