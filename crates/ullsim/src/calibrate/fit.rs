@@ -9,6 +9,8 @@
 //! reported as not constrained instead of drifting. The simulation is the model: a search evaluates the
 //! jobs with the simulator, so effects the closed forms miss (queueing, GC, PCIe sharing) are in the fit.
 
+use super::evaluate::PercentileKind;
+use super::knobs::Knob;
 use super::JobShape;
 
 /// A job's measured (or simulated) figures in one direction.
@@ -35,6 +37,8 @@ pub struct Target {
     pub measured: JobFigures,
     /// `file: job`.
     pub source: String,
+    /// What its 99th percentile counts from (fio's `clat` percentiles unless `lat_percentiles=1`).
+    pub percentiles: PercentileKind,
 }
 
 /// Which figure of a job a parameter is fitted to.
@@ -44,116 +48,6 @@ pub enum Metric {
     Mean,
     P99,
 }
-
-/// A parameter the fit may set: a scenario key, its bounds, and the jobs and figures that decide it.
-pub struct Knob {
-    /// The scenario key (`device.flash.read_ns`).
-    pub key: &'static str,
-    /// What it is, for the fit table.
-    pub what: &'static str,
-    /// Bounds of the search, in the key's unit.
-    pub min: f64,
-    pub max: f64,
-    /// Whole numbers only.
-    pub integer: bool,
-    /// Whether a job's figures speak to this parameter.
-    pub decided_by: fn(&JobShape) -> bool,
-    /// The figures of those jobs it is fitted to.
-    pub metrics: &'static [Metric],
-}
-
-/// Largest transfer still "small" (a random-access job's figures are set by flash and controller, not by
-/// bandwidth).
-const SMALL_BYTES: u64 = 16 * 1024;
-/// Smallest transfer that is bandwidth-bound on every drive of the presets (128 KiB, fio's usual
-/// sequential size) [inferred: 32 of them in flight move ~4 MiB, past any drive's bandwidth-delay product].
-const LARGE_BYTES: u64 = 64 * 1024;
-
-fn small_random_read_qd1(s: &JobShape) -> bool {
-    s.read_percent == 100 && s.block_size <= SMALL_BYTES && s.outstanding() == 1
-}
-fn small_random_read_deep(s: &JobShape) -> bool {
-    s.read_percent == 100 && s.block_size <= SMALL_BYTES && s.outstanding() >= 8
-}
-fn large_read(s: &JobShape) -> bool {
-    s.read_percent == 100 && s.block_size >= LARGE_BYTES && s.outstanding() >= 8
-}
-fn large_write(s: &JobShape) -> bool {
-    s.read_percent == 0 && s.block_size >= LARGE_BYTES && s.outstanding() >= 8
-}
-fn small_random_write_deep(s: &JobShape) -> bool {
-    s.read_percent == 0 && s.block_size <= SMALL_BYTES && s.outstanding() >= 8
-}
-fn small_random_write_qd1(s: &JobShape) -> bool {
-    s.read_percent == 0 && s.block_size <= SMALL_BYTES && s.outstanding() == 1
-}
-
-/// The parameters, in the order they are fitted (each stage holds the ones before it).
-pub const KNOBS: &[Knob] = &[
-    Knob {
-        key: "device.host_interface.max_read_bytes_per_s",
-        what: "read bandwidth limit",
-        min: 1e8,
-        max: 1e11,
-        integer: false,
-        decided_by: large_read,
-        metrics: &[Metric::Iops],
-    },
-    Knob {
-        key: "device.host_interface.max_write_bytes_per_s",
-        what: "write bandwidth limit",
-        min: 1e8,
-        max: 1e11,
-        integer: false,
-        decided_by: large_write,
-        metrics: &[Metric::Iops],
-    },
-    Knob {
-        key: "device.flash.read_ns",
-        what: "flash read time",
-        min: 1_000.0,
-        max: 1_000_000.0,
-        integer: true,
-        decided_by: small_random_read_qd1,
-        metrics: &[Metric::Mean],
-    },
-    Knob {
-        key: "device.variability.read_cv",
-        what: "spread of the read time (coefficient of variation)",
-        min: 0.01,
-        max: 3.0,
-        integer: false,
-        decided_by: small_random_read_qd1,
-        metrics: &[Metric::P99],
-    },
-    Knob {
-        key: "device.host_interface.max_read_iops",
-        what: "read IOPS limit",
-        min: 1e4,
-        max: 1e8,
-        integer: false,
-        decided_by: small_random_read_deep,
-        metrics: &[Metric::Iops],
-    },
-    Knob {
-        key: "device.host_interface.command_process_ns",
-        what: "controller time per command",
-        min: 50.0,
-        max: 100_000.0,
-        integer: true,
-        decided_by: small_random_write_qd1,
-        metrics: &[Metric::Mean],
-    },
-    Knob {
-        key: "device.flash.program_ns",
-        what: "flash program time",
-        min: 10_000.0,
-        max: 20_000_000.0,
-        integer: true,
-        decided_by: small_random_write_deep,
-        metrics: &[Metric::Iops],
-    },
-];
 
 /// The error of `simulated` against `measured` over `metrics`: the sum of squared log ratios (so 10% high
 /// and 10% low cost the same, and a job of 1K IOPS counts as much as one of 1M). A 99th percentile counts
@@ -182,6 +76,18 @@ pub fn job_error(measured: &JobFigures, simulated: &JobFigures, metrics: &[Metri
     error
 }
 
+/// What the data said of a parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Fitted: jobs spoke to it and moving it changed their error.
+    Fitted,
+    /// No job of the input speaks to it: left at the base value.
+    NoData,
+    /// Jobs speak to it, but moving it did not change their error (e.g. a limit nothing reaches): left at
+    /// the base value.
+    Flat,
+}
+
 /// A parameter's value in the fit, and whether the data decided it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fitted {
@@ -189,14 +95,14 @@ pub struct Fitted {
     pub value: f64,
     /// The base preset's value, for the table.
     pub base: f64,
-    /// Set by the fit: some job spoke to it and moving it changed the error.
-    pub constrained: bool,
+    pub verdict: Verdict,
     /// The targets it was fitted to (`file: job`).
     pub from: Vec<String>,
 }
 
-/// Evaluates jobs under settings: `(key, value)` pairs over the base device, one result per shape, in order.
-pub type Evaluate<'a> = dyn Fn(&[(&'static str, f64)], &[JobShape]) -> Result<Vec<JobFigures>, String> + Sync + 'a;
+/// Simulates targets' jobs under settings (`(key, value)` pairs over the base device): one result per
+/// target, in order. A target's measured figures may size its run (how long to reach enough I/Os).
+pub type Evaluate<'a> = dyn Fn(&[(&'static str, f64)], &[&Target]) -> Result<Vec<JobFigures>, String> + Sync + 'a;
 
 /// How a fit went: each parameter's value, and the error before and after.
 #[derive(Debug, Clone)]
@@ -204,8 +110,15 @@ pub struct FitOutcome {
     pub parameters: Vec<Fitted>,
     pub error_before: f64,
     pub error_after: f64,
-    /// Simulations run.
+    /// Simulations of the set of jobs run.
     pub evaluations: u64,
+}
+
+impl FitOutcome {
+    /// The fitted settings, as `(key, value)` pairs.
+    pub fn settings(&self) -> Vec<(&'static str, f64)> {
+        self.parameters.iter().map(|p| (p.key, p.value)).collect()
+    }
 }
 
 /// Relative change in error below which moving a parameter is taken as not changing it (the simulation is
@@ -215,8 +128,12 @@ const FLAT: f64 = 1e-3;
 /// Steps of the golden-section refinement after the bracketing scan (each narrows the bracket by 0.618).
 const REFINE_STEPS: usize = 10;
 
-/// Fit `knobs` (with their base values `base`) to `targets`. `progress(done, total)` is called after each
-/// stage.
+/// Passes over the knobs: the second refits each with the others at their fitted values (a parameter
+/// fitted early, such as the read time, also moves figures a later one decides, such as the saturation).
+const PASSES: usize = 2;
+
+/// Fit `knobs` (with their base values `base`) to `targets`: each knob, in order, to the jobs that decide
+/// it, twice over. `progress(done, total)` is called after each knob of each pass.
 pub fn fit(
     targets: &[Target],
     knobs: &[&Knob],
@@ -228,50 +145,72 @@ pub fn fit(
     let mut evaluations = 0u64;
     let all_metrics = [Metric::Iops, Metric::Mean, Metric::P99];
     let total_error = |settings: &[(&'static str, f64)], chosen: &[&Target], metrics: &[Metric], evals: &mut u64| {
-        let shapes: Vec<JobShape> = chosen.iter().map(|t| t.shape).collect();
         *evals += 1;
-        let simulated = evaluate(settings, &shapes)?;
+        let simulated = evaluate(settings, chosen)?;
         Ok::<f64, String>(chosen.iter().zip(&simulated).map(|(t, s)| job_error(&t.measured, s, metrics)).sum())
     };
     let everything: Vec<&Target> = targets.iter().collect();
     let error_before = total_error(&settings, &everything, &all_metrics, &mut evaluations)?;
-    let mut parameters = Vec::new();
-    for (i, knob) in knobs.iter().enumerate() {
-        let chosen: Vec<&Target> = targets.iter().filter(|t| (knob.decided_by)(&t.shape)).collect();
-        let mut fitted = Fitted {
+    let mut parameters: Vec<Fitted> = knobs
+        .iter()
+        .zip(base)
+        .map(|(knob, &base)| Fitted {
             key: knob.key,
-            value: base[i],
-            base: base[i],
-            constrained: false,
-            from: chosen.iter().map(|t| t.source.clone()).collect(),
-        };
-        if !chosen.is_empty() {
-            let mut at = |value: f64, evals: &mut u64| {
-                let mut trial = settings.clone();
-                trial[i].1 = value;
-                total_error(&trial, &chosen, knob.metrics, evals)
-            };
-            let (value, moved) = search(knob, base[i], &mut at, &mut evaluations)?;
-            settings[i].1 = value;
-            fitted.value = value;
-            fitted.constrained = moved;
+            value: base,
+            base,
+            verdict: Verdict::NoData,
+            from: targets.iter().filter(|t| (knob.decided_by)(&t.shape)).map(|t| t.source.clone()).collect(),
+        })
+        .collect();
+    for pass in 0..PASSES {
+        for (i, knob) in knobs.iter().enumerate() {
+            let chosen: Vec<&Target> = targets.iter().filter(|t| (knob.decided_by)(&t.shape)).collect();
+            if !chosen.is_empty() {
+                let mut at = |value: f64, evals: &mut u64| {
+                    let mut trial = settings.clone();
+                    trial[i].1 = value;
+                    total_error(&trial, &chosen, knob.metrics, evals)
+                };
+                // A limit of 0 (none) starts from the highest figure measured: a limit there binds just so.
+                let start = match (knob.limit_of, settings[i].1) {
+                    (Some(peak), current) if current == 0.0 => chosen.iter().map(|t| peak(t)).fold(0.0, f64::max),
+                    _ => settings[i].1,
+                };
+                let found = search(knob, start, &mut at, &mut evaluations)?;
+                let (mut value, mut verdict) = match found {
+                    Some(value) => (value, Verdict::Fitted),
+                    None => (settings[i].1, Verdict::Flat),
+                };
+                // A limit that does no better than no limit at all is none.
+                if knob.limit_of.is_some() && verdict == Verdict::Fitted {
+                    let (with, without) = (at(value, &mut evaluations)?, at(0.0, &mut evaluations)?);
+                    if without <= with * (1.0 + FLAT) {
+                        (value, verdict) = (0.0, Verdict::Flat);
+                    }
+                }
+                settings[i].1 = value;
+                parameters[i].value = value;
+                // A knob found flat on the second pass keeps the first pass's verdict: it was fitted then.
+                if pass == 0 || verdict == Verdict::Fitted {
+                    parameters[i].verdict = verdict;
+                }
+            }
+            progress(pass * knobs.len() + i + 1, PASSES * knobs.len());
         }
-        parameters.push(fitted);
-        progress(i + 1, knobs.len());
     }
     let error_after = total_error(&settings, &everything, &all_metrics, &mut evaluations)?;
     Ok(FitOutcome { parameters, error_before, error_after, evaluations })
 }
 
 /// One parameter's search, from `start`: a scan by factors of two in both directions while the error
-/// falls, then golden sections in log space inside the best bracket. Returns the value and whether the
-/// error depends on it at all (a flat error keeps `start`).
+/// falls, then golden sections in log space around the best point of the scan. `None` when the error
+/// does not depend on the parameter there.
 fn search(
     knob: &Knob,
     start: f64,
     at: &mut dyn FnMut(f64, &mut u64) -> Result<f64, String>,
     evals: &mut u64,
-) -> Result<(f64, bool), String> {
+) -> Result<Option<f64>, String> {
     let clamp = |v: f64| {
         let v = v.clamp(knob.min, knob.max);
         if knob.integer {
@@ -280,7 +219,7 @@ fn search(
             v
         }
     };
-    let start = clamp(start.max(knob.min));
+    let start = clamp(start);
     let start_error = at(start, evals)?;
     let mut best = (start, start_error);
     let mut moved = false;
@@ -305,9 +244,9 @@ fn search(
         }
     }
     if !moved {
-        return Ok((start, false));
+        return Ok(None);
     }
-    // Golden sections between the neighbours of the best point in the scan.
+    // Golden sections between the neighbours of the best point of the scan.
     let (mut lo, mut hi) = (clamp(best.0 / 2.0).ln(), clamp(best.0 * 2.0).ln());
     const INVERSE_PHI: f64 = 0.618_033_988_749_895;
     for _ in 0..REFINE_STEPS {
@@ -329,12 +268,13 @@ fn search(
             break;
         }
     }
-    Ok((best.0, true))
+    Ok(Some(best.0))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::calibrate::knobs::knob;
     use crate::calibrate::Pattern;
 
     fn shape(read_percent: u8, block_size: u64, iodepth: u32) -> JobShape {
@@ -343,43 +283,58 @@ mod tests {
 
     /// A closed-form drive: a QD-deep read of `bs` takes `read_ns` plus transfer, IOPS = depth / latency up
     /// to `cap`; the fit must find `read_ns` and `cap` from figures made with other values.
-    fn closed_form(settings: &[(&'static str, f64)], shapes: &[JobShape]) -> Result<Vec<JobFigures>, String> {
+    fn closed_form(settings: &[(&'static str, f64)], targets: &[&Target]) -> Result<Vec<JobFigures>, String> {
+        let shapes: Vec<JobShape> = targets.iter().map(|t| t.shape).collect();
+        Ok(closed_form_shapes(settings, &shapes))
+    }
+
+    fn closed_form_shapes(settings: &[(&'static str, f64)], shapes: &[JobShape]) -> Vec<JobFigures> {
         let get = |k: &str| settings.iter().find(|(key, _)| *key == k).map(|s| s.1).unwrap();
         let (read_ns, cap) = (get("device.flash.read_ns"), get("device.host_interface.max_read_iops"));
-        Ok(shapes
+        shapes
             .iter()
             .map(|s| {
                 let iops = (s.outstanding() as f64 * 1e9 / read_ns).min(cap);
                 let mean = s.outstanding() as f64 * 1e9 / iops;
                 JobFigures { read: Some(Figures { iops, mean_ns: mean, p99_ns: Some(mean * 1.5) }), write: None }
             })
-            .collect())
+            .collect()
     }
 
     #[test]
     fn recovers_a_closed_form_drive_and_leaves_unconstrained_keys() {
         let truth = [("device.flash.read_ns", 12_000.0), ("device.host_interface.max_read_iops", 400_000.0)];
         let shapes = [shape(100, 4096, 1), shape(100, 4096, 4), shape(100, 4096, 32), shape(100, 4096, 64)];
-        let measured = closed_form(&truth, &shapes).unwrap();
+        let measured = closed_form_shapes(&truth, &shapes);
         let targets: Vec<Target> = shapes
             .iter()
             .zip(measured)
             .enumerate()
-            .map(|(i, (s, m))| Target { shape: *s, measured: m, source: format!("t.json: job{i}") })
+            .map(|(i, (s, m))| Target {
+                shape: *s,
+                measured: m,
+                source: format!("t.json: job{i}"),
+                percentiles: PercentileKind::Issue,
+            })
             .collect();
-        let knob = |key: &str| KNOBS.iter().find(|k| k.key == key).unwrap();
-        let knobs = [
-            knob("device.flash.read_ns"),
-            knob("device.host_interface.max_read_iops"),
-            knob("device.flash.program_ns"),
-        ];
-        let outcome = fit(&targets, &knobs, &[30_000.0, 5e6, 1e6], &closed_form, &mut |_, _| {}).unwrap();
+        let cap = Knob {
+            key: "device.host_interface.max_read_iops",
+            what: "read IOPS limit",
+            min: 1e4,
+            max: 1e8,
+            integer: false,
+            decided_by: |s| s.outstanding() >= 32,
+            metrics: &[Metric::Iops],
+            limit_of: Some(|t| t.measured.read.map_or(0.0, |r| r.iops)),
+        };
+        let knobs = [knob("device.flash.read_ns").unwrap(), &cap, knob("device.flash.program_ns").unwrap()];
+        let outcome = fit(&targets, &knobs, &[30_000.0, 0.0, 1e6], &closed_form, &mut |_, _| {}).unwrap();
         let p = &outcome.parameters;
         assert!((p[0].value / 12_000.0 - 1.0).abs() < 0.01, "{p:?}");
         assert!((p[1].value / 400_000.0 - 1.0).abs() < 0.01, "{p:?}");
-        assert!(p[0].constrained && p[1].constrained);
+        assert_eq!((p[0].verdict, p[1].verdict), (Verdict::Fitted, Verdict::Fitted));
         // No write job: the program time stays where it was, and says so.
-        assert_eq!((p[2].value, p[2].constrained), (1e6, false));
+        assert_eq!((p[2].value, p[2].verdict), (1e6, Verdict::NoData));
         assert!(p[2].from.is_empty());
         assert!(outcome.error_after < 1e-3 && outcome.error_before > 1.0, "{outcome:?}");
     }

@@ -2,10 +2,12 @@
 //! (`probe`), the reader of fio's JSON output ([`fio_read`]), the job shape both speak ([`shape`]), and the
 //! fit of a device to the jobs read ([`fit`]).
 
+pub mod evaluate;
 pub mod fio_latency;
 pub mod fio_options;
 pub mod fio_read;
 pub mod fit;
+pub mod knobs;
 pub mod shape;
 
 pub use fio_read::{read_file, read_str, FioReadError, FioWarning, MeasuredDirection, MeasuredJob};

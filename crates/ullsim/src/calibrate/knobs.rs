@@ -1,0 +1,167 @@
+//! The parameters a calibration fits, in the order it fits them, each with the jobs whose figures decide
+//! it. The order follows what the figures separate: a large sequential job's IOPS is its bandwidth
+//! limit's; a QD1 4 KiB read's mean is mostly the media read time, its 99th percentile the read time's
+//! spread; the 4 KiB reads' IOPS at a few in flight is the flash parallelism's, at many the controller's
+//! command rate; a steady-state random writer's IOPS is the program time's.
+
+use super::fit::{Metric, Target};
+use super::JobShape;
+
+/// A parameter the fit may set: a scenario key, its bounds, and the jobs and figures that decide it.
+pub struct Knob {
+    /// The scenario key (`device.flash.read_ns`).
+    pub key: &'static str,
+    /// What it is, for the fit table.
+    pub what: &'static str,
+    /// Bounds of the search, in the key's unit.
+    pub min: f64,
+    pub max: f64,
+    /// Whole numbers only.
+    pub integer: bool,
+    /// Whether a job's figures speak to this parameter.
+    pub decided_by: fn(&JobShape) -> bool,
+    /// The figures of those jobs it is fitted to.
+    pub metrics: &'static [Metric],
+    /// A limit whose 0 means "none": the search starts from the peak the jobs measured (this figure of a
+    /// job), and the fit keeps 0 when no limit binds.
+    pub limit_of: Option<fn(&Target) -> f64>,
+}
+
+/// Largest transfer still "small": a random job of it is set by flash and controller, not bandwidth.
+const SMALL_BYTES: u64 = 16 * 1024;
+/// Smallest transfer taken as bandwidth-bound at 8 or more in flight [inferred: 8 x 64 KiB = 512 KiB in
+/// flight, past the bandwidth-delay product of the presets' drives (~7 GB/s x ~70 us)].
+const LARGE_BYTES: u64 = 64 * 1024;
+/// In flight from which a small random job is taken as saturating the drive [inferred: the presets' QD
+/// curves flatten by 32 in flight; fio's usual "QD32" saturation point].
+const DEEP: u64 = 32;
+
+fn small_read_qd1(s: &JobShape) -> bool {
+    s.read_percent == 100 && s.block_size <= SMALL_BYTES && s.outstanding() == 1
+}
+fn small_read_some(s: &JobShape) -> bool {
+    s.read_percent == 100 && s.block_size <= SMALL_BYTES && (2..DEEP).contains(&s.outstanding())
+}
+fn small_read_deep(s: &JobShape) -> bool {
+    s.read_percent == 100 && s.block_size <= SMALL_BYTES && s.outstanding() >= DEEP
+}
+fn large_read(s: &JobShape) -> bool {
+    s.read_percent == 100 && s.block_size >= LARGE_BYTES && s.outstanding() >= 8
+}
+fn large_write(s: &JobShape) -> bool {
+    s.read_percent == 0 && s.block_size >= LARGE_BYTES && s.outstanding() >= 8
+}
+fn small_write_deep(s: &JobShape) -> bool {
+    s.read_percent == 0 && s.block_size <= SMALL_BYTES && s.outstanding() >= 8
+}
+
+/// Bytes per second a target moved.
+fn bytes_per_s(t: &Target) -> f64 {
+    let ops: f64 = [t.measured.read, t.measured.write].iter().flatten().map(|f| f.iops).sum();
+    ops * t.shape.block_size as f64
+}
+
+/// The parameters, in the order they are fitted.
+pub const KNOBS: &[Knob] = &[
+    Knob {
+        key: "device.host_interface.max_read_bytes_per_s",
+        what: "read bandwidth limit",
+        min: 1e8,
+        max: 1e11,
+        integer: false,
+        decided_by: large_read,
+        metrics: &[Metric::Iops],
+        limit_of: Some(bytes_per_s),
+    },
+    Knob {
+        key: "device.host_interface.max_write_bytes_per_s",
+        what: "write bandwidth limit",
+        min: 1e8,
+        max: 1e11,
+        integer: false,
+        decided_by: large_write,
+        metrics: &[Metric::Iops],
+        limit_of: Some(bytes_per_s),
+    },
+    Knob {
+        key: "device.flash.read_ns",
+        what: "flash read time",
+        min: 100.0,
+        max: 1_000_000.0,
+        integer: true,
+        decided_by: small_read_qd1,
+        metrics: &[Metric::Mean],
+        limit_of: None,
+    },
+    Knob {
+        key: "device.variability.read_cv",
+        what: "spread of the read time (coefficient of variation)",
+        min: 0.01,
+        max: 3.0,
+        integer: false,
+        decided_by: small_read_qd1,
+        metrics: &[Metric::P99],
+        limit_of: None,
+    },
+    Knob {
+        key: "device.flash.channels",
+        what: "flash channels (the parallelism of a few reads in flight)",
+        min: 1.0,
+        max: 64.0,
+        integer: true,
+        decided_by: small_read_some,
+        metrics: &[Metric::Iops],
+        limit_of: None,
+    },
+    Knob {
+        key: "device.host_interface.command_process_ns",
+        what: "controller time per command (the saturation IOPS)",
+        min: 50.0,
+        max: 100_000.0,
+        integer: true,
+        decided_by: small_read_deep,
+        metrics: &[Metric::Iops],
+        limit_of: None,
+    },
+    Knob {
+        key: "device.flash.program_ns",
+        what: "flash program time (steady-state random writes)",
+        min: 10_000.0,
+        max: 20_000_000.0,
+        integer: true,
+        decided_by: small_write_deep,
+        metrics: &[Metric::Iops],
+        limit_of: None,
+    },
+];
+
+/// The knob of `key`.
+pub fn knob(key: &str) -> Option<&'static Knob> {
+    KNOBS.iter().find(|k| k.key == key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::Pattern;
+
+    #[test]
+    fn every_probe_shape_decides_at_most_what_it_measures() {
+        let shape = |read_percent, block_size, iodepth| JobShape {
+            pattern: Pattern::Random,
+            read_percent,
+            block_size,
+            iodepth,
+            numjobs: 1,
+        };
+        let deciding = |s: JobShape| KNOBS.iter().filter(|k| (k.decided_by)(&s)).map(|k| k.key).collect::<Vec<_>>();
+        assert_eq!(deciding(shape(100, 4096, 1)), ["device.flash.read_ns", "device.variability.read_cv"]);
+        assert_eq!(deciding(shape(100, 4096, 4)), ["device.flash.channels"]);
+        assert_eq!(deciding(shape(100, 4096, 64)), ["device.host_interface.command_process_ns"]);
+        assert_eq!(deciding(shape(100, 131072, 32)), ["device.host_interface.max_read_bytes_per_s"]);
+        assert_eq!(deciding(shape(0, 4096, 32)), ["device.flash.program_ns"]);
+        // A mixed job decides nothing alone: it is a check of the rest.
+        assert!(deciding(shape(70, 4096, 32)).is_empty());
+        assert!(knob("device.flash.read_ns").is_some() && knob("nope").is_none());
+    }
+}
