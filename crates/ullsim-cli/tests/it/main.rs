@@ -6,6 +6,7 @@ mod common;
 mod compare;
 mod fio_json;
 mod memory;
+mod preset_files;
 mod report;
 mod reproduce;
 mod table;

@@ -42,6 +42,7 @@ mod model;
 mod mqsim_compat;
 mod overload;
 mod per_job;
+mod preset_files;
 mod slc;
 mod suspend;
 mod timed_precondition;
