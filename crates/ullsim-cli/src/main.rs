@@ -2,6 +2,7 @@
 
 mod bench;
 mod compare;
+mod probe;
 mod progress;
 mod reproduce;
 mod table;
@@ -176,6 +177,10 @@ enum Command {
     /// List host platforms (the machines the papers ran on: cores, sockets, memory), or print one with the
     /// paper's words beside every value.
     Platforms { name: Option<String> },
+    /// Write the probe set: fio job files that measure what a calibration of a drive needs (docs/calibration.md),
+    /// read-only ones apart from the DESTRUCTIVE ones that write; with --simulate, also the fio JSON a
+    /// simulated drive gives for them.
+    Probe(probe::Args),
     /// Measure the simulator's speed and memory on fixed cases (each in its own process).
     Bench {
         /// Write the results as JSON to this file.
@@ -227,6 +232,7 @@ fn main() -> ExitCode {
         Command::Presets { name, path: Some(dir) } => show_preset_files(&dir, name.as_deref()),
         Command::Stacks { name } => show_stacks(name.as_deref()),
         Command::Platforms { name } => show_platforms(name.as_deref()),
+        Command::Probe(args) => probe::main(&args),
         Command::Bench { json, case, child } => bench::main(json.as_deref(), case.as_deref(), child),
     };
     match outcome {
