@@ -7,6 +7,7 @@ mod compare;
 mod fio_json;
 mod memory;
 mod preset_files;
+mod probe;
 mod report;
 mod reproduce;
 mod table;

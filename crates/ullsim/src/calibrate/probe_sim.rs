@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use super::probe::{Duration, ProbeFile, ProbeJob, IOENGINE};
-use super::shape::JobShape;
+use super::shape::{JobShape, Pattern};
 use crate::config::device::MappingKind;
 use crate::config::preset_file::is_path;
 use crate::config::units::describe_ns;
@@ -61,7 +61,11 @@ impl SimulatedProbe {
                 false => (preset(what), PathBuf::new()),
             }
         };
-        Ok(SimulatedProbe { base, dir, source: what.to_string(), duration_ns })
+        let probe = SimulatedProbe { base, dir, source: what.to_string(), duration_ns };
+        // The device loads, checked once before any job runs (or any file is written).
+        let check = JobShape { pattern: Pattern::Random, read_percent: 100, block_size: 4096, iodepth: 1, numjobs: 1 };
+        probe.scenario(&ProbeJob { name: "check".into(), shape: check, duration: Duration::Fill { loops: 1 } })?;
+        Ok(probe)
     }
 
     /// The scenario of `job`: the device's with the job as its one flow. Writes on a page-mapped drive start
@@ -76,8 +80,10 @@ impl SimulatedProbe {
         table.insert("flow".into(), toml::Value::Array(vec![toml::Value::Table(flow(&job.name, &job.shape))]));
         let text = toml::to_string(&table).map_err(|e| format!("{}: {e}", self.source))?;
         let load = |sets: &[String]| {
-            Scenario::from_toml_str(&text, &self.source, &self.dir, sets)
-                .map_err(|e| format!("probe {}: {e}", job.name))
+            Scenario::from_toml_str(&text, &self.source, &self.dir, sets).map_err(|e| match job.name.as_str() {
+                "check" => e.to_string(),
+                name => format!("probe {name}: {e}"),
+            })
         };
         let scenario = load(&[])?;
         if !job.shape.writes() || scenario.device.ftl.mapping != MappingKind::Page {

@@ -43,6 +43,7 @@ mod mqsim_compat;
 mod overload;
 mod per_job;
 mod preset_files;
+mod probe;
 mod slc;
 mod suspend;
 mod timed_precondition;
