@@ -165,7 +165,7 @@ pub fn probe_set(points: &ProbePoints) -> Vec<ProbeFile> {
 /// fio's size of `bytes`: `4k`, `128k`, `1m` (fio's default `kb_base=1024`), or plain bytes.
 pub fn fio_size(bytes: u64) -> String {
     const UNITS: [(u64, &str); 3] = [(1 << 30, "g"), (1 << 20, "m"), (1 << 10, "k")];
-    match UNITS.iter().find(|(unit, _)| bytes >= *unit && bytes % unit == 0) {
+    match UNITS.iter().find(|(unit, _)| bytes >= *unit && bytes.is_multiple_of(*unit)) {
         Some((unit, suffix)) => format!("{}{suffix}", bytes / unit),
         None => bytes.to_string(),
     }

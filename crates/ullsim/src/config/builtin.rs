@@ -60,6 +60,9 @@ pub(super) fn merge_named(
     merge_named_or_file(table, section, what, list, required, None)
 }
 
+/// The table of the file a name that is a path names; errors say what is wrong with the file.
+pub(super) type FileTable<'a> = dyn Fn(&str) -> Result<toml::Table, String> + 'a;
+
 /// [`merge_named`], where a name that is a path (`preset_file::is_path`) is a file of the user's: `file`
 /// gives its table (errors say what is wrong with it).
 pub(super) fn merge_named_or_file(
@@ -68,7 +71,7 @@ pub(super) fn merge_named_or_file(
     what: &str,
     list: &'static [BuiltIn],
     required: bool,
-    file: Option<&dyn Fn(&str) -> Result<toml::Table, String>>,
+    file: Option<&FileTable<'_>>,
 ) -> Result<(), (String, String)> {
     let key = format!("{section}.{what}");
     let missing = || (key.clone(), format!("missing; expected one of {:?}", names(list)));
