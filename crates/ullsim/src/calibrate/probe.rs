@@ -143,8 +143,16 @@ pub fn probe_set(points: &ProbePoints) -> Vec<ProbeFile> {
              (the SNIA SSS PTS recipe); no results to keep",
             false,
             vec![
-                job(shape(Sequential, 0, 128 * KIB, 32, 1), Duration::Fill { loops: PRECONDITION_FILL_LOOPS }),
-                job(shape(Random, 0, 4 * KIB, 32, 4), Duration::Timed { runtime_s: PRECONDITION_RANDOM_S, ramp_s: 0 }),
+                ProbeJob {
+                    name: "precondition-fill".into(),
+                    shape: shape(Sequential, 0, 128 * KIB, 32, 1),
+                    duration: Duration::Fill { loops: PRECONDITION_FILL_LOOPS },
+                },
+                ProbeJob {
+                    name: "precondition-randwrite".into(),
+                    shape: shape(Random, 0, 4 * KIB, 32, 4),
+                    duration: Duration::Timed { runtime_s: PRECONDITION_RANDOM_S, ramp_s: 0 },
+                },
             ],
         ),
         file(
