@@ -2,6 +2,7 @@
 
 mod bench;
 mod compare;
+mod probe;
 mod progress;
 mod reproduce;
 mod table;
@@ -14,7 +15,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use ullsim::config::builtin::{self, BuiltIn};
 use ullsim::config::units::describe_bytes;
-use ullsim::config::{platforms, presets, stacks};
+use ullsim::config::{platforms, preset_file, presets, stacks};
 use ullsim::Scenario;
 
 #[derive(Parser)]
@@ -164,12 +165,22 @@ enum Command {
         set: Vec<String>,
     },
     /// List device presets, or print one in full with the source of every value.
-    Presets { name: Option<String> },
+    Presets {
+        name: Option<String>,
+        /// List the preset files (`*.toml`, as `device.preset = "DIR/NAME.toml"` names them) in this directory,
+        /// or print the one called NAME, instead of the built-in presets.
+        #[arg(long, value_name = "DIR")]
+        path: Option<PathBuf>,
+    },
     /// List host stacks (named sets of [host] policy choices), or print one with every setting.
     Stacks { name: Option<String> },
     /// List host platforms (the machines the papers ran on: cores, sockets, memory), or print one with the
     /// paper's words beside every value.
     Platforms { name: Option<String> },
+    /// Write the probe set: fio job files that measure what a calibration of a drive needs (docs/calibration.md),
+    /// read-only ones apart from the DESTRUCTIVE ones that write; with --simulate, also the fio JSON a
+    /// simulated drive gives for them.
+    Probe(probe::Args),
     /// Measure the simulator's speed and memory on fixed cases (each in its own process).
     Bench {
         /// Write the results as JSON to this file.
@@ -217,9 +228,11 @@ fn main() -> ExitCode {
             None => Err(anyhow::anyhow!("report: expected where to write the HTML (ullsim report JSON HTML)")),
         },
         Command::Validate { scenario, set } => validate(&scenario, &set),
-        Command::Presets { name } => show_presets(name.as_deref()),
+        Command::Presets { name, path: None } => show_presets(name.as_deref()),
+        Command::Presets { name, path: Some(dir) } => show_preset_files(&dir, name.as_deref()),
         Command::Stacks { name } => show_stacks(name.as_deref()),
         Command::Platforms { name } => show_platforms(name.as_deref()),
+        Command::Probe(args) => probe::main(&args),
         Command::Bench { json, case, child } => bench::main(json.as_deref(), case.as_deref(), child),
     };
     match outcome {
@@ -399,6 +412,43 @@ fn show_platforms(name: Option<&str>) -> Result<()> {
 fn show_presets(name: Option<&str>) -> Result<()> {
     let usage = "`ullsim presets NAME` prints one in full; use it as [device] preset = \"NAME\".";
     show_catalog("preset", presets::PRESETS, name, usage)
+}
+
+/// `ullsim presets --path DIR [NAME]`: the preset files in `dir`, or the text of the one called `name` with
+/// every key of its bases.
+fn show_preset_files(dir: &Path, name: Option<&str>) -> Result<()> {
+    let files = preset_file::list(dir).map_err(anyhow::Error::msg)?;
+    match name {
+        None => {
+            let width = files.iter().map(|f| f.name.len()).max().unwrap_or(0).max(16);
+            for file in &files {
+                println!("{:<width$} {}", file.name, file.summary);
+            }
+            if files.is_empty() {
+                println!("(no preset files, *.toml, in {})", dir.display());
+            }
+            let example = dir.join("NAME.toml");
+            println!(
+                "
+`ullsim presets --path {} NAME` prints one in full; use it as [device] preset = \"{}\" (relative \
+                 to the scenario's directory).",
+                dir.display(),
+                example.display()
+            );
+        }
+        Some(n) => {
+            let Some(file) = files.iter().find(|f| f.name == n) else {
+                let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+                bail!("no preset file \"{n}.toml\" in {}; expected one of {names:?}", dir.display());
+            };
+            let text = preset_file::read(&file.path).map_err(anyhow::Error::msg)?;
+            print!("{text}");
+            if let Some((base, every_key)) = preset_file::with_base_text(&file.path).map_err(anyhow::Error::msg)? {
+                print!("\n# Every key of {n}, with those of its base {base}:\n{every_key}");
+            }
+        }
+    }
+    Ok(())
 }
 
 /// List a built-in catalog (presets, stacks), or print the TOML of the entry called `name`.

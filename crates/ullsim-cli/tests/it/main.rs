@@ -6,6 +6,8 @@ mod common;
 mod compare;
 mod fio_json;
 mod memory;
+mod preset_files;
+mod probe;
 mod report;
 mod reproduce;
 mod table;

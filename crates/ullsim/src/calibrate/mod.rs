@@ -1,5 +1,5 @@
 //! Calibration from a user's fio results: the probe set of fio jobs that measures what a fit needs
-//! (`probe`), the reader of fio's JSON output ([`fio_read`]), the job shape both speak ([`shape`]), and the
+//! ([`probe`], simulated by [`probe_sim`]), the reader of fio's JSON output ([`fio_read`]), the job shape both speak ([`shape`]), and the
 //! fit of a device to the jobs read ([`fit`]).
 
 pub mod evaluate;
@@ -8,6 +8,8 @@ pub mod fio_options;
 pub mod fio_read;
 pub mod fit;
 pub mod knobs;
+pub mod probe;
+pub mod probe_sim;
 pub mod shape;
 
 pub use fio_read::{read_file, read_str, FioReadError, FioWarning, MeasuredDirection, MeasuredJob};

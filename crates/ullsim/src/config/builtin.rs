@@ -57,6 +57,22 @@ pub(super) fn merge_named(
     list: &'static [BuiltIn],
     required: bool,
 ) -> Result<(), (String, String)> {
+    merge_named_or_file(table, section, what, list, required, None)
+}
+
+/// The table of the file a name that is a path names; errors say what is wrong with the file.
+pub(super) type FileTable<'a> = dyn Fn(&str) -> Result<toml::Table, String> + 'a;
+
+/// [`merge_named`], where a name that is a path (`preset_file::is_path`) is a file of the user's: `file`
+/// gives its table (errors say what is wrong with it).
+pub(super) fn merge_named_or_file(
+    table: &mut toml::Table,
+    section: &str,
+    what: &str,
+    list: &'static [BuiltIn],
+    required: bool,
+    file: Option<&FileTable<'_>>,
+) -> Result<(), (String, String)> {
     let key = format!("{section}.{what}");
     let missing = || (key.clone(), format!("missing; expected one of {:?}", names(list)));
     let own = match table.get(section) {
@@ -77,12 +93,18 @@ pub(super) fn merge_named(
         None if required => return Err(missing()),
         None => return Ok(()),
     };
-    let Some(entry) = find(list, &name) else {
-        let unknown = format!("unknown {what} {}; expected one of {:?}", quoted(&name, QUOTED_CHARS), names(list));
-        return Err((key, unknown));
+    let mut merged = match file.filter(|_| super::preset_file::is_path(&name)) {
+        Some(file) => file(&name).map_err(|e| (key.clone(), e))?,
+        None => {
+            let Some(entry) = find(list, &name) else {
+                let files = if file.is_some() { " or a file's path (with a / or ending in .toml)" } else { "" };
+                let unknown =
+                    format!("unknown {what} {}; expected one of {:?}{files}", quoted(&name, QUOTED_CHARS), names(list));
+                return Err((key, unknown));
+            };
+            resolved(list, entry).map_err(|e| (key.clone(), format!("built-in {what} {name} is broken: {e}")))?
+        }
     };
-    let mut merged =
-        resolved(list, entry).map_err(|e| (key.clone(), format!("built-in {what} {name} is broken: {e}")))?;
     let Some(toml::Value::Table(own)) = table.remove(section) else { unreachable!("checked above") };
     overlay(&mut merged, own);
     table.insert(section.into(), toml::Value::Table(merged));

@@ -5,6 +5,7 @@
 //! are the scenario's `[device]`.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use super::device::DeviceConfig;
 use super::drives::{check_count, drive_index, names};
@@ -77,10 +78,13 @@ pub(super) fn take(
 }
 
 /// Each drive table of `raw` merged and read, on a host of `count` drives with `base` its `[device]`.
-/// `plain` says serde's message about a key as what the key accepts. Errors are `(key, what was expected)`.
+/// `preset_dir` gives the directory a drive table's preset file is relative to, by the key that names it
+/// (`drives.nvme1.preset`). `plain` says serde's message about a key as what the key accepts. Errors are
+/// `(key, what was expected)`.
 pub(super) fn build(
     raw: RawDriveTables,
     base: &DeviceConfig,
+    preset_dir: &dyn Fn(&str) -> PathBuf,
     plain: impl Fn(&str, &str) -> String,
 ) -> Result<DriveTables, (String, String)> {
     let count = base.count;
@@ -106,7 +110,9 @@ pub(super) fn build(
                 "a drive table describes one drive: the host's drives are counted in device.count".into(),
             ));
         }
-        let merged = merged_table(table, &device, firmware.as_ref()).map_err(|(k, what)| (rekey(&k, &key), what))?;
+        let dir = preset_dir(&format!("drives.{name}.preset"));
+        let merged =
+            merged_table(table, &device, firmware.as_ref(), &dir).map_err(|(k, what)| (rekey(&k, &key), what))?;
         let mut config: DeviceConfig = serde_path_to_error::deserialize(toml::Value::Table(merged)).map_err(|e| {
             let path = e.path().to_string();
             let at = if path.is_empty() || path == "." { key.clone() } else { format!("{key}.{path}") };
@@ -119,12 +125,14 @@ pub(super) fn build(
     Ok(DriveTables { base: Some(base.clone()), own })
 }
 
-/// A drive table over what it starts from: its preset's table under the stack's firmware keys, or the
-/// scenario's `[device]`. Errors name keys under `device` (a preset's are `merge_named`'s).
+/// A drive table over what it starts from: its preset's table (a preset file's relative to `dir`) under the
+/// stack's firmware keys, or the scenario's `[device]`. Errors name keys under `device` (a preset's are
+/// `merge_named`'s).
 fn merged_table(
     own: toml::Table,
     device: &toml::Table,
     firmware: Option<&toml::Table>,
+    dir: &Path,
 ) -> Result<toml::Table, (String, String)> {
     if !own.contains_key("preset") {
         let mut merged = device.clone();
@@ -135,7 +143,7 @@ fn merged_table(
     let mut device = firmware.cloned().unwrap_or_default();
     super::scenario::overlay(&mut device, own);
     let mut table = toml::Table::from_iter([("device".to_string(), toml::Value::Table(device))]);
-    super::builtin::merge_named(&mut table, "device", "preset", super::presets::PRESETS, true)?;
+    super::preset_file::merge_device_preset(&mut table, dir)?;
     match table.remove("device") {
         Some(toml::Value::Table(merged)) => Ok(merged),
         _ => unreachable!("merge_named leaves a [device] table"),

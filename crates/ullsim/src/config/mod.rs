@@ -10,6 +10,7 @@ pub mod host;
 pub mod layers;
 pub mod md;
 pub mod platforms;
+pub mod preset_file;
 pub mod presets;
 pub mod scenario;
 pub mod stacks;

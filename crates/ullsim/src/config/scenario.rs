@@ -13,7 +13,7 @@ use super::drive_tables::{self, DriveTables};
 pub use super::host::{HostConfig, HostModel};
 use super::layers::LayerRules;
 use super::md::MdConfig;
-use super::presets;
+use super::preset_file::merge_device_preset;
 use super::target::{file_service_of, target_of, Storage, Target};
 use super::trace_format::TraceFormat;
 use super::units::{describe_ns, Bytes, Flag, Micros, Seconds, SizeOrPercent};
@@ -576,7 +576,12 @@ impl Scenario {
         let firmware = super::stacks::merge_host_stack(&mut table).map_err(at_key)?;
         // The platform under both the stack's host keys and the scenario's.
         super::platforms::merge_platform(&mut table).map_err(at_key)?;
-        merge_device_preset(&mut table).map_err(at_key)?;
+        // A preset file's path is relative to the scenario's directory; given by `--set`, to the current one.
+        let preset_dir = |key: &str| match set_keys.iter().any(|(_, set)| set == key) {
+            true => PathBuf::new(),
+            false => base_dir.to_path_buf(),
+        };
+        merge_device_preset(&mut table, &preset_dir("device.preset")).map_err(at_key)?;
         // The drive tables start from the merged `[device]`, or from a preset under the stack's firmware.
         let raw_drive_tables = drive_tables::take(&mut table, firmware).map_err(at_key)?;
         if let Some(toml::Value::Array(flows)) = table.get_mut("flow") {
@@ -588,7 +593,7 @@ impl Scenario {
             blame(ConfigError::at_key(source_name, &path, what))
         })?;
         let drive_tables = match raw_drive_tables {
-            Some(raw) => drive_tables::build(raw, &file.device, plain_expectation).map_err(at_key)?,
+            Some(raw) => drive_tables::build(raw, &file.device, &preset_dir, plain_expectation).map_err(at_key)?,
             None => DriveTables::default(),
         };
         let device = match drive_tables.is_empty() {
@@ -855,12 +860,6 @@ pub(super) fn plain_expectation(key: &str, message: &str) -> String {
         }
     }
     message.to_owned()
-}
-
-/// Replace the `[device]` table with the named preset's values overlaid by the scenario's own. Errors are
-/// `(key, what was expected)`.
-fn merge_device_preset(table: &mut toml::Table) -> Result<(), (String, String)> {
-    super::builtin::merge_named(table, "device", "preset", presets::PRESETS, true)
 }
 
 /// Deep-merge `top` over `base`: tables merge key by key, anything else replaces.

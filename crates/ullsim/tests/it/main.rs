@@ -43,6 +43,8 @@ mod model;
 mod mqsim_compat;
 mod overload;
 mod per_job;
+mod preset_files;
+mod probe;
 mod slc;
 mod suspend;
 mod timed_precondition;
