@@ -1,25 +1,22 @@
-//! Runs a measured job's shape in the simulator: one scenario per job, the base device with the fit's
-//! settings over it, one flow of the job's shape, long enough for a stable 99th percentile.
-
-use std::path::PathBuf;
+//! Runs a measured job's shape in the simulator for a calibration: the probe's scenario of the job
+//! ([`SimulatedProbe::scenario_of`]) with the fit's trial settings over the device, long enough for a
+//! stable 99th percentile.
 
 use rayon::prelude::*;
 
 use super::fit::{Figures, JobFigures, Target};
+use super::probe_sim::SimulatedProbe;
 use super::JobShape;
-use crate::config::Scenario;
+use crate::engine::Time;
 use crate::metrics::{OpResult, FIO_PERCENTILES};
 
 /// I/Os a simulated job aims for [inferred: 99th percentiles of 20,000 samples move by ~1-2% between
 /// seeds, below the fit's tolerance, and a job of 1 M IOPS still simulates in ~50 ms of CPU].
 const TARGET_IOS: f64 = 20_000.0;
-/// Bounds on a job's simulated time: at least enough for a queue to fill (1 ms), at most what a slow job
-/// needs (a 128 KiB writer of a few hundred MB/s) without making a fit slow.
-const MIN_RUN_NS: u64 = 1_000_000;
-const MAX_RUN_NS: u64 = 1_000_000_000;
-/// The first part of a run is not measured, as fio's `ramp_time` [inferred: a fifth fills queues and caches
-/// at every shape of the probe set].
-const WARMUP_SHARE: u64 = 5;
+/// Bounds on a job's measured simulated time: at least enough for queues to fill (1 ms), at most what a
+/// slow job needs (a 4 KiB random writer of ~20K IOPS) without making a fit slow.
+const MIN_RUN_NS: Time = 1_000_000;
+const MAX_RUN_NS: Time = 1_000_000_000;
 
 /// Whether a measured percentile counts from issue (fio's `lat`) or from submission (`clat`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,71 +25,30 @@ pub enum PercentileKind {
     Submission,
 }
 
-/// Where and how jobs are simulated.
+/// Where jobs are simulated: the probe's device, and settings every job gets.
 #[derive(Debug, Clone)]
 pub struct Bench {
-    /// The base device: a built-in preset's name or a preset file's path.
-    pub device: String,
-    /// Extra scenario settings (`--set` form, `host.model="device-only"`) every job gets.
+    pub probe: SimulatedProbe,
+    /// `key=value` settings (as `--set` takes them) over the device, before the fit's own.
     pub settings: Vec<String>,
-    /// Directory preset paths are relative to.
-    pub dir: PathBuf,
-    /// fio's `ioengine` of the simulated jobs.
-    pub ioengine: String,
-    pub seed: u64,
 }
 
 impl Bench {
-    /// A bench of `device` with the default host and `libaio` jobs.
-    pub fn new(device: &str) -> Self {
-        Bench {
-            device: device.to_string(),
-            settings: Vec::new(),
-            dir: PathBuf::from("."),
-            ioengine: "libaio".into(),
-            seed: 1,
-        }
-    }
-
-    /// The scenario of one job: `shape` for `run_ns` of simulated time.
-    pub fn scenario_text(&self, shape: &JobShape, run_ns: u64) -> String {
-        let mix =
-            if shape.read_percent % 100 == 0 { String::new() } else { format!("rwmixread = {}\n", shape.read_percent) };
-        let warmup = run_ns / WARMUP_SHARE;
-        format!(
-            "name = \"calibrate-{rw}-{bs}-qd{qd}-jobs{jobs}\"\nseed = {seed}\n[run]\nduration = \"{run}ns\"\nwarmup = \
-             \"{warmup}ns\"\n[device]\npreset = {device:?}\n[[flow]]\nname = \"job\"\nrw = \"{rw}\"\n{mix}bs = \
-             {bs}\niodepth = {qd}\nnumjobs = {jobs}\nioengine = {engine:?}\ndirect = 1\n",
-            rw = shape.fio_rw(),
-            bs = shape.block_size,
-            qd = shape.iodepth,
-            jobs = shape.numjobs,
-            seed = self.seed,
-            run = run_ns + warmup,
-            device = self.device,
-            engine = self.ioengine,
-        )
-    }
-
-    /// Simulate `shape` for `run_ns` (after a warm-up) with `settings` over the base.
+    /// Simulate `shape` for `run_ns` (after the probe's ramp) with `settings` over the base.
     pub fn run(
         &self,
         settings: &[(&'static str, f64)],
         shape: &JobShape,
-        run_ns: u64,
+        run_ns: Time,
         kind: PercentileKind,
     ) -> Result<JobFigures, String> {
-        let text = self.scenario_text(shape, run_ns);
         let mut sets = self.settings.clone();
         sets.extend(settings.iter().map(|(key, value)| format!("{key}={}", setting_text(*value))));
-        let scenario =
-            Scenario::from_toml_str(&text, "calibration job", &self.dir, &sets).map_err(|e| e.to_string())?;
+        let scenario = self.probe.scenario_of("job", shape, run_ns, &sets)?;
         let results = crate::run_scenario(&scenario).map_err(|e| e.to_string())?;
         let flow = results.flows.first().ok_or("the job's scenario has no flow")?;
-        Ok(JobFigures {
-            read: flow.read.as_ref().map(|r| figures(r, kind)),
-            write: flow.write.as_ref().map(|w| figures(w, kind)),
-        })
+        let figures = |op: &Option<OpResult>| op.as_ref().map(|op| figures(op, kind));
+        Ok(JobFigures { read: figures(&flow.read), write: figures(&flow.write) })
     }
 
     /// Simulate every target in parallel, each for the time its measured IOPS say it needs.
@@ -111,12 +67,12 @@ fn setting_text(value: f64) -> String {
 }
 
 /// How long to simulate `target`: [`TARGET_IOS`] at its measured IOPS, within bounds.
-pub fn run_ns(target: &Target) -> u64 {
+pub fn run_ns(target: &Target) -> Time {
     let iops: f64 = [target.measured.read, target.measured.write].iter().flatten().map(|f| f.iops).sum();
     if iops <= 0.0 {
         return MAX_RUN_NS;
     }
-    ((TARGET_IOS / iops * 1e9) as u64).clamp(MIN_RUN_NS, MAX_RUN_NS)
+    ((TARGET_IOS / iops * 1e9) as Time).clamp(MIN_RUN_NS, MAX_RUN_NS)
 }
 
 /// A direction's figures: IOPS, mean from issue, and the 99th percentile measured as `kind` says.
@@ -136,7 +92,8 @@ mod tests {
 
     #[test]
     fn a_qd1_read_on_optane_matches_its_closed_form() {
-        let bench = Bench { settings: vec!["host.model=\"device-only\"".into()], ..Bench::new("optane-ull") };
+        let probe = SimulatedProbe::new("optane-ull", 1_000_000).unwrap();
+        let bench = Bench { probe, settings: vec!["host.model=\"device-only\"".into()] };
         let shape = JobShape { pattern: Pattern::Random, read_percent: 100, block_size: 4096, iodepth: 1, numjobs: 1 };
         let figures = bench.run(&[], &shape, 20_000_000, PercentileKind::Issue).unwrap();
         let read = figures.read.unwrap();

@@ -72,24 +72,38 @@ impl SimulatedProbe {
     /// from the preconditioned state the real probe's preconditioning file makes: full, randomly
     /// overwritten, garbage collection a block behind on every plane (`device.ftl.precondition`).
     pub fn scenario(&self, job: &ProbeJob) -> Result<Scenario, String> {
+        self.scenario_of(&job.name, &job.shape, self.duration_ns, &[])
+    }
+
+    /// The scenario of a job `name` of `shape` measured for `duration_ns`, with `sets` (`key=value`, as
+    /// `--set` takes them) over the device: what [`Self::scenario`] makes of a probe job, for any shape and
+    /// duration (a calibration's trial settings).
+    pub fn scenario_of(
+        &self,
+        name: &str,
+        shape: &JobShape,
+        duration_ns: Time,
+        sets: &[String],
+    ) -> Result<Scenario, String> {
         let mut table = self.base.clone();
-        table.insert("name".into(), toml::Value::String(job.name.clone()));
-        let ramp = self.duration_ns / RAMP_FRACTION;
-        let run = format!("duration = \"{}ns\"\nwarmup = \"{ramp}ns\"", self.duration_ns + ramp);
+        table.insert("name".into(), toml::Value::String(name.to_string()));
+        let ramp = duration_ns / RAMP_FRACTION;
+        let run = format!("duration = \"{}ns\"\nwarmup = \"{ramp}ns\"", duration_ns + ramp);
         table.insert("run".into(), toml::Value::Table(run.parse().expect("a [run] table")));
-        table.insert("flow".into(), toml::Value::Array(vec![toml::Value::Table(flow(&job.name, &job.shape))]));
+        table.insert("flow".into(), toml::Value::Array(vec![toml::Value::Table(flow(name, shape))]));
         let text = toml::to_string(&table).map_err(|e| format!("{}: {e}", self.source))?;
-        let load = |sets: &[String]| {
-            Scenario::from_toml_str(&text, &self.source, &self.dir, sets).map_err(|e| match job.name.as_str() {
+        let load = |extra: &[&str]| {
+            let all: Vec<String> = sets.iter().cloned().chain(extra.iter().map(|s| s.to_string())).collect();
+            Scenario::from_toml_str(&text, &self.source, &self.dir, &all).map_err(|e| match name {
                 "check" => e.to_string(),
                 name => format!("probe {name}: {e}"),
             })
         };
         let scenario = load(&[])?;
-        if !job.shape.writes() || scenario.device.ftl.mapping != MappingKind::Page {
+        if !shape.writes() || scenario.device.ftl.mapping != MappingKind::Page {
             return Ok(scenario);
         }
-        load(&["device.ftl.precondition=random-gc-due".into(), "device.ftl.precondition_fill=1.0".into()])
+        load(&["device.ftl.precondition=random-gc-due", "device.ftl.precondition_fill=1.0"])
     }
 
     /// Every measured file of `files` run: its stem and its results as fio's JSON document, one `jobs[]`
