@@ -1,6 +1,7 @@
 //! `ullsim`: run, compare, check and inspect scenarios; measure the simulator's own speed.
 
 mod bench;
+mod calibrate;
 mod compare;
 mod probe;
 mod progress;
@@ -181,6 +182,9 @@ enum Command {
     /// read-only ones apart from the DESTRUCTIVE ones that write; with --simulate, also the fio JSON a
     /// simulated drive gives for them.
     Probe(probe::Args),
+    /// Fit a device preset to fio results (docs/calibration.md): prints measured beside simulated per job and
+    /// writes the preset file, every fitted value with the files it was fitted from.
+    Calibrate(calibrate::Args),
     /// Measure the simulator's speed and memory on fixed cases (each in its own process).
     Bench {
         /// Write the results as JSON to this file.
@@ -233,6 +237,7 @@ fn main() -> ExitCode {
         Command::Stacks { name } => show_stacks(name.as_deref()),
         Command::Platforms { name } => show_platforms(name.as_deref()),
         Command::Probe(args) => probe::main(&args),
+        Command::Calibrate(args) => calibrate::main(&args),
         Command::Bench { json, case, child } => bench::main(json.as_deref(), case.as_deref(), child),
     };
     match outcome {

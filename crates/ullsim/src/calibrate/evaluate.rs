@@ -4,6 +4,7 @@
 
 use rayon::prelude::*;
 
+use super::fio_latency::LatencyKind;
 use super::fit::{Figures, JobFigures, Target};
 use super::probe_sim::SimulatedProbe;
 use super::JobShape;
@@ -12,18 +13,11 @@ use crate::metrics::{OpResult, FIO_PERCENTILES};
 
 /// I/Os a simulated job aims for [inferred: 99th percentiles of 20,000 samples move by ~1-2% between
 /// seeds, below the fit's tolerance, and a job of 1 M IOPS still simulates in ~50 ms of CPU].
-const TARGET_IOS: f64 = 20_000.0;
+pub const TARGET_IOS: f64 = 20_000.0;
 /// Bounds on a job's measured simulated time: at least enough for queues to fill (1 ms), at most what a
 /// slow job needs (a 4 KiB random writer of ~20K IOPS) without making a fit slow.
 const MIN_RUN_NS: Time = 1_000_000;
 const MAX_RUN_NS: Time = 1_000_000_000;
-
-/// Whether a measured percentile counts from issue (fio's `lat`) or from submission (`clat`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PercentileKind {
-    Issue,
-    Submission,
-}
 
 /// Where jobs are simulated: the probe's device, and settings every job gets.
 #[derive(Debug, Clone)]
@@ -31,6 +25,8 @@ pub struct Bench {
     pub probe: SimulatedProbe,
     /// `key=value` settings (as `--set` takes them) over the device, before the fit's own.
     pub settings: Vec<String>,
+    /// I/Os each job aims for ([`TARGET_IOS`]).
+    pub target_ios: f64,
 }
 
 impl Bench {
@@ -40,7 +36,7 @@ impl Bench {
         settings: &[(&'static str, f64)],
         shape: &JobShape,
         run_ns: Time,
-        kind: PercentileKind,
+        kind: LatencyKind,
     ) -> Result<JobFigures, String> {
         let mut sets = self.settings.clone();
         sets.extend(settings.iter().map(|(key, value)| format!("{key}={}", setting_text(*value))));
@@ -53,7 +49,15 @@ impl Bench {
 
     /// Simulate every target in parallel, each for the time its measured IOPS say it needs.
     pub fn evaluate(&self, settings: &[(&'static str, f64)], targets: &[&Target]) -> Result<Vec<JobFigures>, String> {
-        targets.par_iter().map(|t| self.run(settings, &t.shape, run_ns(t), t.percentiles)).collect()
+        targets.par_iter().map(|t| self.run(settings, &t.shape, run_ns(t, self.target_ios), t.percentiles)).collect()
+    }
+
+    /// The base device's configuration as JSON (with the bench's settings), to read base values from.
+    pub fn device_json(&self) -> Result<serde_json::Value, String> {
+        let shape =
+            JobShape { pattern: super::Pattern::Random, read_percent: 100, block_size: 4096, iodepth: 1, numjobs: 1 };
+        let scenario = self.probe.scenario_of("base", &shape, MIN_RUN_NS, &self.settings)?;
+        serde_json::to_value(&scenario.device).map_err(|e| e.to_string())
     }
 }
 
@@ -66,20 +70,20 @@ fn setting_text(value: f64) -> String {
     }
 }
 
-/// How long to simulate `target`: [`TARGET_IOS`] at its measured IOPS, within bounds.
-pub fn run_ns(target: &Target) -> Time {
+/// How long to simulate `target`: `target_ios` at its measured IOPS, within bounds.
+pub fn run_ns(target: &Target, target_ios: f64) -> Time {
     let iops: f64 = [target.measured.read, target.measured.write].iter().flatten().map(|f| f.iops).sum();
     if iops <= 0.0 {
         return MAX_RUN_NS;
     }
-    ((TARGET_IOS / iops * 1e9) as Time).clamp(MIN_RUN_NS, MAX_RUN_NS)
+    ((target_ios / iops * 1e9) as Time).clamp(MIN_RUN_NS, MAX_RUN_NS)
 }
 
 /// A direction's figures: IOPS, mean from issue, and the 99th percentile measured as `kind` says.
-fn figures(op: &OpResult, kind: PercentileKind) -> Figures {
+fn figures(op: &OpResult, kind: LatencyKind) -> Figures {
     let p99_index = FIO_PERCENTILES.iter().position(|&p| p == 99.0).expect("fio reports the 99th percentile");
     let p99 = match (kind, &op.detail.after_submission) {
-        (PercentileKind::Submission, Some(after)) => after.percentiles[p99_index],
+        (LatencyKind::Completion, Some(after)) => after.percentiles[p99_index],
         _ => op.latency_ns.p99,
     };
     Figures { iops: op.iops, mean_ns: op.latency_ns.mean, p99_ns: Some(p99 as f64) }
@@ -93,17 +97,16 @@ mod tests {
     #[test]
     fn a_qd1_read_on_optane_matches_its_closed_form() {
         let probe = SimulatedProbe::new("optane-ull", 1_000_000).unwrap();
-        let bench = Bench { probe, settings: vec!["host.model=\"device-only\"".into()] };
+        let bench = Bench { probe, settings: vec!["host.model=\"device-only\"".into()], target_ios: TARGET_IOS };
         let shape = JobShape { pattern: Pattern::Random, read_percent: 100, block_size: 4096, iodepth: 1, numjobs: 1 };
-        let figures = bench.run(&[], &shape, 20_000_000, PercentileKind::Issue).unwrap();
+        let figures = bench.run(&[], &shape, 20_000_000, LatencyKind::Total).unwrap();
         let read = figures.read.unwrap();
         assert!(figures.write.is_none());
         // QD1: IOPS is one over the mean latency, the preset's device-only 4 KB read of ~6.5 us.
         assert!((read.iops * read.mean_ns / 1e9 - 1.0).abs() < 0.02, "{read:?}");
         assert!(read.mean_ns > 5_500.0 && read.mean_ns < 7_500.0, "{read:?}");
         // A setting changes it: 20 us of media read instead of 0.63 adds ~19.4 us.
-        let slower =
-            bench.run(&[("device.flash.read_ns", 20_000.0)], &shape, 20_000_000, PercentileKind::Issue).unwrap();
+        let slower = bench.run(&[("device.flash.read_ns", 20_000.0)], &shape, 20_000_000, LatencyKind::Total).unwrap();
         let added = slower.read.unwrap().mean_ns - read.mean_ns;
         assert!((added / 19_370.0 - 1.0).abs() < 0.1, "{added}");
     }

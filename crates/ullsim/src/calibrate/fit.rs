@@ -9,7 +9,7 @@
 //! reported as not constrained instead of drifting. The simulation is the model: a search evaluates the
 //! jobs with the simulator, so effects the closed forms miss (queueing, GC, PCIe sharing) are in the fit.
 
-use super::evaluate::PercentileKind;
+use super::fio_latency::LatencyKind;
 use super::knobs::Knob;
 use super::JobShape;
 
@@ -38,7 +38,7 @@ pub struct Target {
     /// `file: job`.
     pub source: String,
     /// What its 99th percentile counts from (fio's `clat` percentiles unless `lat_percentiles=1`).
-    pub percentiles: PercentileKind,
+    pub percentiles: LatencyKind,
 }
 
 /// Which figure of a job a parameter is fitted to.
@@ -121,19 +121,23 @@ impl FitOutcome {
     }
 }
 
-/// Relative change in error below which moving a parameter is taken as not changing it (the simulation is
-/// deterministic, so this is about rounding and flat regions, not noise).
-const FLAT: f64 = 1e-3;
+/// Error of one figure off by 1% (a squared log ratio): a change in error smaller than this per figure
+/// compared is taken as no change. The simulation is deterministic, but a run of a few thousand I/Os has
+/// percentiles and rates that move by this much with any change at all [inferred], and a fit must not
+/// drift on that.
+const NOISE_PER_FIGURE: f64 = 1e-4;
 
 /// Steps of the golden-section refinement after the bracketing scan (each narrows the bracket by 0.618).
-const REFINE_STEPS: usize = 10;
+const REFINE_STEPS: usize = 8;
 
-/// Passes over the knobs: the second refits each with the others at their fitted values (a parameter
-/// fitted early, such as the read time, also moves figures a later one decides, such as the saturation).
+/// Passes over the knobs: the first fits each to the jobs that decide it, in order; the second refits
+/// each against every job and figure (a parameter fitted early, such as the read time, also moves figures
+/// a later one decides, such as the saturation, and a mixed job checks them all).
 const PASSES: usize = 2;
 
-/// Fit `knobs` (with their base values `base`) to `targets`: each knob, in order, to the jobs that decide
-/// it, twice over. `progress(done, total)` is called after each knob of each pass.
+/// Fit `knobs` (with their base values `base`) to `targets`. `progress(done, total)` is called after each
+/// knob of each pass. The total error over every job never rises from one knob to the next: a value that
+/// fits its own jobs better but every job worse is not taken.
 pub fn fit(
     targets: &[Target],
     knobs: &[&Knob],
@@ -149,8 +153,10 @@ pub fn fit(
         let simulated = evaluate(settings, chosen)?;
         Ok::<f64, String>(chosen.iter().zip(&simulated).map(|(t, s)| job_error(&t.measured, s, metrics)).sum())
     };
+    let noise = |jobs: usize, metrics: usize| NOISE_PER_FIGURE * (jobs * metrics) as f64;
     let everything: Vec<&Target> = targets.iter().collect();
     let error_before = total_error(&settings, &everything, &all_metrics, &mut evaluations)?;
+    let mut error_now = error_before;
     let mut parameters: Vec<Fitted> = knobs
         .iter()
         .zip(base)
@@ -164,53 +170,73 @@ pub fn fit(
         .collect();
     for pass in 0..PASSES {
         for (i, knob) in knobs.iter().enumerate() {
-            let chosen: Vec<&Target> = targets.iter().filter(|t| (knob.decided_by)(&t.shape)).collect();
-            if !chosen.is_empty() {
-                let mut at = |value: f64, evals: &mut u64| {
-                    let mut trial = settings.clone();
-                    trial[i].1 = value;
-                    total_error(&trial, &chosen, knob.metrics, evals)
-                };
-                // A limit of 0 (none) starts from the highest figure measured: a limit there binds just so.
-                let start = match (knob.limit_of, settings[i].1) {
-                    (Some(peak), current) if current == 0.0 => chosen.iter().map(|t| peak(t)).fold(0.0, f64::max),
-                    _ => settings[i].1,
-                };
-                let found = search(knob, start, &mut at, &mut evaluations)?;
-                let (mut value, mut verdict) = match found {
-                    Some(value) => (value, Verdict::Fitted),
-                    None => (settings[i].1, Verdict::Flat),
-                };
-                // A limit that does no better than no limit at all is none.
-                if knob.limit_of.is_some() && verdict == Verdict::Fitted {
-                    let (with, without) = (at(value, &mut evaluations)?, at(0.0, &mut evaluations)?);
-                    if without <= with * (1.0 + FLAT) {
-                        (value, verdict) = (0.0, Verdict::Flat);
-                    }
-                }
-                settings[i].1 = value;
-                parameters[i].value = value;
-                // A knob found flat on the second pass keeps the first pass's verdict: it was fitted then.
-                if pass == 0 || verdict == Verdict::Fitted {
-                    parameters[i].verdict = verdict;
-                }
+            progress(pass * knobs.len() + i, PASSES * knobs.len());
+            if parameters[i].from.is_empty() {
+                continue;
             }
-            progress(pass * knobs.len() + i + 1, PASSES * knobs.len());
+            let (chosen, metrics): (Vec<&Target>, &[Metric]) = match pass {
+                0 => (targets.iter().filter(|t| (knob.decided_by)(&t.shape)).collect(), knob.metrics),
+                _ => (everything.clone(), &all_metrics),
+            };
+            let threshold = noise(chosen.len(), metrics.len());
+            let current = settings[i].1;
+            let mut at = |value: f64, evals: &mut u64| {
+                let mut trial = settings.clone();
+                trial[i].1 = value;
+                total_error(&trial, &chosen, metrics, evals)
+            };
+            // A limit of 0 (none) starts from the highest figure measured: a limit there binds just so.
+            let start = match knob.limit_of {
+                Some(peak) if current == 0.0 => chosen.iter().map(|t| peak(t)).fold(0.0, f64::max),
+                _ => current,
+            };
+            let current_error = at(current, &mut evaluations)?;
+            let found = search(knob, start, threshold, &mut at, &mut evaluations)?;
+            if found.sensitive {
+                parameters[i].verdict = Verdict::Fitted;
+            } else if parameters[i].verdict == Verdict::NoData {
+                parameters[i].verdict = Verdict::Flat;
+            }
+            if found.error >= current_error - threshold {
+                continue;
+            }
+            // Better for its own jobs: taken only if no worse for all of them.
+            let mut trial = settings.clone();
+            trial[i].1 = found.value;
+            let error_all = match pass {
+                0 => total_error(&trial, &everything, &all_metrics, &mut evaluations)?,
+                _ => found.error,
+            };
+            if error_all <= error_now + noise(everything.len(), all_metrics.len()) {
+                settings[i].1 = found.value;
+                parameters[i].value = found.value;
+                error_now = error_all;
+            }
         }
     }
+    progress(PASSES * knobs.len(), PASSES * knobs.len());
     let error_after = total_error(&settings, &everything, &all_metrics, &mut evaluations)?;
     Ok(FitOutcome { parameters, error_before, error_after, evaluations })
 }
 
+/// What one parameter's search found.
+struct Found {
+    value: f64,
+    error: f64,
+    /// Moving the parameter changed the error by more than the noise.
+    sensitive: bool,
+}
+
 /// One parameter's search, from `start`: a scan by factors of two in both directions while the error
-/// falls, then golden sections in log space around the best point of the scan. `None` when the error
-/// does not depend on the parameter there.
+/// falls, then golden sections in log space around the best point of the scan. Changes in error below
+/// `threshold` are no change.
 fn search(
     knob: &Knob,
     start: f64,
+    threshold: f64,
     at: &mut dyn FnMut(f64, &mut u64) -> Result<f64, String>,
     evals: &mut u64,
-) -> Result<Option<f64>, String> {
+) -> Result<Found, String> {
     let clamp = |v: f64| {
         let v = v.clamp(knob.min, knob.max);
         if knob.integer {
@@ -222,7 +248,7 @@ fn search(
     let start = clamp(start);
     let start_error = at(start, evals)?;
     let mut best = (start, start_error);
-    let mut moved = false;
+    let mut sensitive = false;
     // The scan: each direction by doubling (halving) while it keeps improving.
     for factor in [2.0, 0.5] {
         let mut value = start;
@@ -232,10 +258,8 @@ fn search(
                 break;
             }
             let error = at(next, evals)?;
-            if (error - start_error).abs() > FLAT * start_error.max(1e-12) {
-                moved = true;
-            }
-            if error < best.1 {
+            sensitive |= (error - start_error).abs() > threshold;
+            if error < best.1 - threshold {
                 best = (next, error);
                 value = next;
             } else {
@@ -243,8 +267,8 @@ fn search(
             }
         }
     }
-    if !moved {
-        return Ok(None);
+    if !sensitive {
+        return Ok(Found { value: start, error: start_error, sensitive });
     }
     // Golden sections between the neighbours of the best point of the scan.
     let (mut lo, mut hi) = (clamp(best.0 / 2.0).ln(), clamp(best.0 * 2.0).ln());
@@ -268,7 +292,7 @@ fn search(
             break;
         }
     }
-    Ok(Some(best.0))
+    Ok(Found { value: best.0, error: best.1, sensitive })
 }
 
 #[cfg(test)]
@@ -314,7 +338,7 @@ mod tests {
                 shape: *s,
                 measured: m,
                 source: format!("t.json: job{i}"),
-                percentiles: PercentileKind::Issue,
+                percentiles: LatencyKind::Total,
             })
             .collect();
         let cap = Knob {

@@ -22,8 +22,9 @@ pub struct Knob {
     pub decided_by: fn(&JobShape) -> bool,
     /// The figures of those jobs it is fitted to.
     pub metrics: &'static [Metric],
-    /// A limit whose 0 means "none": the search starts from the peak the jobs measured (this figure of a
-    /// job), and the fit keeps 0 when no limit binds.
+    /// A limit (of which 0 may mean "none"): the search starts from the peak the jobs measured (this
+    /// figure of a job) when the limit is 0, and the fit keeps the limit it had when a new one does no
+    /// better.
     pub limit_of: Option<fn(&Target) -> f64>,
 }
 
@@ -126,7 +127,7 @@ pub const KNOBS: &[Knob] = &[
     Knob {
         key: "device.flash.program_ns",
         what: "flash program time (steady-state random writes)",
-        min: 10_000.0,
+        min: 1_000.0,
         max: 20_000_000.0,
         integer: true,
         decided_by: small_write_deep,

@@ -2,6 +2,7 @@
 //! ([`probe`], simulated by [`probe_sim`]), the reader of fio's JSON output ([`fio_read`]), the job shape both speak ([`shape`]), and the
 //! fit of a device to the jobs read ([`fit`]).
 
+pub mod calibration;
 pub mod evaluate;
 pub mod fio_latency;
 pub mod fio_options;

@@ -1,0 +1,59 @@
+//! `ullsim calibrate RESULTS... --base PRESET -o mydrive.toml`: fit a device preset to fio results
+//! (`calibrate/calibration.rs`), print the fit table, write the preset file.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use ullsim::calibrate::calibration::{calibrate, Options};
+
+use crate::progress::Progress;
+
+/// `ullsim calibrate`'s arguments.
+#[derive(clap::Args)]
+pub struct Args {
+    /// fio JSON results (`fio --output-format=json`, `json+`, or ullsim's `--fio-json`), one or more files.
+    #[arg(required = true, value_name = "RESULTS")]
+    results: Vec<PathBuf>,
+    /// The device to start from: a built-in preset (`ullsim presets`), a preset file, or a scenario file
+    /// (whose device and host are used).
+    #[arg(long, value_name = "PRESET", default_value = "tlc-enterprise")]
+    base: String,
+    /// Settings over the base for every simulated job, as `run --set` takes them (the host your fio ran
+    /// on: `--set host.cores=8`).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Write the fitted preset here (a TOML preset file: `device.preset = "PATH"` uses it).
+    #[arg(long, short, value_name = "FILE")]
+    output: PathBuf,
+    /// I/Os each simulated job aims for: fewer is a faster, rougher fit.
+    #[arg(long, value_name = "N", default_value_t = ullsim::calibrate::evaluate::TARGET_IOS as u64)]
+    ios: u64,
+}
+
+pub fn main(args: &Args) -> Result<()> {
+    if args.ios < 100 {
+        bail!("--ios {}: expected at least 100 I/Os per simulated job", args.ios);
+    }
+    if args.output.exists() {
+        bail!("{}: exists; calibrate does not overwrite a preset (remove it or name another)", args.output.display());
+    }
+    let options = Options { base: args.base.clone(), settings: args.set.clone(), target_ios: args.ios as f64 };
+    let progress = Progress::new("{bar:40} {pos}/{len} fit stages, {elapsed} elapsed, ~{eta} left")?;
+    let outcome = calibrate(&args.results, &options, &mut |done, total| progress.set(done as u64, total as u64));
+    progress.finish();
+    let calibration = outcome.map_err(anyhow::Error::msg)?;
+    for warning in &calibration.warnings {
+        eprintln!("warning: {warning}");
+    }
+    print!("{}", calibration.table_text());
+    let name = args.output.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    std::fs::write(&args.output, calibration.preset_toml(&name))
+        .with_context(|| format!("{}: cannot write the preset", args.output.display()))?;
+    eprintln!(
+        "wrote {} ({} simulations of the jobs); use it with device.preset = \"{}\"",
+        args.output.display(),
+        calibration.outcome.evaluations,
+        args.output.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,328 @@
+//! A calibration end to end: fio results read ([`super::fio_read`]), turned into fit targets, the base
+//! device fitted to them ([`super::fit`]), and the outcome as a fit table and a preset file whose every
+//! fitted value names the files it was fitted from.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use super::evaluate::Bench;
+use super::fio_latency::LatencyKind;
+use super::fio_read::{read_file, MeasuredDirection, MeasuredJob};
+use super::fit::{fit, Figures, FitOutcome, JobFigures, Target, Verdict};
+use super::knobs::{Knob, KNOBS};
+use super::probe_sim::SimulatedProbe;
+use super::JobShape;
+
+/// Two jobs of one shape whose IOPS differ by more than this share contradict each other [inferred: fio
+/// runs of one shape on one drive repeat within a few percent once ramped; 25% is a different drive, state
+/// or setup].
+const CONTRADICTION: f64 = 0.25;
+
+/// What to calibrate from.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The device to start from: a built-in preset or a preset file (a scenario file lends its device and
+    /// host).
+    pub base: String,
+    /// `key=value` settings over the base for every simulated job (the host: `host.model=...`).
+    pub settings: Vec<String>,
+    /// I/Os each simulated job aims for (fewer: a faster, rougher fit).
+    pub target_ios: f64,
+}
+
+impl Options {
+    pub fn new(base: &str) -> Self {
+        Options { base: base.to_string(), settings: Vec::new(), target_ios: super::evaluate::TARGET_IOS }
+    }
+}
+
+/// One line of the fit table: a job's direction, measured beside simulated with the fitted values.
+#[derive(Debug, Clone)]
+pub struct FitRow {
+    pub source: String,
+    pub shape: JobShape,
+    pub direction: &'static str,
+    pub measured: Figures,
+    pub simulated: Option<Figures>,
+    /// Keys this job decided (none: it is a check of the others).
+    pub decides: Vec<&'static str>,
+}
+
+/// A calibration's outcome.
+#[derive(Debug, Clone)]
+pub struct Calibration {
+    pub base: String,
+    pub outcome: FitOutcome,
+    /// Settings the fit needed beyond the knobs (the read spread needs the spread model on).
+    pub enabled: Vec<(&'static str, String)>,
+    pub rows: Vec<FitRow>,
+    /// The files read.
+    pub files: Vec<PathBuf>,
+    /// What the input lacked or what was left out, one line each, naming the file and job.
+    pub warnings: Vec<String>,
+}
+
+/// Read `paths`, fit the base of `options` to them. `progress(done, total)` follows the fit's stages.
+pub fn calibrate(
+    paths: &[PathBuf],
+    options: &Options,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Calibration, String> {
+    if paths.is_empty() {
+        return Err("no results given: name fio JSON files (fio --output-format=json --output=FILE)".into());
+    }
+    let mut jobs = Vec::new();
+    for path in paths {
+        jobs.extend(read_file(path).map_err(|e| e.to_string())?);
+    }
+    let (targets, mut warnings) = targets_from(&jobs)?;
+    if paths.len() == 1 {
+        warnings.push(format!(
+            "{}: one results file: only what its jobs measure is fitted; `ullsim probe` writes the full set",
+            paths[0].display()
+        ));
+    }
+    let probe = SimulatedProbe::new(&options.base, 1_000_000)?;
+    let mut bench = Bench { probe, settings: options.settings.clone(), target_ios: options.target_ios };
+    let base_device = bench.device_json()?;
+    let knobs: Vec<&Knob> = KNOBS.iter().collect();
+    let base: Vec<f64> = knobs.iter().map(|k| value_at(&base_device, k.key).unwrap_or(0.0)).collect();
+    // The read time's spread needs the spread model on.
+    let mut enabled = Vec::new();
+    let spread = knobs.iter().find(|k| k.key == "device.variability.read_cv").expect("a knob of the spread");
+    let spread_data =
+        targets.iter().any(|t| (spread.decided_by)(&t.shape) && t.measured.read.is_some_and(|r| r.p99_ns.is_some()));
+    if spread_data && value_at(&base_device, "device.variability.enabled") == Some(0.0) {
+        bench.settings.push("device.variability.enabled=true".into());
+        enabled.push(("device.variability.enabled", "true".to_string()));
+    }
+    let outcome = fit(&targets, &knobs, &base, &|s, t| bench.evaluate(s, t), progress)?;
+    let all: Vec<&Target> = targets.iter().collect();
+    let simulated = bench.evaluate(&outcome.settings(), &all)?;
+    let mut rows = Vec::new();
+    for (target, simulated) in targets.iter().zip(&simulated) {
+        let decides: Vec<&'static str> =
+            knobs.iter().filter(|k| (k.decided_by)(&target.shape)).map(|k| k.key).collect();
+        for (direction, measured, simulated) in
+            [("read", target.measured.read, simulated.read), ("write", target.measured.write, simulated.write)]
+        {
+            if let Some(measured) = measured {
+                rows.push(FitRow {
+                    source: target.source.clone(),
+                    shape: target.shape,
+                    direction,
+                    measured,
+                    simulated,
+                    decides: decides.clone(),
+                });
+            }
+        }
+    }
+    Ok(Calibration { base: options.base.clone(), outcome, enabled, rows, files: paths.to_vec(), warnings })
+}
+
+/// The fit targets of `jobs`, and warnings for what was left out. Jobs rate-limited are left out (their
+/// IOPS are their cap's); two jobs of one shape that disagree are an error.
+pub fn targets_from(jobs: &[MeasuredJob]) -> Result<(Vec<Target>, Vec<String>), String> {
+    let mut warnings = Vec::new();
+    let mut targets: Vec<Target> = Vec::new();
+    for job in jobs {
+        let source = format!("{}: {}", job.file.display(), job.job);
+        for warning in &job.warnings {
+            warnings.push(format!("{source}: {warning}"));
+        }
+        if let Some(open_loop) = &job.open_loop {
+            warnings.push(format!(
+                "{source}: left out: rate-limited ({}), so its IOPS are the limit's, not the drive's",
+                open_loop.option
+            ));
+            continue;
+        }
+        let figures = |d: &Option<MeasuredDirection>| {
+            d.as_ref().map(|d| Figures { iops: d.iops, mean_ns: d.mean_ns, p99_ns: d.p99_ns.map(|p| p as f64) })
+        };
+        let kind = [&job.read, &job.write]
+            .into_iter()
+            .flatten()
+            .find_map(|d| d.percentiles_of)
+            .unwrap_or(LatencyKind::Completion);
+        let target = Target {
+            shape: job.shape,
+            measured: JobFigures { read: figures(&job.read), write: figures(&job.write) },
+            source,
+            percentiles: kind,
+        };
+        if let Some(other) = targets.iter().find(|t| t.shape == target.shape) {
+            let total = |f: &JobFigures| [f.read, f.write].iter().flatten().map(|d| d.iops).sum::<f64>();
+            let (a, b) = (total(&other.measured), total(&target.measured));
+            if (a - b).abs() > CONTRADICTION * a.max(b) {
+                return Err(format!(
+                    "contradictory results: {} ({a:.0} IOPS) and {} ({b:.0} IOPS) measured the same shape ({} {} B, \
+                     iodepth {}, numjobs {}) {:.0}% apart; calibrate from one drive in one state (drop one, or run \
+                     both again)",
+                    other.source,
+                    target.source,
+                    target.shape.fio_rw(),
+                    target.shape.block_size,
+                    target.shape.iodepth,
+                    target.shape.numjobs,
+                    (a - b).abs() / a.max(b) * 100.0
+                ));
+            }
+        }
+        targets.push(target);
+    }
+    if targets.is_empty() {
+        return Err("no job to fit: every job was left out (see the warnings)".into());
+    }
+    Ok((targets, warnings))
+}
+
+/// The number at `key` (`device.flash.read_ns`) of a device's JSON (booleans as 0 and 1).
+fn value_at(device: &serde_json::Value, key: &str) -> Option<f64> {
+    let path = key.strip_prefix("device.")?;
+    let value = path.split('.').try_fold(device, |v, part| v.get(part))?;
+    value.as_f64().or_else(|| value.as_bool().map(|b| f64::from(u8::from(b))))
+}
+
+impl Calibration {
+    /// The preset file: `base = ...`, then each fitted value under its table with the files it was fitted
+    /// from; what the data left at the base's values is listed in the header.
+    pub fn preset_toml(&self, name: &str) -> String {
+        let mut text = String::new();
+        let files: Vec<String> = self.files.iter().map(|f| f.display().to_string()).collect();
+        let _ =
+            writeln!(text, "# {name}: calibrated by `ullsim calibrate` from {} over {}", files.join(", "), self.base);
+        let _ = writeln!(
+            text,
+            "# (error: {:.4} before, {:.4} after; docs/calibration.md explains the fit).",
+            self.outcome.error_before, self.outcome.error_after
+        );
+        let left: Vec<String> = self
+            .outcome
+            .parameters
+            .iter()
+            .filter(|p| p.verdict != Verdict::Fitted)
+            .map(|p| {
+                let why = match p.verdict {
+                    Verdict::NoData => "no job measures it",
+                    _ => "the jobs do not depend on it",
+                };
+                format!("#   {} ({why})", p.key)
+            })
+            .collect();
+        if !left.is_empty() {
+            let _ = writeln!(text, "# Not constrained by the data, so the base's values:\n{}", left.join("\n"));
+        }
+        let _ = writeln!(text, "base = {:?}", self.base);
+        // Fitted values grouped by their table under [device].
+        let mut tables: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        for p in self.outcome.parameters.iter().filter(|p| p.verdict == Verdict::Fitted) {
+            let (table, key) = split_key(p.key);
+            let from = shorten(&p.from);
+            tables
+                .entry(table)
+                .or_default()
+                .push(format!("{key} = {}  # fitted from: {from}", toml_number(p.value, knob_integer(p.key))));
+        }
+        for (key, value) in &self.enabled {
+            let (table, key) = split_key(key);
+            tables.entry(table).or_default().push(format!("{key} = {value}  # needed by the fitted spread"));
+        }
+        for (table, lines) in tables {
+            let _ = writeln!(text, "\n[{table}]\n{}", lines.join("\n"));
+        }
+        text
+    }
+
+    /// The fit table: each measured point beside the simulated one.
+    pub fn table_text(&self) -> String {
+        let mut text = String::new();
+        let _ = writeln!(
+            text,
+            "{:<44} {:>5} {:>12} {:>12} {:>7} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}",
+            "job", "dir", "IOPS meas", "IOPS sim", "diff", "mean us", "sim", "diff", "p99 us", "sim", "diff"
+        );
+        let diff = |m: f64, s: f64| format!("{:+.1}%", (s / m - 1.0) * 100.0);
+        for row in &self.rows {
+            let s = row.simulated;
+            let (m, p99m) = (row.measured, row.measured.p99_ns);
+            let sim = |f: fn(&Figures) -> f64| s.as_ref().map(f);
+            let cell = |v: Option<f64>, scale: f64| v.map_or("-".to_string(), |v| format!("{:.1}", v / scale));
+            let _ = writeln!(
+                text,
+                "{:<44} {:>5} {:>12.0} {:>12} {:>7} {:>10.1} {:>10} {:>7} {:>10} {:>10} {:>7}",
+                truncate(&row.source, 44),
+                row.direction,
+                m.iops,
+                cell(sim(|f| f.iops), 1.0),
+                sim(|f| f.iops).map_or("-".into(), |v| diff(m.iops, v)),
+                m.mean_ns / 1e3,
+                cell(sim(|f| f.mean_ns), 1e3),
+                sim(|f| f.mean_ns).map_or("-".into(), |v| diff(m.mean_ns, v)),
+                cell(p99m, 1e3),
+                cell(s.and_then(|f| f.p99_ns), 1e3),
+                match (p99m, s.and_then(|f| f.p99_ns)) {
+                    (Some(a), Some(b)) => diff(a, b),
+                    _ => "-".into(),
+                },
+            );
+        }
+        let _ = writeln!(text, "\n{:<48} {:>14} {:>14}  from", "parameter", "base", "fitted");
+        for p in &self.outcome.parameters {
+            let fitted = match p.verdict {
+                Verdict::Fitted => toml_number(p.value, knob_integer(p.key)),
+                Verdict::NoData => "(no data)".into(),
+                Verdict::Flat => "(not binding)".into(),
+            };
+            let _ = writeln!(
+                text,
+                "{:<48} {:>14} {:>14}  {}",
+                p.key,
+                toml_number(p.base, knob_integer(p.key)),
+                fitted,
+                shorten(&p.from)
+            );
+        }
+        text
+    }
+}
+
+fn split_key(key: &str) -> (&str, &str) {
+    let path = key.strip_prefix("device.").unwrap_or(key);
+    path.rsplit_once('.').unwrap_or(("", path))
+}
+
+fn knob_integer(key: &str) -> bool {
+    super::knobs::knob(key).is_some_and(|k| k.integer)
+}
+
+/// A value as TOML writes it: integers bare, others with their digits.
+fn toml_number(value: f64, integer: bool) -> String {
+    if integer {
+        format!("{}", value.round() as i64)
+    } else if value != 0.0 && (value.abs() >= 1e6 || value.abs() < 1e-3) {
+        format!("{value:.4e}")
+    } else {
+        format!("{value:.4}")
+    }
+}
+
+/// Sources as one line: all of them when few, else the first three and a count.
+fn shorten(sources: &[String]) -> String {
+    match sources.len() {
+        0 => "-".into(),
+        1..=3 => sources.join(", "),
+        n => format!("{} and {} more", sources[..3].join(", "), n - 3),
+    }
+}
+
+fn truncate(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        text.to_string()
+    } else {
+        let tail: String = text.chars().rev().take(width - 1).collect::<Vec<_>>().into_iter().rev().collect();
+        format!("…{tail}")
+    }
+}
