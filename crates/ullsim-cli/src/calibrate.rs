@@ -25,6 +25,9 @@ pub struct Args {
     /// Write the fitted preset here (a TOML preset file: `device.preset = "PATH"` uses it).
     #[arg(long, short, value_name = "FILE")]
     output: PathBuf,
+    /// Also write the calibration as JSON (fit table, parameters, warnings, the preset's text) to this file.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
     /// I/Os each simulated job aims for: fewer is a faster, rougher fit.
     #[arg(long, value_name = "N", default_value_t = ullsim::calibrate::evaluate::TARGET_IOS as u64)]
     ios: u64,
@@ -49,6 +52,10 @@ pub fn main(args: &Args) -> Result<()> {
     let name = args.output.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     std::fs::write(&args.output, calibration.preset_toml(&name))
         .with_context(|| format!("{}: cannot write the preset", args.output.display()))?;
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&calibration.to_json(&name))?;
+        std::fs::write(path, text + "\n").with_context(|| format!("{}: cannot write the JSON", path.display()))?;
+    }
     eprintln!(
         "wrote {} ({} simulations of the jobs); use it with device.preset = \"{}\"",
         args.output.display(),

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+use serde::Serialize;
+
 use super::evaluate::Bench;
 use super::fio_latency::LatencyKind;
 use super::fio_read::{read_file, MeasuredDirection, MeasuredJob};
@@ -38,7 +40,7 @@ impl Options {
 }
 
 /// One line of the fit table: a job's direction, measured beside simulated with the fitted values.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct FitRow {
     pub source: String,
     pub shape: JobShape,
@@ -49,8 +51,8 @@ pub struct FitRow {
     pub decides: Vec<&'static str>,
 }
 
-/// A calibration's outcome.
-#[derive(Debug, Clone)]
+/// A calibration's outcome (as JSON: `ullsim calibrate --json`, docs/calibration.md).
+#[derive(Debug, Clone, Serialize)]
 pub struct Calibration {
     pub base: String,
     pub outcome: FitOutcome,
@@ -187,6 +189,14 @@ fn value_at(device: &serde_json::Value, key: &str) -> Option<f64> {
 }
 
 impl Calibration {
+    /// The calibration as JSON: the fit table's rows, the parameters, the warnings and the preset file's
+    /// text (named `name`).
+    pub fn to_json(&self, name: &str) -> serde_json::Value {
+        let mut value = serde_json::to_value(self).expect("a calibration is plain data");
+        value["preset"] = serde_json::Value::String(self.preset_toml(name));
+        value
+    }
+
     /// The preset file: `base = ...`, then each fitted value under its table with the files it was fitted
     /// from; what the data left at the base's values is listed in the header.
     pub fn preset_toml(&self, name: &str) -> String {

@@ -9,12 +9,14 @@
 //! reported as not constrained instead of drifting. The simulation is the model: a search evaluates the
 //! jobs with the simulator, so effects the closed forms miss (queueing, GC, PCIe sharing) are in the fit.
 
+use serde::Serialize;
+
 use super::fio_latency::LatencyKind;
 use super::knobs::Knob;
 use super::JobShape;
 
 /// A job's measured (or simulated) figures in one direction.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Figures {
     pub iops: f64,
     pub mean_ns: f64,
@@ -23,7 +25,7 @@ pub struct Figures {
 }
 
 /// A job's figures, per direction it issued.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct JobFigures {
     pub read: Option<Figures>,
     pub write: Option<Figures>,
@@ -77,7 +79,8 @@ pub fn job_error(measured: &JobFigures, simulated: &JobFigures, metrics: &[Metri
 }
 
 /// What the data said of a parameter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     /// Fitted: jobs spoke to it and moving it changed their error.
     Fitted,
@@ -89,7 +92,7 @@ pub enum Verdict {
 }
 
 /// A parameter's value in the fit, and whether the data decided it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Fitted {
     pub key: &'static str,
     pub value: f64,
@@ -105,7 +108,7 @@ pub struct Fitted {
 pub type Evaluate<'a> = dyn Fn(&[(&'static str, f64)], &[&Target]) -> Result<Vec<JobFigures>, String> + Sync + 'a;
 
 /// How a fit went: each parameter's value, and the error before and after.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct FitOutcome {
     pub parameters: Vec<Fitted>,
     pub error_before: f64,
