@@ -7,6 +7,7 @@ mod backlog;
 mod bad_input;
 mod bfq_trees;
 mod cache_program;
+mod calibrate;
 mod common;
 mod contention;
 mod controller;

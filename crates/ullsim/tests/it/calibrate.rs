@@ -1,0 +1,97 @@
+//! The calibration's round trip (issue 34): a built-in drive runs the probe set in the simulator, its fio
+//! JSON is calibrated from a different base, and the fitted preset must give back what was fitted (QD1
+//! latency, saturation IOPS, bandwidth) within 5% and points that were not in the input within 15%.
+//! CI-sized: the read files only, short runs, few I/Os per simulated job; `ullsim calibrate` on a full probe
+//! set is measured in docs/calibration.md.
+
+use std::path::{Path, PathBuf};
+
+use ullsim::calibrate::calibration::{calibrate, Options};
+use ullsim::calibrate::fio_read::read_file;
+use ullsim::calibrate::probe::{probe_set, ProbePoints};
+use ullsim::calibrate::probe_sim::SimulatedProbe;
+use ullsim::calibrate::{JobShape, Pattern};
+
+/// Each simulated probe job's measured time.
+const PROBE_NS: u64 = 40_000_000;
+
+/// Run the read files of the probe set at `points` on `device`, write their fio JSON into `dir`.
+fn probe(device: &str, points: &ProbePoints, dir: &Path) -> Vec<PathBuf> {
+    let files: Vec<_> = probe_set(points).into_iter().filter(|f| f.measured && !f.destructive()).collect();
+    let documents = SimulatedProbe::new(device, PROBE_NS).unwrap().run(&files).unwrap();
+    documents
+        .into_iter()
+        .map(|(stem, document)| {
+            let path = dir.join(format!("{stem}.json"));
+            std::fs::write(&path, serde_json::to_string(&document).unwrap()).unwrap();
+            path
+        })
+        .collect()
+}
+
+/// The measured figures of the read job of `pattern`, `block_size`, `iodepth` x `numjobs` among `paths`:
+/// (IOPS, mean latency).
+fn read_point(paths: &[PathBuf], pattern: Pattern, block_size: u64, iodepth: u32, numjobs: u32) -> (f64, f64) {
+    let wanted = JobShape { pattern, read_percent: 100, block_size, iodepth, numjobs };
+    let job = paths.iter().flat_map(|p| read_file(p).unwrap()).find(|j| j.shape == wanted);
+    let read = job.unwrap_or_else(|| panic!("no job of {wanted:?}")).read.unwrap();
+    (read.iops, read.mean_ns)
+}
+
+fn within(simulated: f64, measured: f64, share: f64, what: &str) {
+    let off = simulated / measured - 1.0;
+    assert!(
+        off.abs() <= share,
+        "{what}: {simulated:.1} against {measured:.1} ({:+.1}%, allowed {:.0}%)",
+        off * 100.0,
+        share * 100.0
+    );
+}
+
+#[test]
+fn a_drive_calibrated_from_another_base_gives_back_its_curve() {
+    let truth = "tlc-enterprise";
+    let base = "mqsim-mlc";
+    let dir = tempfile::tempdir().unwrap();
+    let (given, unseen) = (dir.path().join("given"), dir.path().join("unseen"));
+    std::fs::create_dir_all(&given).unwrap();
+    std::fs::create_dir_all(&unseen).unwrap();
+    let points = ProbePoints { queue_depths: vec![1, 4, 64], job_counts: vec![1] };
+    let measured = probe(truth, &points, &given);
+    let options = Options { target_ios: 1500.0, ..Options::new(base) };
+    let calibration = calibrate(&measured, &options, &mut |_, _| {}).unwrap();
+    // The preset file, written and used as a device.
+    let preset = dir.path().join("mydrive.toml");
+    std::fs::write(&preset, calibration.preset_toml("mydrive")).unwrap();
+    let fitted_dir = dir.path().join("fitted");
+    std::fs::create_dir_all(&fitted_dir).unwrap();
+    let fitted = probe(preset.to_str().unwrap(), &points, &fitted_dir);
+    // Fitted: QD1 latency, saturation IOPS, sequential bandwidth, within 5%.
+    let (_, qd1_mean) = read_point(&measured, Pattern::Random, 4096, 1, 1);
+    within(read_point(&fitted, Pattern::Random, 4096, 1, 1).1, qd1_mean, 0.05, "QD1 4 KiB read mean");
+    let (qd64_iops, _) = read_point(&measured, Pattern::Random, 4096, 64, 1);
+    within(read_point(&fitted, Pattern::Random, 4096, 64, 1).0, qd64_iops, 0.05, "QD64 4 KiB read IOPS");
+    let (seq_iops, _) = read_point(&measured, Pattern::Sequential, 131072, 32, 1);
+    within(
+        read_point(&fitted, Pattern::Sequential, 131072, 32, 1).0,
+        seq_iops,
+        0.05,
+        "128 KiB sequential read bandwidth",
+    );
+    // Not in the input: other queue depths and job counts, within 15%.
+    let others = ProbePoints { queue_depths: vec![2, 16], job_counts: vec![2] };
+    let truth_unseen = probe(truth, &others, &unseen);
+    let fitted_unseen_dir = dir.path().join("fitted-unseen");
+    std::fs::create_dir_all(&fitted_unseen_dir).unwrap();
+    let fitted_unseen = probe(preset.to_str().unwrap(), &others, &fitted_unseen_dir);
+    for (iodepth, numjobs) in [(2, 1), (16, 1), (32, 2)] {
+        let (iops, mean) = read_point(&truth_unseen, Pattern::Random, 4096, iodepth, numjobs);
+        let (sim_iops, sim_mean) = read_point(&fitted_unseen, Pattern::Random, 4096, iodepth, numjobs);
+        within(sim_iops, iops, 0.15, &format!("unseen QD{iodepth} x {numjobs} IOPS"));
+        within(sim_mean, mean, 0.15, &format!("unseen QD{iodepth} x {numjobs} mean"));
+    }
+    // Nothing was fitted to writes: the preset says so rather than guessing.
+    let text = calibration.preset_toml("mydrive");
+    assert!(text.contains("device.flash.program_ns (no job measures it)"), "{text}");
+    assert!(calibration.outcome.error_after < calibration.outcome.error_before, "{:?}", calibration.outcome);
+}
