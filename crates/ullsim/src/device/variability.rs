@@ -127,6 +127,29 @@ mod tests {
         }
     }
 
+    /// Keeping a gamma distribution per (mean, cv) draws what building one per draw drew, past the cache's
+    /// size too (those means are built per draw).
+    #[test]
+    fn kept_distributions_draw_the_same_samples_as_fresh_ones() {
+        let cfg = VariabilityConfig { firmware_stall_probability: 0.0, read_retry_probability: 0.0, ..config(true) };
+        let mut v = Variability::new(&cfg, 11);
+        let mut rng = stream_rng(11, "device:variability");
+        let means: Vec<Time> = (0..2 * MAX_CACHED_GAMMAS as Time).map(|i| 1_000 + 37 * i).collect();
+        for round in 0..50 {
+            for (i, &mean) in means.iter().enumerate() {
+                let (got, cv) = match (round + i) % 3 {
+                    0 => (v.controller_ns(mean), cfg.controller_cv),
+                    1 => (v.read_ns(mean), cfg.read_cv),
+                    _ => (v.program_ns(mean), cfg.program_cv),
+                };
+                let shape = 1.0 / (cv * cv);
+                let fresh = Gamma::new(shape, mean as f64 / shape).unwrap();
+                assert_eq!(got, fresh.sample(&mut rng).round() as Time, "round {round}, mean {mean}");
+            }
+        }
+        assert_eq!(v.gammas.len(), MAX_CACHED_GAMMAS);
+    }
+
     #[test]
     fn draws_have_the_configured_moments_and_are_reproducible() {
         let n = 200_000;
