@@ -13,6 +13,10 @@ use crate::engine::{stream_rng, SimRng, Time};
 /// Most read retries one page read takes (firmware gives up and uses its strongest decoding after a few).
 const MAX_READ_RETRIES: u32 = 8;
 
+/// Most (mean, cv) pairs whose gamma distributions are kept (a drive draws around a handful of means: its
+/// controller, read and program times per page type); others are built per draw.
+const MAX_CACHED_GAMMAS: usize = 16;
+
 pub struct Variability {
     rng: SimRng,
     enabled: bool,
@@ -22,6 +26,9 @@ pub struct Variability {
     read_cv: f64,
     program_cv: f64,
     retry_probability: f64,
+    /// The gamma distributions drawn from so far, by mean and cv's bits: building one takes a square root and
+    /// divisions per draw, and a kept one draws the same samples.
+    gammas: Vec<(Time, u64, Gamma<f64>)>,
 }
 
 impl Variability {
@@ -36,6 +43,7 @@ impl Variability {
             read_cv: cfg.read_cv,
             program_cv: cfg.program_cv,
             retry_probability: cfg.read_retry_probability,
+            gammas: Vec::with_capacity(MAX_CACHED_GAMMAS),
         }
     }
 
@@ -44,9 +52,22 @@ impl Variability {
         if !self.enabled || cv <= 0.0 || mean == 0 {
             return mean;
         }
+        let gamma = self.gamma(mean, cv);
+        gamma.sample(&mut self.rng).round() as Time
+    }
+
+    /// The gamma distribution of mean `mean` and coefficient of variation `cv`.
+    fn gamma(&mut self, mean: Time, cv: f64) -> Gamma<f64> {
+        let bits = cv.to_bits();
+        if let Some(&(_, _, gamma)) = self.gammas.iter().find(|&&(m, c, _)| m == mean && c == bits) {
+            return gamma;
+        }
         let shape = 1.0 / (cv * cv);
         let gamma = Gamma::new(shape, mean as f64 / shape).expect("shape and scale are positive");
-        gamma.sample(&mut self.rng).round() as Time
+        if self.gammas.len() < MAX_CACHED_GAMMAS {
+            self.gammas.push((mean, bits, gamma));
+        }
+        gamma
     }
 
     /// The controller's processing time for one command: spread around `mean`, plus a firmware stall now
@@ -104,6 +125,29 @@ mod tests {
             assert_eq!(v.read_ns(3_000), 3_000);
             assert_eq!(v.program_ns(100_000), 100_000);
         }
+    }
+
+    /// Keeping a gamma distribution per (mean, cv) draws what building one per draw drew, past the cache's
+    /// size too (those means are built per draw).
+    #[test]
+    fn kept_distributions_draw_the_same_samples_as_fresh_ones() {
+        let cfg = VariabilityConfig { firmware_stall_probability: 0.0, read_retry_probability: 0.0, ..config(true) };
+        let mut v = Variability::new(&cfg, 11);
+        let mut rng = stream_rng(11, "device:variability");
+        let means: Vec<Time> = (0..2 * MAX_CACHED_GAMMAS as Time).map(|i| 1_000 + 37 * i).collect();
+        for round in 0..50 {
+            for (i, &mean) in means.iter().enumerate() {
+                let (got, cv) = match (round + i) % 3 {
+                    0 => (v.controller_ns(mean), cfg.controller_cv),
+                    1 => (v.read_ns(mean), cfg.read_cv),
+                    _ => (v.program_ns(mean), cfg.program_cv),
+                };
+                let shape = 1.0 / (cv * cv);
+                let fresh = Gamma::new(shape, mean as f64 / shape).unwrap();
+                assert_eq!(got, fresh.sample(&mut rng).round() as Time, "round {round}, mean {mean}");
+            }
+        }
+        assert_eq!(v.gammas.len(), MAX_CACHED_GAMMAS);
     }
 
     #[test]

@@ -554,13 +554,16 @@ impl FullHost {
         devices: &mut [Device],
         delivered: &mut Vec<(ReqId, u32, u32)>,
     ) {
-        // Swap the list with the empty scratch one: tasks that step puts back wait for the next call.
-        let mut resumed = std::mem::replace(&mut self.after_delivery, std::mem::take(&mut self.resuming));
-        for &task in &resumed {
-            self.step(q, requests, devices, task, delivered);
+        // Swap the list with the empty scratch one: tasks that step puts back wait for the next call. (Most
+        // calls, one per event, have none.)
+        if !self.after_delivery.is_empty() {
+            let mut resumed = std::mem::replace(&mut self.after_delivery, std::mem::take(&mut self.resuming));
+            for &task in &resumed {
+                self.step(q, requests, devices, task, delivered);
+            }
+            resumed.clear();
+            self.resuming = resumed;
         }
-        resumed.clear();
-        self.resuming = resumed;
         loop {
             let task = match self.kicked.pop() {
                 Some(t) => t,

@@ -552,9 +552,13 @@ impl BlockLayer {
         let mut t = at;
         let q = self.queue_of(first);
         let (base, count) = (self.queues[q].first_hwq, self.hwqs_per_queue);
-        for i in 0..count {
-            let hq = base + (first - base + i) % count;
-            if !self.dispatch_lists[hq as usize].is_empty() || self.queues[q].sched.queued(hq - base) > 0 {
+        // With nothing in the scheduler only the dispatch lists can have work: no scheduler call per queue.
+        let scheduled = self.queues[q].queued > 0;
+        debug_assert!(scheduled || (0..count).all(|h| self.queues[q].sched.queued(h) == 0));
+        // From `first` to the drive's last queue, then from its first queue up to `first`.
+        for hq in (first..base + count).chain(base..first) {
+            if !self.dispatch_lists[hq as usize].is_empty() || (scheduled && self.queues[q].sched.queued(hq - base) > 0)
+            {
                 t = self.run_queue(hq, caller, t, out);
             }
         }

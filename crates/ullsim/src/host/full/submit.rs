@@ -162,17 +162,17 @@ impl FullHost {
             t = self.flush_plug(q, requests, devices, job, core, t, false);
         }
         let max_sectors = (max_bytes / 512) as u32;
-        if len <= max_bytes && !bypass {
+        // The block layer's view of the whole request, if it goes down as one.
+        let whole = (len <= max_bytes).then(|| self.sched_request(requests, req, job, t));
+        if let Some(rq) = whole.as_ref().filter(|_| !bypass) {
             // A request waiting in the scheduler may take the bio (an elevator merge).
-            let rq = self.sched_request(requests, req, job, t);
-            if let Some((end, m)) = self.block.merge_bio(&rq, hwq, core, max_sectors, t) {
+            if let Some((end, m)) = self.block.merge_bio(rq, hwq, core, max_sectors, t) {
                 self.carry(requests, job, m.into, req, m.sector, m.sectors);
                 return end;
             }
         }
         let mut out = std::mem::take(&mut self.dispatched);
-        let t = if len <= max_bytes {
-            let rq = self.sched_request(requests, req, job, t);
+        let t = if let Some(rq) = whole {
             self.submit_rq(requests, rq, hwq, core, bypass, max_sectors, t, &mut out)
         } else {
             // Split: each piece is a request of its own, in LBA order; the parent completes with its last piece.
