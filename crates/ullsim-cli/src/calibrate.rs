@@ -44,6 +44,12 @@ pub fn main(args: &Args) -> Result<()> {
     if args.output.exists() {
         bail!("{}: exists; calibrate does not overwrite a preset (remove it or name another)", args.output.display());
     }
+    // A fit takes minutes: a file it could not write is found before it, not after.
+    for (flag, path) in [("-o", Some(&args.output)), ("--json", args.json.as_ref()), ("--html", args.html.as_ref())] {
+        if let Some(dir) = path.and_then(|p| p.parent()).filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
+            bail!("{flag} {}: the directory {} does not exist", path.unwrap().display(), dir.display());
+        }
+    }
     let options = Options { base: args.base.clone(), settings: args.set.clone(), target_ios: args.ios as f64 };
     let progress = Progress::new("{bar:40} {pos}/{len} fit stages, {elapsed} elapsed, ~{eta} left")?;
     let outcome = calibrate(&args.results, &options, &mut |done, total| progress.set(done as u64, total as u64));

@@ -1,6 +1,7 @@
 //! All of this crate's integration tests in one binary: one link instead of one per file (the
 //! README's test command builds in minutes, not half an hour). Each file is a module.
 
+mod calibrate_report;
 mod cli;
 mod common;
 mod compare;
