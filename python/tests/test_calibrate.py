@@ -80,9 +80,11 @@ def test_the_preset_has_its_base_and_every_fitted_value(calibrated):
             assert value is None, f"{parameter['key']} was not fitted but is in the preset"
 
 
-def test_the_report_is_the_commands(calibrated, command):
-    _, html = command
+def test_the_report_is_the_commands(calibrated, command, tmp_path):
+    raw, html = command
     assert ullsim.calibration_report(calibrated) == html
+    (tmp_path / "fit.json").write_text(json.dumps(raw))
+    assert ullsim.calibration_report(tmp_path / "fit.json") == html
     assert ullsim.calibration_report(calibrated[1]) == html
     assert ullsim.calibration_report(calibrated[1].attrs["raw"]) == html
     assert html.count("<svg") == html.count("<h3>") >= 2

@@ -12,7 +12,8 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from . import _ullsim
-from ._run import _json_value, _overrides, _whole_number
+from ._report import _raw_json
+from ._run import _overrides, _whole_number
 from ._ullsim import UllsimError
 
 #: The fit table's columns: the job (its file and name, its shape) and direction, each figure measured
@@ -102,13 +103,7 @@ def calibration_report(
     measured beside simulated; the parameters; the warnings; the preset file."""
     if isinstance(source, tuple) and len(source) == 2:
         source = source[1]
-    if isinstance(source, pd.DataFrame):
-        if "raw" not in source.attrs:
-            raise UllsimError("calibration_report: this DataFrame is not one ullsim.calibrate returned (no attrs['raw'])")
-        raw = source.attrs["raw"]
-    elif isinstance(source, Mapping):
-        raw = _json_value(source, "", "calibration_report", toml=False)
-    elif isinstance(source, (str, os.PathLike)):
+    if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         try:
             raw = json.loads(path.read_text())
@@ -117,10 +112,8 @@ def calibration_report(
         except json.JSONDecodeError as e:
             raise UllsimError(f"{path}: not JSON ({e.msg}); expected `ullsim calibrate --json`'s") from None
     else:
-        raise UllsimError(
-            "calibration_report: expected calibrate()'s result, its DataFrame, the calibration JSON as a dict or its "
-            f"path, found {type(source).__name__}"
-        )
+        expected = "calibrate()'s result, its DataFrame, the calibration JSON as a dict or its path"
+        raw = _raw_json(source, "calibration_report", "calibrate", expected)
     if not (isinstance(raw, Mapping) and "outcome" in raw and "preset" in raw):
         raise UllsimError("calibration_report: not a calibration (`ullsim calibrate --json`: `outcome`, `rows`, `preset`)")
     return _ullsim.report_html(json.dumps(raw, allow_nan=False))

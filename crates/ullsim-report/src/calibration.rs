@@ -53,9 +53,9 @@ impl Family {
 
 /// A block size as fio users write it: 4 KiB, 128 KiB, 1 MiB (bytes when not a whole KiB).
 fn bytes(size: u64) -> String {
-    if size >= 1 << 20 && size % (1 << 20) == 0 {
+    if size >= 1 << 20 && size.is_multiple_of(1 << 20) {
         format!("{} MiB", size >> 20)
-    } else if size >= 1 << 10 && size % (1 << 10) == 0 {
+    } else if size >= 1 << 10 && size.is_multiple_of(1 << 10) {
         format!("{} KiB", size >> 10)
     } else {
         format!("{size} B")
