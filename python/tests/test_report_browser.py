@@ -314,3 +314,30 @@ def test_a_comparison_report_draws_in_chromium(chromium, comparison_report):
     assert all(m > 0 for m in marks), f"an <svg> without a mark; marks per chart: {marks}"
     # Each CDF chart: a step line and 8 markers per variant, besides its axes.
     assert all(m >= 9 * 3 for m in marks[2:4])
+
+
+@pytest.fixture(scope="module")
+def calibration_report(tmp_path_factory):
+    """`ullsim calibrate --html` from a short simulated probe (two files, few I/Os per simulated job)."""
+    work = tmp_path_factory.mktemp("calibration-report")
+    probe = work / "probe"
+    ullsim("probe", "-o", probe, "--simulate", "optane-ull", "--qd", "1,16", "--numjobs", "1")
+    html, results = work / "calibration.html", work / "calibration.json"
+    ullsim(
+        "calibrate", probe / "randread-4k-qd.json", probe / "randread-large.json", "--base", "optane-900p",
+        "--ios", "300", "-o", work / "fit.toml", "--json", results, "--html", html,
+    )  # fmt: skip
+    return work, html, json.loads(results.read_text())
+
+
+def test_a_calibration_report_draws_in_chromium(chromium, calibration_report):
+    work, html, calibration = calibration_report
+    # crates/ullsim-report/src/calibration.rs: a chart per job family (rw, block size, direction); measured in
+    # the first series colour, simulated in the second.
+    families = {(row["rw"], row["shape"]["block_size"], row["direction"]) for row in calibration["rows"]}
+    assert len(families) >= 2
+    assert_drawn(*screenshot(chromium, work, html), PALETTE[:2])
+    marks = charts_in(dump_dom(chromium, work, html))
+    assert len(marks) == len(families), f"{len(marks)} charts for {len(families)} families"
+    # Each chart: a measured and a simulated mean marker per job at least, besides its axes and legend.
+    assert all(m > 0 for m in marks), f"an <svg> without a mark; marks per chart: {marks}"

@@ -9,6 +9,9 @@
                       vary={"host.stack": ["vanilla", "flashshare-xler"], "flow.reader.iodepth": [1, 4]},
                       seeds=[1, 2, 3], set={"run.duration": "200ms"})
 
+    # A device fitted to fio results (as `ullsim calibrate`): the preset as a dict, the fit table as a DataFrame.
+    preset, fit = ullsim.calibrate(["fio/randread-4k-qd.json", "fio/read-seq.json"], base="tlc-enterprise")
+
 The simulation itself is the Rust library (the same as the `ullsim` command's); it runs with the GIL
 released. Errors raise :class:`UllsimError` with the command's message (file, key, line).
 """
@@ -16,6 +19,7 @@ released. Errors raise :class:`UllsimError` with the command's message (file, ke
 from __future__ import annotations
 
 from . import _ullsim
+from ._calibrate import FIT_COLUMNS, calibrate, calibration_report
 from ._report import report
 from ._reproduce import reproduce, reproductions
 from ._run import LAYERS, Result, default_scenario, presets, run, stacks, validate
@@ -30,6 +34,9 @@ __all__ = [
     "reproduce",
     "reproductions",
     "report",
+    "calibrate",
+    "calibration_report",
+    "FIT_COLUMNS",
     "validate",
     "presets",
     "stacks",

@@ -28,6 +28,10 @@ pub struct Args {
     /// Also write the calibration as JSON (fit table, parameters, warnings, the preset's text) to this file.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Also write the calibration's self-contained HTML report (latency against IOPS per job family,
+    /// measured beside simulated; the parameters; the warnings) to this file (as `ullsim report` of the JSON).
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
     /// I/Os each simulated job aims for: fewer is a faster, rougher fit.
     #[arg(long, value_name = "N", default_value_t = ullsim::calibrate::evaluate::TARGET_IOS as u64)]
     ios: u64,
@@ -39,6 +43,12 @@ pub fn main(args: &Args) -> Result<()> {
     }
     if args.output.exists() {
         bail!("{}: exists; calibrate does not overwrite a preset (remove it or name another)", args.output.display());
+    }
+    // A fit takes minutes: a file it could not write is found before it, not after.
+    for (flag, path) in [("-o", Some(&args.output)), ("--json", args.json.as_ref()), ("--html", args.html.as_ref())] {
+        if let Some(dir) = path.and_then(|p| p.parent()).filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
+            bail!("{flag} {}: the directory {} does not exist", path.unwrap().display(), dir.display());
+        }
     }
     let options = Options { base: args.base.clone(), settings: args.set.clone(), target_ios: args.ios as f64 };
     let progress = Progress::new("{bar:40} {pos}/{len} fit stages, {elapsed} elapsed, ~{eta} left")?;
@@ -52,9 +62,13 @@ pub fn main(args: &Args) -> Result<()> {
     let name = args.output.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     std::fs::write(&args.output, calibration.preset_toml(&name))
         .with_context(|| format!("{}: cannot write the preset", args.output.display()))?;
+    let json = calibration.to_json(&name);
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&calibration.to_json(&name))?;
+        let text = serde_json::to_string_pretty(&json)?;
         std::fs::write(path, text + "\n").with_context(|| format!("{}: cannot write the JSON", path.display()))?;
+    }
+    if let Some(path) = &args.html {
+        crate::write_html_report(path, &json)?;
     }
     eprintln!(
         "wrote {} ({} simulations of the jobs); use it with device.preset = \"{}\"",

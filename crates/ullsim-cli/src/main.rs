@@ -147,8 +147,9 @@ enum Command {
         output: Output,
     },
     /// Write one self-contained HTML report (inline SVG charts, no JavaScript, opens offline) of a results
-    /// JSON (`ullsim run --json`), a comparison JSON (`ullsim compare --json`) or a reproduction JSON
-    /// (`ullsim reproduce --json`): `ullsim report RESULTS.json report.html`.
+    /// JSON (`ullsim run --json`), a comparison JSON (`ullsim compare --json`), a reproduction JSON
+    /// (`ullsim reproduce --json`) or a calibration JSON (`ullsim calibrate --json`):
+    /// `ullsim report RESULTS.json report.html`.
     Report {
         /// The JSON file to report on.
         json: PathBuf,
@@ -359,14 +360,14 @@ fn run(path: Option<&Path>, set: &[String], seed: Option<u64>, flags: &RunFlags,
     output.emit(|| &results, || table::render(&scenario, &results, wall))
 }
 
-/// Write the HTML report of `value` (results, a comparison or a reproduction) to `path`.
+/// Write the HTML report of `value` (results, a comparison, a reproduction or a calibration) to `path`.
 pub fn write_html_report(path: &Path, value: &impl serde::Serialize) -> Result<()> {
     let json = serde_json::to_value(value)?;
     let html = ullsim_report::results_report(&json).map_err(|e| anyhow::anyhow!("--html: {e}"))?;
     std::fs::write(path, html).with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// `ullsim report JSON HTML`: the HTML report of a results, comparison or reproduction JSON file.
+/// `ullsim report JSON HTML`: the HTML report of a results, comparison, reproduction or calibration JSON file.
 fn report(json_path: &Path, html_path: &Path) -> Result<()> {
     let text = std::fs::read_to_string(json_path).with_context(|| format!("cannot read {}", json_path.display()))?;
     let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {

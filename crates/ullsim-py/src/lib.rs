@@ -83,7 +83,36 @@ fn reproduce_json(
     .map_err(UllsimError::new_err)
 }
 
-/// The self-contained HTML report (as `ullsim report`) of a results, comparison or reproduction JSON text.
+/// Calibrate the device `base` to the fio JSON results at `paths` (as `ullsim calibrate`, with `settings`
+/// as its `--set` and `ios` as its `--ios`) and return the calibration's JSON (as `--json`), the preset
+/// file named `name`. Runs without the GIL.
+#[pyfunction]
+#[pyo3(signature = (paths, base, settings, ios=None, name="calibrated".to_string()))]
+fn calibrate_json(
+    py: Python<'_>,
+    paths: Vec<String>,
+    base: String,
+    settings: Vec<String>,
+    ios: Option<u64>,
+    name: String,
+) -> PyResult<String> {
+    use ullsim::calibrate::calibration::{calibrate, Options};
+    let mut options = Options::new(&base);
+    options.settings = settings;
+    // `ios` is checked (at least 100) by the Python layer, as the command checks `--ios`.
+    if let Some(ios) = ios {
+        options.target_ios = ios as f64;
+    }
+    let paths: Vec<std::path::PathBuf> = paths.into_iter().map(Into::into).collect();
+    py.detach(move || {
+        let calibration = calibrate(&paths, &options, &mut |_, _| {})?;
+        serde_json::to_string(&calibration.to_json(&name)).map_err(|e| e.to_string())
+    })
+    .map_err(UllsimError::new_err)
+}
+
+/// The self-contained HTML report (as `ullsim report`) of a results, comparison, reproduction or
+/// calibration JSON text.
 #[pyfunction]
 fn report_html(json: &str) -> PyResult<String> {
     let value: serde_json::Value =
@@ -142,6 +171,7 @@ fn _ullsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reproduce_json, m)?)?;
     m.add_function(wrap_pyfunction!(reproductions, m)?)?;
     m.add_function(wrap_pyfunction!(report_html, m)?)?;
+    m.add_function(wrap_pyfunction!(calibrate_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_varied_not_fixed, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(default_scenario, m)?)?;

@@ -3,9 +3,11 @@
 //! offline in any browser and diffs as text. The same JSON gives the same bytes (no time stamps).
 //!
 //! [`results_report`] takes the JSON of `ullsim run --json` (docs/output.md), of `ullsim compare --json`
-//! ("Comparisons") or of `ullsim reproduce --json` ("Reproductions") and tells them apart by their fields.
+//! ("Comparisons"), of `ullsim reproduce --json` ("Reproductions") or of `ullsim calibrate --json`
+//! (docs/calibration.md) and tells them apart by their fields.
 
 mod bars;
+mod calibration;
 mod cdf;
 mod comparison;
 mod reproduction;
@@ -25,13 +27,16 @@ pub enum Kind {
     Reproduction,
     /// `ullsim compare --json`: a `vary` and a `variants` array.
     Comparison,
+    /// `ullsim calibrate --json`: an `outcome` object, a `rows` array and the `preset` text.
+    Calibration,
 }
 
 /// What the report reads, for error messages.
 pub const EXPECTED: &str = "ullsim results (`ullsim run --json`: an object with `schema_version` and a `flows` \
                             array), a comparison (`ullsim compare --json`: an object with `vary` and `variants` \
-                            arrays) or a reproduction (`ullsim reproduce --json`: an object with `paper`, `title` \
-                            and a `rows` array)";
+                            arrays), a reproduction (`ullsim reproduce --json`: an object with `paper`, `title` \
+                            and a `rows` array) or a calibration (`ullsim calibrate --json`: an object with \
+                            `outcome`, `rows` and `preset`)";
 
 /// Which of the three layouts `json` has, or an error saying what was expected.
 pub fn kind(json: &Value) -> Result<Kind, String> {
@@ -47,18 +52,24 @@ pub fn kind(json: &Value) -> Result<Kind, String> {
         Ok(Kind::Reproduction)
     } else if object.get("variants").is_some_and(Value::is_array) && object.get("vary").is_some_and(Value::is_array) {
         Ok(Kind::Comparison)
+    } else if object.get("rows").is_some_and(Value::is_array)
+        && object.get("outcome").is_some_and(Value::is_object)
+        && object.get("preset").is_some_and(Value::is_string)
+    {
+        Ok(Kind::Calibration)
     } else {
         Err(format!("neither kind of ullsim JSON; expected {EXPECTED}"))
     }
 }
 
-/// The HTML report of a results, comparison or reproduction JSON: a whole document, or an error saying what
-/// the JSON lacks.
+/// The HTML report of a results, comparison, reproduction or calibration JSON: a whole document, or an error
+/// saying what the JSON lacks.
 pub fn results_report(json: &Value) -> Result<String, String> {
     match kind(json)? {
         Kind::Results => results::report(json),
         Kind::Comparison => comparison::report(json),
         Kind::Reproduction => reproduction::report(json),
+        Kind::Calibration => calibration::report(json),
     }
 }
 
@@ -227,6 +238,8 @@ mod tests {
         assert_eq!(kind(&results), Ok(Kind::Results));
         assert_eq!(kind(&reproduction), Ok(Kind::Reproduction));
         assert_eq!(kind(&serde_json::json!({"vary": [], "variants": []})), Ok(Kind::Comparison));
+        let calibration = serde_json::json!({"outcome": {}, "rows": [], "preset": ""});
+        assert_eq!(kind(&calibration), Ok(Kind::Calibration));
         assert!(kind(&serde_json::json!({"flows": 1})).unwrap_err().contains("expected ullsim results"));
         assert!(kind(&serde_json::json!([1])).is_err());
     }

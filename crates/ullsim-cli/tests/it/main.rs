@@ -2,6 +2,7 @@
 //! README's test command builds in minutes, not half an hour). Each file is a module.
 
 mod calibrate;
+mod calibrate_report;
 mod cli;
 mod common;
 mod compare;

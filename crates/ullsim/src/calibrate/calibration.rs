@@ -44,6 +44,8 @@ impl Options {
 pub struct FitRow {
     pub source: String,
     pub shape: JobShape,
+    /// fio's `rw` of the shape (for readers of the JSON: the report, Python).
+    pub rw: &'static str,
     pub direction: &'static str,
     pub measured: Figures,
     pub simulated: Option<Figures>,
@@ -113,6 +115,7 @@ pub fn calibrate(
                 rows.push(FitRow {
                     source: target.source.clone(),
                     shape: target.shape,
+                    rw: target.shape.fio_rw(),
                     direction,
                     measured,
                     simulated,
