@@ -14,8 +14,7 @@ pub struct Args {
     /// fio JSON results (`fio --output-format=json`, `json+`, or ullsim's `--fio-json`), one or more files.
     #[arg(required = true, value_name = "RESULTS")]
     results: Vec<PathBuf>,
-    /// The device to start from: a built-in preset (`ullsim presets`), a preset file, or a scenario file
-    /// (whose device and host are used).
+    /// The device to start from: a built-in preset (`ullsim presets`) or a preset file.
     #[arg(long, value_name = "PRESET", default_value = "tlc-enterprise")]
     base: String,
     /// Settings over the base for every simulated job, as `run --set` takes them (the host your fio ran

@@ -34,7 +34,18 @@ fn calibrate_prints_the_fit_and_writes_a_preset_that_runs() {
     let json = dir.path().join("fit.json");
     let run = ullsim(args(
         &files,
-        &["--base", "optane-ull", "--ios", "300", "-o", preset.to_str().unwrap(), "--json", json.to_str().unwrap()],
+        &[
+            "--base",
+            "optane-ull",
+            "--ios",
+            "300",
+            "--set",
+            "device.cache.dram_access_ns=300",
+            "-o",
+            preset.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
     ))
     .ok();
     // The table: every job of the input, measured beside simulated.
@@ -46,6 +57,8 @@ fn calibrate_prints_the_fit_and_writes_a_preset_that_runs() {
     let text = std::fs::read_to_string(&preset).unwrap();
     assert!(text.contains("base = \"optane-ull\""), "{text}");
     assert!(text.contains("device.flash.program_ns (no job measures it)"), "{text}");
+    // A device key given with --set is part of the drive fitted: the preset keeps it.
+    assert!(text.contains("[cache]\ndram_access_ns = 300  # given: --set"), "{text}");
     assert!(
         text.lines().filter(|l| l.contains("# fitted from:")).all(|l| l.contains("randread") || l.contains("read-")),
         "{text}"
@@ -79,8 +92,13 @@ fn calibrate_rejects_what_is_not_a_measurement() {
     let bogus = dir.path().join("bogus.json");
     std::fs::write(&bogus, r#"{"hello": 1}"#).unwrap();
     ullsim(["calibrate", bogus.to_str().unwrap(), "-o", out]).fails_with(&["bogus.json", "not fio"]);
-    // Two drives' results of the same shapes: contradictory.
+    // A scenario file is not a preset: the new preset could not name it as its base.
+    let scenario = dir.path().join("scenario.toml");
+    std::fs::write(&scenario, "[device]\npreset = \"optane-ull\"\n").unwrap();
     let files_a = probe(&dir.path().join("a"), "optane-ull");
+    ullsim(args(&files_a, &["--base", scenario.to_str().unwrap(), "-o", out]))
+        .fails_with(&["scenario.toml", "not a preset"]);
+    // Two drives' results of the same shapes: contradictory.
     let files_b = probe(&dir.path().join("b"), "tlc-enterprise");
     let both: Vec<PathBuf> = files_a.iter().chain(&files_b).cloned().collect();
     ullsim(args(&both, &["--ios", "300", "-o", out])).fails_with(&[

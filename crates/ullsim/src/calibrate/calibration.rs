@@ -60,6 +60,8 @@ pub struct Calibration {
     pub outcome: FitOutcome,
     /// Settings the fit needed beyond the knobs (the read spread needs the spread model on).
     pub enabled: Vec<(&'static str, String)>,
+    /// Device keys given with `--set`: the fit ran with them, so the preset keeps them.
+    pub given: Vec<(String, String)>,
     pub rows: Vec<FitRow>,
     /// The files read.
     pub files: Vec<PathBuf>,
@@ -87,6 +89,7 @@ pub fn calibrate(
             paths[0].display()
         ));
     }
+    let base_name = preset_base(&options.base)?;
     let probe = SimulatedProbe::new(&options.base, 1_000_000)?;
     let mut bench = Bench { probe, settings: options.settings.clone(), target_ios: options.target_ios };
     let base_device = bench.device_json()?;
@@ -124,7 +127,37 @@ pub fn calibrate(
             }
         }
     }
-    Ok(Calibration { base: options.base.clone(), outcome, enabled, rows, files: paths.to_vec(), warnings })
+    let mut given: Vec<(String, String)> = Vec::new();
+    for setting in &options.settings {
+        if let Some((key, value)) = setting.split_once('=').filter(|(k, _)| k.trim().starts_with("device.")) {
+            // As `--set` reads it: TOML, or else a bare string.
+            let value = format!("v = {}", value.trim())
+                .parse::<toml::Table>()
+                .ok()
+                .and_then(|mut t| t.remove("v"))
+                .unwrap_or_else(|| toml::Value::String(value.trim().to_string()));
+            given.push((key.trim().to_string(), value.to_string()));
+        }
+    }
+    Ok(Calibration { base: base_name, outcome, enabled, given, rows, files: paths.to_vec(), warnings })
+}
+
+/// What the preset file names as its `base`: a built-in's name as given, a preset file's path made
+/// absolute (the preset's own `base` is read relative to the preset's directory, wherever it is written).
+/// A scenario file cannot be a preset's base: its device is a preset plus keys.
+fn preset_base(base: &str) -> Result<String, String> {
+    if !crate::config::preset_file::is_path(base) {
+        return Ok(base.to_string());
+    }
+    let text = crate::config::preset_file::read(std::path::Path::new(base))?;
+    if text.parse::<toml::Table>().is_ok_and(|t| t.contains_key("device")) {
+        return Err(format!(
+            "--base {base}: a scenario file, not a preset; name its device's preset (and --set its [device] and \
+             [host] keys)"
+        ));
+    }
+    let absolute = std::fs::canonicalize(base).map_err(|e| format!("--base {base}: {e}"))?;
+    Ok(absolute.display().to_string())
 }
 
 /// The fit targets of `jobs`, and warnings for what was left out. Jobs rate-limited are left out (their
@@ -242,6 +275,10 @@ impl Calibration {
         for (key, value) in &self.enabled {
             let (table, key) = split_key(key);
             tables.entry(table).or_default().push(format!("{key} = {value}  # needed by the fitted spread"));
+        }
+        for (key, value) in &self.given {
+            let (table, key) = split_key(key);
+            tables.entry(table).or_default().push(format!("{key} = {value}  # given: --set"));
         }
         for (table, lines) in tables {
             let _ = writeln!(text, "\n[{table}]\n{}", lines.join("\n"));
