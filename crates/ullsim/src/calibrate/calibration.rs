@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::evaluate::Bench;
 use super::fio_latency::LatencyKind;
 use super::fio_read::{read_file, MeasuredDirection, MeasuredJob};
-use super::fit::{fit, Figures, FitOutcome, JobFigures, Target, Verdict};
+use super::fit::{fit, Figures, FitOutcome, JobFigures, Metric, Target, Verdict};
 use super::knobs::{Knob, KNOBS};
 use super::probe_sim::SimulatedProbe;
 use super::JobShape;
@@ -58,7 +58,7 @@ pub struct FitRow {
 pub struct Calibration {
     pub base: String,
     pub outcome: FitOutcome,
-    /// Settings the fit needed beyond the knobs (the read spread needs the spread model on).
+    /// Switches of the base the fitted knobs need on ([`Knob::requires`]).
     pub enabled: Vec<(&'static str, String)>,
     /// Device keys given with `--set`: the fit ran with them, so the preset keeps them.
     pub given: Vec<(String, String)>,
@@ -95,14 +95,14 @@ pub fn calibrate(
     let base_device = bench.device_json()?;
     let knobs: Vec<&Knob> = KNOBS.iter().collect();
     let base: Vec<f64> = knobs.iter().map(|k| value_at(&base_device, k.key).unwrap_or(0.0)).collect();
-    // The read time's spread needs the spread model on.
+    // A knob the data decides may need a switch of the base on (the read spread, the spread model).
     let mut enabled = Vec::new();
-    let spread = knobs.iter().find(|k| k.key == "device.variability.read_cv").expect("a knob of the spread");
-    let spread_data =
-        targets.iter().any(|t| (spread.decided_by)(&t.shape) && t.measured.read.is_some_and(|r| r.p99_ns.is_some()));
-    if spread_data && value_at(&base_device, "device.variability.enabled") == Some(0.0) {
-        bench.settings.push("device.variability.enabled=true".into());
-        enabled.push(("device.variability.enabled", "true".to_string()));
+    for knob in knobs.iter().filter(|k| targets.iter().any(|t| (k.decided_by)(&t.shape) && measures(t, k.metrics))) {
+        let Some((key, value)) = knob.requires else { continue };
+        if value_at(&base_device, key) == Some(0.0) && !enabled.iter().any(|(k, _)| *k == key) {
+            bench.settings.push(format!("{key}={value}"));
+            enabled.push((key, value.to_string()));
+        }
     }
     let outcome = fit(&targets, &knobs, &base, &|s, t| bench.evaluate(s, t), progress)?;
     let all: Vec<&Target> = targets.iter().collect();
@@ -130,12 +130,7 @@ pub fn calibrate(
     let mut given: Vec<(String, String)> = Vec::new();
     for setting in &options.settings {
         if let Some((key, value)) = setting.split_once('=').filter(|(k, _)| k.trim().starts_with("device.")) {
-            // As `--set` reads it: TOML, or else a bare string.
-            let value = format!("v = {}", value.trim())
-                .parse::<toml::Table>()
-                .ok()
-                .and_then(|mut t| t.remove("v"))
-                .unwrap_or_else(|| toml::Value::String(value.trim().to_string()));
+            let value = crate::config::scenario::parse_override_value(value.trim());
             given.push((key.trim().to_string(), value.to_string()));
         }
     }
@@ -217,6 +212,14 @@ pub fn targets_from(jobs: &[MeasuredJob]) -> Result<(Vec<Target>, Vec<String>), 
     Ok((targets, warnings))
 }
 
+/// Whether `target` measured every figure of `metrics` (a 99th percentile is not always reported).
+fn measures(target: &Target, metrics: &[Metric]) -> bool {
+    [target.measured.read, target.measured.write]
+        .iter()
+        .flatten()
+        .any(|f| metrics.iter().all(|m| *m != Metric::P99 || f.p99_ns.is_some()))
+}
+
 /// The number at `key` (`device.flash.read_ns`) of a device's JSON (booleans as 0 and 1).
 fn value_at(device: &serde_json::Value, key: &str) -> Option<f64> {
     let path = key.strip_prefix("device.")?;
@@ -274,7 +277,7 @@ impl Calibration {
         }
         for (key, value) in &self.enabled {
             let (table, key) = split_key(key);
-            tables.entry(table).or_default().push(format!("{key} = {value}  # needed by the fitted spread"));
+            tables.entry(table).or_default().push(format!("{key} = {value}  # needed by a fitted value"));
         }
         for (key, value) in &self.given {
             let (table, key) = split_key(key);

@@ -353,6 +353,7 @@ mod tests {
             decided_by: |s| s.outstanding() >= 32,
             metrics: &[Metric::Iops],
             limit_of: Some(|t| t.measured.read.map_or(0.0, |r| r.iops)),
+            requires: None,
         };
         let knobs = [knob("device.flash.read_ns").unwrap(), &cap, knob("device.flash.program_ns").unwrap()];
         let outcome = fit(&targets, &knobs, &[30_000.0, 0.0, 1e6], &closed_form, &mut |_, _| {}).unwrap();

@@ -26,6 +26,8 @@ pub struct Knob {
     /// figure of a job) when the limit is 0, and the fit keeps the limit it had when a new one does no
     /// better.
     pub limit_of: Option<fn(&Target) -> f64>,
+    /// A switch (boolean key) the parameter does nothing without, turned on when the data decides it.
+    pub requires: Option<(&'static str, &'static str)>,
 }
 
 /// Largest transfer still "small": a random job of it is set by flash and controller, not bandwidth.
@@ -73,6 +75,7 @@ pub const KNOBS: &[Knob] = &[
         decided_by: large_read,
         metrics: &[Metric::Iops],
         limit_of: Some(bytes_per_s),
+        requires: None,
     },
     Knob {
         key: "device.host_interface.max_write_bytes_per_s",
@@ -83,6 +86,7 @@ pub const KNOBS: &[Knob] = &[
         decided_by: large_write,
         metrics: &[Metric::Iops],
         limit_of: Some(bytes_per_s),
+        requires: None,
     },
     Knob {
         key: "device.flash.read_ns",
@@ -93,6 +97,7 @@ pub const KNOBS: &[Knob] = &[
         decided_by: small_read_qd1,
         metrics: &[Metric::Mean],
         limit_of: None,
+        requires: None,
     },
     Knob {
         key: "device.variability.read_cv",
@@ -103,6 +108,7 @@ pub const KNOBS: &[Knob] = &[
         decided_by: small_read_qd1,
         metrics: &[Metric::P99],
         limit_of: None,
+        requires: Some(("device.variability.enabled", "true")),
     },
     Knob {
         key: "device.flash.channels",
@@ -113,6 +119,7 @@ pub const KNOBS: &[Knob] = &[
         decided_by: small_read_some,
         metrics: &[Metric::Iops],
         limit_of: None,
+        requires: None,
     },
     Knob {
         key: "device.host_interface.command_process_ns",
@@ -123,6 +130,7 @@ pub const KNOBS: &[Knob] = &[
         decided_by: small_read_deep,
         metrics: &[Metric::Iops],
         limit_of: None,
+        requires: None,
     },
     Knob {
         key: "device.flash.program_ns",
@@ -133,6 +141,7 @@ pub const KNOBS: &[Knob] = &[
         decided_by: small_write_deep,
         metrics: &[Metric::Iops],
         limit_of: None,
+        requires: None,
     },
 ];
 

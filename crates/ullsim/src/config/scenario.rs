@@ -876,7 +876,7 @@ pub(super) fn overlay(base: &mut toml::Table, top: toml::Table) {
 
 /// Parse the value of a `--set` as TOML (numbers, booleans, quoted strings, arrays); anything that is not
 /// valid TOML is taken as a bare string, so `--set device.preset=znand-ull` works without quotes.
-fn parse_override_value(text: &str) -> toml::Value {
+pub fn parse_override_value(text: &str) -> toml::Value {
     let doc = format!("v = {text}");
     match doc.parse::<toml::Table>() {
         Ok(mut t) => t.remove("v").unwrap_or(toml::Value::String(text.to_string())),

@@ -116,7 +116,6 @@ impl Host {
 
     /// Move what can move at this instant: requests the application now sees completed are appended to
     /// `delivered` with their flow and job; call again once the application issued what follows.
-    #[inline]
     pub fn run_ready(
         &mut self,
         q: &mut impl queue::HostQueue,
