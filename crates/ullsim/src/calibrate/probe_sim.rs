@@ -70,7 +70,11 @@ impl SimulatedProbe {
 
     /// The scenario of `job`: the device's with the job as its one flow. Writes on a page-mapped drive start
     /// from the preconditioned state the real probe's preconditioning file makes: full, randomly
-    /// overwritten, garbage collection a block behind on every plane (`device.ftl.precondition`).
+    /// overwritten, garbage collection a block behind on every plane (`device.ftl.precondition`), the write
+    /// buffer full of the preconditioning's pages (`device.ftl.precondition_buffer_fill`): a job that
+    /// writes faster than the flash drains is in its steady state from the start, as fio measures it after
+    /// its ramp, instead of filling a gigabyte of buffer first. (A job that writes slower than the flash
+    /// drains empties the buffer during its ramp; a short ramp may leave some of it, docs/calibration.md.)
     pub fn scenario(&self, job: &ProbeJob) -> Result<Scenario, String> {
         self.scenario_of(&job.name, &job.shape, self.duration_ns, &[])
     }
@@ -103,7 +107,11 @@ impl SimulatedProbe {
         if !shape.writes() || scenario.device.ftl.mapping != MappingKind::Page {
             return Ok(scenario);
         }
-        load(&["device.ftl.precondition=random-gc-due", "device.ftl.precondition_fill=1.0"])
+        load(&[
+            "device.ftl.precondition=random-gc-due",
+            "device.ftl.precondition_fill=1.0",
+            "device.ftl.precondition_buffer_fill=1.0",
+        ])
     }
 
     /// Every measured file of `files` run: its stem and its results as fio's JSON document, one `jobs[]`

@@ -249,6 +249,9 @@ pub struct FtlConfig {
     pub precondition_timed_writes: u32,
     /// Writes the timed preconditioning keeps in flight (its queue depth).
     pub precondition_timed_depth: u32,
+    /// Share of the write buffer's space holding earlier writes' pages at time 0, their programs queued
+    /// (`device/buffer_preload.rs`): the state a writing job leaves the next one. 0: an empty buffer.
+    pub precondition_buffer_fill: f64,
     /// The FTL's logical page, the unit it maps and allocates: a power of two dividing `flash.page_bytes`
     /// (a flash page then holds several units, programmed together). 0: the flash page.
     pub mapping_unit_bytes: Bytes,
@@ -675,6 +678,11 @@ impl DeviceConfig {
             ftl.precondition_timed_writes <= MAX_TIMED_PRECONDITION_BLOCKS,
             "ftl.precondition_timed_writes",
             &format!("expected a whole number of blocks per plane from 0 to {MAX_TIMED_PRECONDITION_BLOCKS}"),
+        );
+        check(
+            (0.0..=1.0).contains(&ftl.precondition_buffer_fill),
+            "ftl.precondition_buffer_fill",
+            "expected a fraction in [0, 1]",
         );
         check(
             (1..=MAX_TIMED_PRECONDITION_DEPTH).contains(&ftl.precondition_timed_depth),

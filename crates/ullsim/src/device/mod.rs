@@ -5,6 +5,7 @@
 //! a submission queue) and `handle` (its own events), which reports requests whose completion was posted.
 
 mod assembly;
+mod buffer_preload;
 pub mod buffer_waiters;
 pub mod cache;
 mod cache_program;
@@ -175,6 +176,8 @@ pub struct Device {
     precondition_flow: u32,
     /// What the timed preconditioning carries into time 0 (`start` takes it).
     carried: timed_precondition::Carried,
+    /// The write buffer's pages at time 0 (`buffer_preload.rs`; `start` takes it).
+    buffer_preload: buffer_preload::BufferPreload,
     /// GC die time and the flows it is charged to.
     gc_cost: GcCost,
     /// Scratch: the charges of the GC batch that just finished (only if the scheduler wants them).
@@ -240,6 +243,7 @@ impl Device {
             precondition_writes_done: 0,
             precondition_flow: flows as u32,
             carried: Default::default(),
+            buffer_preload: buffer_preload::BufferPreload::new(cfg, seed),
             cmt: MappingCache::new(
                 ideal_map,
                 cfg.ftl.cmt_capacity_bytes.0,
@@ -868,10 +872,17 @@ impl Device {
                 self.request_part_done(q, requests, ReqId(t.req), t.dispatched_at - t.enqueued_at);
             }
             // The timed preconditioning's (`timed_precondition.rs`): no flow's, not host data of the run.
-            Purpose::UserWrite if t.flow == self.precondition_flow => self.precondition_writes_done += 1,
+            Purpose::UserWrite if t.flow == self.precondition_flow && t.link == NONE => {
+                self.precondition_writes_done += 1
+            }
             Purpose::UserWrite => {
-                self.host_pages_programmed += 1;
-                let part = self.cache.partition(t.flow);
+                // A page the buffer held at time 0 (`buffer_preload.rs`) is no flow's: its partition is in `link`.
+                let part = if t.flow == self.precondition_flow {
+                    t.link as usize
+                } else {
+                    self.host_pages_programmed += 1;
+                    self.cache.partition(t.flow)
+                };
                 self.cache.destaged(t.lpa, part);
                 self.release_flushes(q, t.destage);
                 self.admit_waiting_writes(q, requests, part);

@@ -162,8 +162,8 @@ impl Device {
         Ok((ftl, carried))
     }
 
-    /// Start what the timed preconditioning carries into time 0: its writes still in the drive and its GC
-    /// jobs left unfinished. Nothing otherwise.
+    /// Start what the timed preconditioning carries into time 0 (its writes still in the drive and its GC
+    /// jobs left unfinished), then the write buffer's pages at time 0 (`buffer_preload.rs`), if any.
     pub fn start(&mut self, q: &mut impl Scheduler<DriveEvent>) {
         let carried = std::mem::take(&mut self.carried);
         for (die, &credit) in carried.gc_credit.iter().enumerate() {
@@ -202,5 +202,6 @@ impl Device {
                 }
             }
         }
+        self.preload_write_buffer(q);
     }
 }

@@ -47,7 +47,8 @@ pub struct Transaction {
     pub arrived_at: Time,
     pub enqueued_at: Time,
     pub dispatched_at: Time,
-    /// Intrusive link: the next transaction waiting on the same mapping read, or the GC job index.
+    /// Intrusive link: the next transaction waiting on the same mapping read, the GC job index, or the buffer
+    /// partition of a page the write buffer held at time 0 (`buffer_preload.rs`).
     pub link: u32,
     /// A write-buffer destage's number (see `durability.rs`); 0 for every other transaction.
     pub destage: u64,

@@ -6,6 +6,7 @@ mod allocations;
 mod backlog;
 mod bad_input;
 mod bfq_trees;
+mod buffer_preload;
 mod cache_program;
 mod calibrate;
 mod common;
