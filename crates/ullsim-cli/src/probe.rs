@@ -29,6 +29,10 @@ pub struct Args {
     /// With --simulate: the measured time of each simulated job (after a ramp of a fifth of it).
     #[arg(long, value_name = "TIME", default_value = "50ms", requires = "simulate")]
     duration: String,
+    /// With --simulate: settings over the device for every job, as `run --set` takes them (the host the
+    /// jobs run on: `--set host.cpu.speed=0.8`).
+    #[arg(long = "set", value_name = "KEY=VALUE", requires = "simulate")]
+    set: Vec<String>,
 }
 
 pub fn main(args: &Args) -> Result<()> {
@@ -56,7 +60,8 @@ pub fn main(args: &Args) -> Result<()> {
         Some(what) => {
             let ns = ullsim::config::units::parse_duration(&args.duration, 1_000_000_000)
                 .map_err(|e| anyhow::anyhow!("--duration {}: {e}", args.duration))?;
-            Some(SimulatedProbe::new(what, ns).map_err(anyhow::Error::msg)?)
+            let probe = SimulatedProbe::new(what, ns).and_then(|p| p.with_settings(args.set.clone()));
+            Some(probe.map_err(anyhow::Error::msg)?)
         }
     };
     let dir = &args.output;

@@ -224,3 +224,23 @@ fn simulate_gives_the_same_bytes_twice_and_keeps_real_results() {
     ullsim(["probe", "-o", b.path().join("x").to_str().unwrap(), "--simulate", "optane-ul"])
         .fails_with(&["unknown preset \"optane-ul\""]);
 }
+
+#[test]
+fn simulate_takes_settings_for_the_host_the_jobs_ran_on() {
+    let (reference, slower) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let qd64 = |dir: &Path, set: &[&str]| {
+        let out = dir.to_str().unwrap();
+        let mut args = vec!["probe", "-o", out, "--simulate", "optane-ull", "--duration", "10ms", "--qd", "64"];
+        args.extend(set.iter().flat_map(|s| ["--set", s]));
+        ullsim(args).ok();
+        let document: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("randread-4k-qd.json")).unwrap()).unwrap();
+        document["jobs"][0]["read"]["iops"].as_f64().unwrap()
+    };
+    // One job's deep reads are its core's: at 0.6 of the reference speed, ~0.6 of the IOPS.
+    let (fast, slow) = (qd64(reference.path(), &[]), qd64(slower.path(), &["host.cpu.speed=0.6"]));
+    assert!((slow / fast / 0.6 - 1.0).abs() < 0.05, "{slow} IOPS at 0.6 against {fast}");
+    let out = reference.path().join("x");
+    ullsim(["probe", "-o", out.to_str().unwrap(), "--simulate", "optane-ull", "--set", "host.cpu.speed=0"])
+        .fails_with(&["key `host.cpu.speed`", "from 0.05 to 20"]);
+}

@@ -92,14 +92,14 @@ pub fn calibrate(
     let base_name = preset_base(&options.base)?;
     let probe = SimulatedProbe::new(&options.base, 1_000_000)?;
     let mut bench = Bench { probe, settings: options.settings.clone(), target_ios: options.target_ios };
-    let base_device = bench.device_json()?;
+    let base_config = bench.base_json()?;
     let knobs: Vec<&Knob> = KNOBS.iter().collect();
-    let base: Vec<f64> = knobs.iter().map(|k| value_at(&base_device, k.key).unwrap_or(0.0)).collect();
+    let base: Vec<f64> = knobs.iter().map(|k| value_at(&base_config, k.key).unwrap_or(0.0)).collect();
     // A knob the data decides may need a switch of the base on (the read spread, the spread model).
     let mut enabled = Vec::new();
     for knob in knobs.iter().filter(|k| targets.iter().any(|t| (k.decided_by)(&t.shape) && measures(t, k.metrics))) {
         let Some((key, value)) = knob.requires else { continue };
-        if value_at(&base_device, key) == Some(0.0) && !enabled.iter().any(|(k, _)| *k == key) {
+        if value_at(&base_config, key) == Some(0.0) && !enabled.iter().any(|(k, _)| *k == key) {
             bench.settings.push(format!("{key}={value}"));
             enabled.push((key, value.to_string()));
         }
@@ -129,7 +129,7 @@ pub fn calibrate(
     }
     let mut given: Vec<(String, String)> = Vec::new();
     for setting in &options.settings {
-        if let Some((key, value)) = setting.split_once('=').filter(|(k, _)| k.trim().starts_with("device.")) {
+        if let Some((key, value)) = setting.split_once('=').filter(|(k, _)| is_device_key(k.trim())) {
             let value = crate::config::scenario::parse_override_value(value.trim());
             given.push((key.trim().to_string(), value.to_string()));
         }
@@ -220,10 +220,10 @@ fn measures(target: &Target, metrics: &[Metric]) -> bool {
         .any(|f| metrics.iter().all(|m| *m != Metric::P99 || f.p99_ns.is_some()))
 }
 
-/// The number at `key` (`device.flash.read_ns`) of a device's JSON (booleans as 0 and 1).
-fn value_at(device: &serde_json::Value, key: &str) -> Option<f64> {
-    let path = key.strip_prefix("device.")?;
-    let value = path.split('.').try_fold(device, |v, part| v.get(part))?;
+/// The number at `key` (`device.flash.read_ns`, `host.cpu.speed`) of the base's JSON ([`Bench::base_json`];
+/// booleans as 0 and 1).
+fn value_at(base: &serde_json::Value, key: &str) -> Option<f64> {
+    let value = key.split('.').try_fold(base, |v, part| v.get(part))?;
     value.as_f64().or_else(|| value.as_bool().map(|b| f64::from(u8::from(b))))
 }
 
@@ -264,10 +264,21 @@ impl Calibration {
         if !left.is_empty() {
             let _ = writeln!(text, "# Not constrained by the data, so the base's values:\n{}", left.join("\n"));
         }
+        // A fitted host key belongs to the scenario the drive runs in, not to the device preset.
+        for p in self.outcome.parameters.iter().filter(|p| p.verdict == Verdict::Fitted && !is_device_key(p.key)) {
+            let value = toml_number(p.value, knob_integer(p.key));
+            let (table, key) = p.key.rsplit_once('.').unwrap_or(("", p.key));
+            let _ = writeln!(
+                text,
+                "# host: set {} = {value} in your scenario ([{table}] {key} = {value}); fitted from: {}",
+                p.key,
+                shorten(&p.from)
+            );
+        }
         let _ = writeln!(text, "base = {:?}", self.base);
         // Fitted values grouped by their table under [device].
         let mut tables: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-        for p in self.outcome.parameters.iter().filter(|p| p.verdict == Verdict::Fitted) {
+        for p in self.outcome.parameters.iter().filter(|p| p.verdict == Verdict::Fitted && is_device_key(p.key)) {
             let (table, key) = split_key(p.key);
             let from = shorten(&p.from);
             tables
@@ -340,6 +351,11 @@ impl Calibration {
         }
         text
     }
+}
+
+/// A key of the device preset (`device.*`), as opposed to one of the scenario's host (`host.cpu.speed`).
+fn is_device_key(key: &str) -> bool {
+    key.starts_with("device.")
 }
 
 fn split_key(key: &str) -> (&str, &str) {

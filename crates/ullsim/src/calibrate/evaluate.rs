@@ -52,12 +52,15 @@ impl Bench {
         targets.par_iter().map(|t| self.run(settings, &t.shape, run_ns(t, self.target_ios), t.percentiles)).collect()
     }
 
-    /// The base device's configuration as JSON (with the bench's settings), to read base values from.
-    pub fn device_json(&self) -> Result<serde_json::Value, String> {
+    /// The base's device and host configurations as JSON (with the bench's settings), under `device` and
+    /// `host`, to read base values from by their scenario keys.
+    pub fn base_json(&self) -> Result<serde_json::Value, String> {
         let shape =
             JobShape { pattern: super::Pattern::Random, read_percent: 100, block_size: 4096, iodepth: 1, numjobs: 1 };
         let scenario = self.probe.scenario_of("base", &shape, MIN_RUN_NS, &self.settings)?;
-        serde_json::to_value(&scenario.device).map_err(|e| e.to_string())
+        let device = serde_json::to_value(&scenario.device).map_err(|e| e.to_string())?;
+        let host = serde_json::to_value(&scenario.host).map_err(|e| e.to_string())?;
+        Ok(serde_json::json!({ "device": device, "host": host }))
     }
 }
 

@@ -2,7 +2,10 @@
 //! it. The order follows what the figures separate: a large sequential job's IOPS is its bandwidth
 //! limit's; a QD1 4 KiB read's mean is mostly the media read time, its 99th percentile the read time's
 //! spread; the 4 KiB reads' IOPS at a few in flight is the flash parallelism's, at many the controller's
-//! command rate; a steady-state random writer's IOPS is the program time's.
+//! command rate, or, from one job on a fast drive, its one submitting core's: the host's CPU speed (a
+//! scenario key, `host.cpu.speed`, fitted after the controller: a ceiling every job count shares is the
+//! drive's, and the host's speed takes only what one job falls short of it); a steady-state random
+//! writer's IOPS is the program time's.
 
 use super::fit::{Metric, Target};
 use super::JobShape;
@@ -47,6 +50,16 @@ fn small_read_some(s: &JobShape) -> bool {
 }
 fn small_read_deep(s: &JobShape) -> bool {
     s.read_percent == 100 && s.block_size <= SMALL_BYTES && s.outstanding() >= DEEP
+}
+/// Largest transfer whose deep one-job IOPS is taken as the host's: past 4 KiB a fast drive's bandwidth
+/// comes first (16 KiB at ~145K IOPS is ~2.4 GB/s, the presets' read limits) [inferred].
+const HOST_BOUND_BYTES: u64 = 4 * 1024;
+
+/// One job keeping many 4 KiB reads in flight: its one submitting core, not the drive, sets its IOPS on a
+/// fast drive (the probe's one-job QD 32 to 256 on optane-ull: ~495K IOPS against ~547K from four jobs, and
+/// ~300K with `host.cpu.speed = 0.6` while four jobs keep ~547K), so the host's CPU speed shows there.
+fn small_read_deep_one_job(s: &JobShape) -> bool {
+    small_read_deep(s) && s.numjobs == 1 && s.block_size <= HOST_BOUND_BYTES
 }
 fn large_read(s: &JobShape) -> bool {
     s.read_percent == 100 && s.block_size >= LARGE_BYTES && s.outstanding() >= 8
@@ -133,6 +146,17 @@ pub const KNOBS: &[Knob] = &[
         requires: None,
     },
     Knob {
+        key: "host.cpu.speed",
+        what: "the host's CPU speed (one submitting core's ceiling), a scenario key",
+        min: 0.1,
+        max: 10.0,
+        integer: false,
+        decided_by: small_read_deep_one_job,
+        metrics: &[Metric::Iops],
+        limit_of: None,
+        requires: None,
+    },
+    Knob {
         key: "device.flash.program_ns",
         what: "flash program time (steady-state random writes)",
         min: 1_000.0,
@@ -167,7 +191,9 @@ mod tests {
         let deciding = |s: JobShape| KNOBS.iter().filter(|k| (k.decided_by)(&s)).map(|k| k.key).collect::<Vec<_>>();
         assert_eq!(deciding(shape(100, 4096, 1)), ["device.flash.read_ns", "device.variability.read_cv"]);
         assert_eq!(deciding(shape(100, 4096, 4)), ["device.flash.channels"]);
-        assert_eq!(deciding(shape(100, 4096, 64)), ["device.host_interface.command_process_ns"]);
+        assert_eq!(deciding(shape(100, 4096, 64)), ["device.host_interface.command_process_ns", "host.cpu.speed"]);
+        let jobs4 = JobShape { iodepth: 32, numjobs: 4, ..shape(100, 4096, 32) };
+        assert_eq!(deciding(jobs4), ["device.host_interface.command_process_ns"]);
         assert_eq!(deciding(shape(100, 131072, 32)), ["device.host_interface.max_read_bytes_per_s"]);
         assert_eq!(deciding(shape(0, 4096, 32)), ["device.flash.program_ns"]);
         // A mixed job decides nothing alone: it is a check of the rest.

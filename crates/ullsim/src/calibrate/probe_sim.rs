@@ -28,6 +28,8 @@ pub struct SimulatedProbe {
     source: String,
     /// Measured time of each job.
     duration_ns: Time,
+    /// `key=value` settings (as `--set` takes them) over the base for every job, before a job's own.
+    settings: Vec<String>,
 }
 
 /// What part of a probe job's simulated time goes before its measurement, as fio's `ramp_time` (5 s of a
@@ -61,11 +63,25 @@ impl SimulatedProbe {
                 false => (preset(what), PathBuf::new()),
             }
         };
-        let probe = SimulatedProbe { base, dir, source: what.to_string(), duration_ns };
-        // The device loads, checked once before any job runs (or any file is written).
-        let check = JobShape { pattern: Pattern::Random, read_percent: 100, block_size: 4096, iodepth: 1, numjobs: 1 };
-        probe.scenario(&ProbeJob { name: "check".into(), shape: check, duration: Duration::Fill { loops: 1 } })?;
+        let probe = SimulatedProbe { base, dir, source: what.to_string(), duration_ns, settings: Vec::new() };
+        probe.check()?;
         Ok(probe)
+    }
+
+    /// The same probe with `settings` (`key=value`, as `--set` takes them) over the base for every job: the
+    /// host the jobs ran on (`ullsim probe --simulate DEVICE --set host.cpu.speed=0.8`). Checked as
+    /// [`Self::new`] checks the device.
+    pub fn with_settings(mut self, settings: Vec<String>) -> Result<SimulatedProbe, String> {
+        self.settings = settings;
+        self.check()?;
+        Ok(self)
+    }
+
+    /// The device loads, checked once before any job runs (or any file is written).
+    fn check(&self) -> Result<(), String> {
+        let check = JobShape { pattern: Pattern::Random, read_percent: 100, block_size: 4096, iodepth: 1, numjobs: 1 };
+        self.scenario(&ProbeJob { name: "check".into(), shape: check, duration: Duration::Fill { loops: 1 } })?;
+        Ok(())
     }
 
     /// The scenario of `job`: the device's with the job as its one flow. Writes on a page-mapped drive start
@@ -79,9 +95,9 @@ impl SimulatedProbe {
         self.scenario_of(&job.name, &job.shape, self.duration_ns, &[])
     }
 
-    /// The scenario of a job `name` of `shape` measured for `duration_ns`, with `sets` (`key=value`, as
-    /// `--set` takes them) over the device: what [`Self::scenario`] makes of a probe job, for any shape and
-    /// duration (a calibration's trial settings).
+    /// The scenario of a job `name` of `shape` measured for `duration_ns`, with the probe's settings and then
+    /// `sets` (`key=value`, as `--set` takes them) over the device: what [`Self::scenario`] makes of a probe
+    /// job, for any shape and duration (a calibration's trial settings).
     pub fn scenario_of(
         &self,
         name: &str,
@@ -97,7 +113,8 @@ impl SimulatedProbe {
         table.insert("flow".into(), toml::Value::Array(vec![toml::Value::Table(flow(name, shape))]));
         let text = toml::to_string(&table).map_err(|e| format!("{}: {e}", self.source))?;
         let load = |extra: &[&str]| {
-            let all: Vec<String> = sets.iter().cloned().chain(extra.iter().map(|s| s.to_string())).collect();
+            let all: Vec<String> =
+                self.settings.iter().chain(sets).cloned().chain(extra.iter().map(|s| s.to_string())).collect();
             Scenario::from_toml_str(&text, &self.source, &self.dir, &all).map_err(|e| match name {
                 "check" => e.to_string(),
                 name => format!("probe {name}: {e}"),

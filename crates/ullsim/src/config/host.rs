@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 use super::units::{Bytes, Millis, Nanos};
 use crate::util::keyword::keyword_serde;
 
+pub mod cpu_speed;
 mod offload;
+pub use cpu_speed::{cpu_cost, MAX_CPU_SPEED, MIN_CPU_SPEED};
 pub use offload::{DedCoreConfig, XlerConfig};
 
 /// `host.model`: which host the I/O goes through.
@@ -88,6 +90,13 @@ impl Default for HostConfig {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CpuConfig {
+    /// How fast the host's cores run the kernel's and the application's code, relative to the machine the
+    /// defaults are calibrated to (HotStorage'23's Xeon E3-1230 at 3.4 GHz: 1.0); 2.0 does the same work in
+    /// half the time. Every cost of CPU work is divided by it when the host is built; times that are not the
+    /// core's work (the memory hierarchy, interrupt delivery, idle exit, device and timer times) are not
+    /// (`config/host/cpu_speed.rs` lists both). 0.05 to 20; default 1.0 (the reference machine). A platform's
+    /// measured costs may be set instead; this is the one factor `ullsim calibrate` fits.
+    pub speed: f64,
     /// Entering the kernel for a system call.
     pub syscall_entry_ns: Nanos,
     /// Returning from a system call to user space.
@@ -143,6 +152,7 @@ pub const MAX_REMOTE_COMPLETION_LINES: u32 = 64;
 impl Default for CpuConfig {
     fn default() -> Self {
         CpuConfig {
+            speed: 1.0,
             syscall_entry_ns: Nanos::from_ns(100),
             syscall_exit_ns: Nanos::from_ns(100),
             fs_submit_ns: Nanos::from_ns(350),
@@ -451,6 +461,14 @@ impl HostConfig {
             }
         }
         let c = &self.cpu;
+        if !(c.speed.is_finite() && (MIN_CPU_SPEED..=MAX_CPU_SPEED).contains(&c.speed)) {
+            let what = format!(
+                "expected a factor from {MIN_CPU_SPEED} to {MAX_CPU_SPEED} (the cores' speed relative to the \
+                 reference machine, 1.0), found {}",
+                c.speed
+            );
+            return err("cpu.speed", what);
+        }
         let b = &self.block;
         let n = &self.nvme;
         for (key, value) in [

@@ -268,7 +268,9 @@ pub struct FullHost {
 impl FullHost {
     /// Build the host for `flows` on its drives `devices`: cores, tasks, queues.
     pub fn new(scenario: &Scenario, devices: &mut [Device]) -> Result<FullHost, String> {
-        let (cfg, flows, run_end) = (&scenario.host, &scenario.flows[..], scenario.run.duration.0);
+        // The costs at this host's cores' speed (`host.cpu.speed`), once, for every part built below.
+        let host = scenario.host.at_its_cpu_speed();
+        let (cfg, flows, run_end) = (&host, &scenario.flows[..], scenario.run.duration.0);
         let mut cpu = Cpu::new(cfg)?;
         let md = scenario.storage().map_err(|e| e.to_string())?.md;
         // One queue set per NVMe priority class the I/O flows use, in class order.
@@ -280,7 +282,8 @@ impl FullHost {
         let depths: Vec<u32> = devices.iter().map(|d| d.queue_depth().saturating_sub(1).max(1)).collect();
         let line = crate::host::block::LineTransfer::of(&cfg.cpu);
         let mut block =
-            BlockLayer::for_drives(&cfg.block, &cfg.io_scheduler, nvme.hw_queues_per_drive(), &depths, line)?;
+            BlockLayer::for_drives(&cfg.block, &cfg.io_scheduler, nvme.hw_queues_per_drive(), &depths, line)?
+                .at_cpu_speed(cfg.cpu.speed);
         block.share_submission_queues(|hwq| nvme.is_shared(hwq), line);
         let completion = completion::make(&cfg.completion).ok_or_else(|| {
             format!("host.completion: unknown policy \"{}\"; expected one of {:?}", cfg.completion, completion::names())

@@ -13,6 +13,7 @@ mod common;
 mod contention;
 mod controller;
 mod cpu_load;
+mod cpu_speed;
 mod device_physics;
 mod docs;
 mod drives;

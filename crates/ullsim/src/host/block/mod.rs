@@ -214,6 +214,13 @@ impl BlockLayer {
         })
     }
 
+    /// The I/O scheduler's built-in per-request costs on cores `speed` times the reference machine's
+    /// (`host.cpu.speed`; the block layer's keys come scaled in its configuration).
+    pub fn at_cpu_speed(mut self, speed: f64) -> Self {
+        self.costs = self.costs.at_cpu_speed(speed);
+        self
+    }
+
     /// Allocation tags of each hardware queue of `hwq`'s drive.
     fn alloc_capacity(&self, hwq: u32) -> u32 {
         self.queues[self.queue_of(hwq)].alloc_capacity

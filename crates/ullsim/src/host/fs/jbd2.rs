@@ -12,7 +12,6 @@
 
 use crate::engine::Time;
 use crate::host::cpu::TaskId;
-use crate::host::fs::locks::COMMIT_LOCKED_NS;
 use crate::host::fs::FileSystem;
 use crate::host::syscall::fs_step::FsStep;
 
@@ -137,7 +136,7 @@ impl Jbd2 {
                 let plan = fs.journal.commit();
                 fs.counters.journal_commits += 1;
                 // T_LOCKED to T_FLUSH, the first part of the set-up: handles that start meanwhile sleep.
-                fs.locks.lock_transaction(core, now, COMMIT_LOCKED_NS.min(commit_cpu_ns));
+                fs.locks.lock_transaction(core, now, fs.locks.commit_locked_ns.min(commit_cpu_ns));
                 self.metadata_blocks = plan.descriptor_blocks + plan.metadata_blocks.len() as u64;
                 for &file in &plan.ordered_files {
                     for (first, count) in fs.allocated_dirty_ranges(file) {

@@ -24,6 +24,7 @@
 //! One core alone never pays anything here: its lines stay in its cache, and a writer on the commit
 //! thread's core cannot run while that thread does.
 
+use crate::config::host::cpu_cost;
 use crate::engine::Time;
 use crate::host::block::{LineTransfer, SharedLine, SpinLock};
 
@@ -59,6 +60,9 @@ pub struct FsLocks {
     /// By file number: its `i_pages` lock (made on first use; files are numbered from 0).
     i_pages: Vec<SpinLock>,
     locked: Option<Locked>,
+    /// [`PAGE_LOCK_HOLD_NS`] and [`COMMIT_LOCKED_NS`] at the host's cores' speed.
+    page_hold_ns: Time,
+    pub commit_locked_ns: Time,
 }
 
 impl FsLocks {
@@ -70,7 +74,15 @@ impl FsLocks {
             updates: SharedLine::new(transfer),
             i_pages: Vec::new(),
             locked: None,
+            page_hold_ns: PAGE_LOCK_HOLD_NS,
+            commit_locked_ns: COMMIT_LOCKED_NS,
         }
+    }
+
+    /// The holds on cores `speed` times the reference machine's (`host.cpu.speed`): CPU work under the lock.
+    pub fn set_cpu_speed(&mut self, speed: f64) {
+        self.page_hold_ns = cpu_cost(PAGE_LOCK_HOLD_NS, speed);
+        self.commit_locked_ns = cpu_cost(COMMIT_LOCKED_NS, speed);
     }
 
     /// If a handle started on `core` at `at` finds the running transaction T_LOCKED: when the commit wakes
@@ -104,7 +116,7 @@ impl FsLocks {
         if self.i_pages.len() <= file {
             self.i_pages.resize(file + 1, SpinLock::new(self.transfer));
         }
-        self.i_pages[file].acquire(core, at, PAGE_LOCK_HOLD_NS).waited
+        self.i_pages[file].acquire(core, at, self.page_hold_ns).waited
     }
 }
 

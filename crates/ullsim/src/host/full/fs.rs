@@ -129,8 +129,9 @@ impl FsHost {
         let jbd2_task = cpu.add_task(all.clone(), false);
         let flusher_task = cpu.add_task(all, false);
         let line = crate::host::block::LineTransfer::of(&cfg.cpu);
-        let fs =
+        let mut fs =
             FileSystem::new(flows, device.logical_capacity_bytes(), fs_cfg, device.has_volatile_write_cache(), line);
+        fs.locks.set_cpu_speed(cfg.cpu.speed);
         FsHost {
             fs,
             jbd2: Jbd2::new(),

@@ -64,6 +64,19 @@ pub struct SchedCosts {
     pub global_lock: bool,
 }
 
+impl SchedCosts {
+    /// The costs on cores `speed` times the reference machine's (`host.cpu.speed`).
+    pub fn at_cpu_speed(self, speed: f64) -> SchedCosts {
+        let cost = |ns| crate::config::host::cpu_cost(ns, speed);
+        SchedCosts {
+            insert_ns: cost(self.insert_ns),
+            dispatch_ns: cost(self.dispatch_ns),
+            completed_ns: cost(self.completed_ns),
+            global_lock: self.global_lock,
+        }
+    }
+}
+
 /// An I/O scheduler.
 pub trait IoScheduler {
     fn name(&self) -> &'static str;
