@@ -6,6 +6,7 @@ mod compare;
 mod probe;
 mod progress;
 mod reproduce;
+mod round_trip;
 mod table;
 
 use std::path::{Path, PathBuf};
@@ -186,6 +187,9 @@ enum Command {
     /// Fit a device preset to fio results (docs/calibration.md): prints measured beside simulated per job and
     /// writes the preset file, every fitted value with the files it was fitted from.
     Calibrate(calibrate::Args),
+    /// Check a calibration where the answer is known: a simulated drive runs the probe set, is calibrated from
+    /// another base, and the fitted preset runs the jobs it was given and points it was not beside it.
+    RoundTrip(round_trip::Args),
     /// Measure the simulator's speed and memory on fixed cases (each in its own process).
     Bench {
         /// Write the results as JSON to this file.
@@ -239,6 +243,7 @@ fn main() -> ExitCode {
         Command::Platforms { name } => show_platforms(name.as_deref()),
         Command::Probe(args) => probe::main(&args),
         Command::Calibrate(args) => calibrate::main(&args),
+        Command::RoundTrip(args) => round_trip::main(&args),
         Command::Bench { json, case, child } => bench::main(json.as_deref(), case.as_deref(), child),
     };
     match outcome {

@@ -12,4 +12,5 @@ mod preset_files;
 mod probe;
 mod report;
 mod reproduce;
+mod round_trip;
 mod table;

@@ -11,6 +11,7 @@ pub mod fit;
 pub mod knobs;
 pub mod probe;
 pub mod probe_sim;
+pub mod round_trip;
 pub mod shape;
 
 pub use fio_read::{read_file, read_str, FioReadError, FioWarning, MeasuredDirection, MeasuredJob};
