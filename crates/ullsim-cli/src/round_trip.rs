@@ -23,9 +23,12 @@ pub struct Args {
     /// round trip as JSON (`round-trip.json`); created, and refused if it holds anything.
     #[arg(long, short, value_name = "DIR")]
     output: PathBuf,
-    /// Each probe job's measured time, on both sides.
+    /// Each read job's measured time, on both sides.
     #[arg(long, value_name = "TIME", default_value = "100ms")]
     duration: String,
+    /// Each write job's measured time, on both sides.
+    #[arg(long, value_name = "TIME", default_value = "2s")]
+    write_duration: String,
     /// I/Os each of the calibration's simulated jobs aims for.
     #[arg(long, value_name = "N", default_value_t = ullsim::calibrate::evaluate::TARGET_IOS as u64)]
     ios: u64,
@@ -44,13 +47,17 @@ pub fn main(args: &Args) -> Result<()> {
     if args.output.exists() && std::fs::read_dir(&args.output)?.next().is_some() {
         bail!("{}: not empty; round-trip writes into a new or empty directory", args.output.display());
     }
-    let duration_ns = ullsim::config::units::parse_duration(&args.duration, 1_000_000_000)
-        .map_err(|e| anyhow::anyhow!("--duration {}: {e}", args.duration))?;
+    let duration = |flag: &str, text: &str| {
+        ullsim::config::units::parse_duration(text, 1_000_000_000).map_err(|e| anyhow::anyhow!("{flag} {text}: {e}"))
+    };
+    let duration_ns = duration("--duration", &args.duration)?;
+    let write_duration_ns = duration("--write-duration", &args.write_duration)?;
     std::fs::create_dir_all(&args.output)?;
     let options = RoundTripOptions {
         truth: args.truth.clone(),
         calibration: Options { base: args.base.clone(), settings: args.set.clone(), target_ios: args.ios as f64 },
         duration_ns,
+        write_duration_ns,
         writes: !args.reads_only,
     };
     let progress = Progress::new("{bar:40} {pos}/{len} fit stages, {elapsed} elapsed, ~{eta} left")?;

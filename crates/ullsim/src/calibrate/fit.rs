@@ -130,12 +130,19 @@ impl FitOutcome {
 /// drift on that.
 const NOISE_PER_FIGURE: f64 = 1e-4;
 
+/// How far above the highest rate its jobs measured a fitted limit may be and still be taken as binding
+/// them [inferred: a limit binds a job that runs at it within the simulation's few-percent wobble; 25%
+/// above, the job is set by something else].
+const LIMIT_SLACK: f64 = 1.25;
+
 /// Steps of the golden-section refinement after the bracketing scan (each narrows the bracket by 0.618).
 const REFINE_STEPS: usize = 8;
 
 /// Passes over the knobs: the first fits each to the jobs that decide it, in order; the second refits
-/// each against every job and figure (a parameter fitted early, such as the read time, also moves figures
-/// a later one decides, such as the saturation, and a mixed job checks them all).
+/// each against every job, on the figure it decides (a parameter fitted early, such as the read time, also
+/// moves figures a later one decides, such as the saturation, and a mixed job checks them all). A figure a
+/// parameter does not decide (the 99th percentiles, for all but the read spread) weighs in only through
+/// the rule that no step may raise the error of all jobs on all figures: it vetoes, it does not pull.
 const PASSES: usize = 2;
 
 /// Fit `knobs` (with their base values `base`) to `targets`. `progress(done, total)` is called after each
@@ -177,16 +184,19 @@ pub fn fit(
             if parameters[i].from.is_empty() {
                 continue;
             }
-            let (chosen, metrics): (Vec<&Target>, &[Metric]) = match pass {
-                0 => (targets.iter().filter(|t| (knob.decided_by)(&t.shape)).collect(), knob.metrics),
-                _ => (everything.clone(), &all_metrics),
+            let chosen: Vec<&Target> = match pass {
+                0 => targets.iter().filter(|t| (knob.decided_by)(&t.shape)).collect(),
+                _ => everything.clone(),
             };
+            let metrics = knob.metrics;
             let threshold = noise(chosen.len(), metrics.len());
             let current = settings[i].1;
+            // A trial value the device refuses (a page size its mapping unit does not divide) is the worst
+            // fit, not the end of the calibration: the base's values ran above, so the input is not at fault.
             let mut at = |value: f64, evals: &mut u64| {
                 let mut trial = settings.clone();
                 trial[i].1 = value;
-                total_error(&trial, &chosen, metrics, evals)
+                Ok(total_error(&trial, &chosen, metrics, evals).unwrap_or(f64::INFINITY))
             };
             // A limit of 0 (none) starts from the highest figure measured: a limit there binds just so.
             let start = match knob.limit_of {
@@ -195,6 +205,18 @@ pub fn fit(
             };
             let current_error = at(current, &mut evaluations)?;
             let found = search(knob, start, threshold, &mut at, &mut evaluations)?;
+            // A limit found well above what its jobs moved does not bind them: whatever moved their error
+            // there, it was not the limit (a lower value raised it). Left as the base has it.
+            if let Some(peak) = knob.limit_of {
+                let deciding = targets.iter().filter(|t| (knob.decided_by)(&t.shape));
+                let measured_peak = deciding.map(peak).fold(0.0, f64::max);
+                if found.value > LIMIT_SLACK * measured_peak {
+                    if parameters[i].verdict == Verdict::NoData {
+                        parameters[i].verdict = Verdict::Flat;
+                    }
+                    continue;
+                }
+            }
             if found.sensitive {
                 parameters[i].verdict = Verdict::Fitted;
             } else if parameters[i].verdict == Verdict::NoData {
@@ -206,10 +228,7 @@ pub fn fit(
             // Better for its own jobs: taken only if no worse for all of them.
             let mut trial = settings.clone();
             trial[i].1 = found.value;
-            let error_all = match pass {
-                0 => total_error(&trial, &everything, &all_metrics, &mut evaluations)?,
-                _ => found.error,
-            };
+            let error_all = total_error(&trial, &everything, &all_metrics, &mut evaluations)?;
             if error_all <= error_now + noise(everything.len(), all_metrics.len()) {
                 settings[i].1 = found.value;
                 parameters[i].value = found.value;
@@ -242,7 +261,9 @@ fn search(
 ) -> Result<Found, String> {
     let clamp = |v: f64| {
         let v = v.clamp(knob.min, knob.max);
-        if knob.integer {
+        if knob.power_of_two {
+            v.log2().round().exp2()
+        } else if knob.integer {
             v.round()
         } else {
             v
@@ -270,8 +291,9 @@ fn search(
             }
         }
     }
-    if !sensitive {
-        return Ok(Found { value: start, error: start_error, sensitive });
+    // A power of two has no values between the scan's steps.
+    if !sensitive || knob.power_of_two {
+        return Ok(Found { value: best.0, error: best.1, sensitive });
     }
     // Golden sections between the neighbours of the best point of the scan.
     let (mut lo, mut hi) = (clamp(best.0 / 2.0).ln(), clamp(best.0 * 2.0).ln());
@@ -350,6 +372,7 @@ mod tests {
             min: 1e4,
             max: 1e8,
             integer: false,
+            power_of_two: false,
             decided_by: |s| s.outstanding() >= 32,
             metrics: &[Metric::Iops],
             limit_of: Some(|t| t.measured.read.map_or(0.0, |r| r.iops)),
@@ -365,6 +388,34 @@ mod tests {
         assert_eq!((p[2].value, p[2].verdict), (1e6, Verdict::NoData));
         assert!(p[2].from.is_empty());
         assert!(outcome.error_after < 1e-3 && outcome.error_before > 1.0, "{outcome:?}");
+    }
+
+    #[test]
+    fn a_power_of_two_knob_takes_only_powers_of_two_and_a_refused_value_is_the_worst_fit() {
+        // A 128 KiB write programs 128 KiB / page_bytes pages, at 1 ms each; pages under 4 KiB are refused.
+        let figures = |page: f64, bs: u64| {
+            let iops = 1e3 * page / bs as f64;
+            JobFigures { read: None, write: Some(Figures { iops, mean_ns: 32e9 / iops, p99_ns: None }) }
+        };
+        let evaluate = |settings: &[(&'static str, f64)], targets: &[&Target]| {
+            let page = settings[0].1;
+            if page < 4096.0 {
+                return Err("device.flash.page_bytes: refused".to_string());
+            }
+            Ok(targets.iter().map(|t| figures(page, t.shape.block_size)).collect())
+        };
+        let page = knob("device.flash.page_bytes").unwrap();
+        for (truth, base) in [(16384.0, 8192.0), (4096.0, 32768.0)] {
+            let target = Target {
+                shape: shape(0, 131072, 32),
+                measured: figures(truth, 131072),
+                source: "w.json: write".into(),
+                percentiles: LatencyKind::Total,
+            };
+            let outcome = fit(&[target], &[page], &[base], &evaluate, &mut |_, _| {}).unwrap();
+            assert_eq!(outcome.parameters[0].value, truth, "{outcome:?}");
+            assert_eq!(outcome.parameters[0].verdict, Verdict::Fitted);
+        }
     }
 
     #[test]

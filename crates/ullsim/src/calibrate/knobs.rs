@@ -21,6 +21,9 @@ pub struct Knob {
     pub max: f64,
     /// Whole numbers only.
     pub integer: bool,
+    /// Powers of two only (a size the geometry takes as one): the search's steps by factors of two are its
+    /// only moves.
+    pub power_of_two: bool,
     /// Whether a job's figures speak to this parameter.
     pub decided_by: fn(&JobShape) -> bool,
     /// The figures of those jobs it is fitted to.
@@ -67,6 +70,9 @@ fn large_read(s: &JobShape) -> bool {
 fn large_write(s: &JobShape) -> bool {
     s.read_percent == 0 && s.block_size >= LARGE_BYTES && s.outstanding() >= 8
 }
+fn any_write_deep(s: &JobShape) -> bool {
+    s.read_percent == 0 && s.outstanding() >= 8
+}
 fn small_write_deep(s: &JobShape) -> bool {
     s.read_percent == 0 && s.block_size <= SMALL_BYTES && s.outstanding() >= 8
 }
@@ -85,6 +91,7 @@ pub const KNOBS: &[Knob] = &[
         min: 1e8,
         max: 1e11,
         integer: false,
+        power_of_two: false,
         decided_by: large_read,
         metrics: &[Metric::Iops],
         limit_of: Some(bytes_per_s),
@@ -96,6 +103,7 @@ pub const KNOBS: &[Knob] = &[
         min: 1e8,
         max: 1e11,
         integer: false,
+        power_of_two: false,
         decided_by: large_write,
         metrics: &[Metric::Iops],
         limit_of: Some(bytes_per_s),
@@ -107,6 +115,7 @@ pub const KNOBS: &[Knob] = &[
         min: 100.0,
         max: 1_000_000.0,
         integer: true,
+        power_of_two: false,
         decided_by: small_read_qd1,
         metrics: &[Metric::Mean],
         limit_of: None,
@@ -118,6 +127,7 @@ pub const KNOBS: &[Knob] = &[
         min: 0.01,
         max: 3.0,
         integer: false,
+        power_of_two: false,
         decided_by: small_read_qd1,
         metrics: &[Metric::P99],
         limit_of: None,
@@ -129,6 +139,7 @@ pub const KNOBS: &[Knob] = &[
         min: 1.0,
         max: 64.0,
         integer: true,
+        power_of_two: false,
         decided_by: small_read_some,
         metrics: &[Metric::Iops],
         limit_of: None,
@@ -140,6 +151,7 @@ pub const KNOBS: &[Knob] = &[
         min: 50.0,
         max: 100_000.0,
         integer: true,
+        power_of_two: false,
         decided_by: small_read_deep,
         metrics: &[Metric::Iops],
         limit_of: None,
@@ -151,7 +163,20 @@ pub const KNOBS: &[Knob] = &[
         min: 0.1,
         max: 10.0,
         integer: false,
+        power_of_two: false,
         decided_by: small_read_deep_one_job,
+        metrics: &[Metric::Iops],
+        limit_of: None,
+        requires: None,
+    },
+    Knob {
+        key: "device.flash.page_bytes",
+        what: "flash page size (a small write programs a page, a large one bs / page_bytes: their IOPS ratio)",
+        min: 2048.0,
+        max: 65536.0,
+        integer: true,
+        power_of_two: true,
+        decided_by: any_write_deep,
         metrics: &[Metric::Iops],
         limit_of: None,
         requires: None,
@@ -162,6 +187,7 @@ pub const KNOBS: &[Knob] = &[
         min: 1_000.0,
         max: 20_000_000.0,
         integer: true,
+        power_of_two: false,
         decided_by: small_write_deep,
         metrics: &[Metric::Iops],
         limit_of: None,
@@ -195,7 +221,11 @@ mod tests {
         let jobs4 = JobShape { iodepth: 32, numjobs: 4, ..shape(100, 4096, 32) };
         assert_eq!(deciding(jobs4), ["device.host_interface.command_process_ns"]);
         assert_eq!(deciding(shape(100, 131072, 32)), ["device.host_interface.max_read_bytes_per_s"]);
-        assert_eq!(deciding(shape(0, 4096, 32)), ["device.flash.program_ns"]);
+        assert_eq!(deciding(shape(0, 4096, 32)), ["device.flash.page_bytes", "device.flash.program_ns"]);
+        assert_eq!(
+            deciding(shape(0, 131072, 32)),
+            ["device.host_interface.max_write_bytes_per_s", "device.flash.page_bytes"]
+        );
         // A mixed job decides nothing alone: it is a check of the rest.
         assert!(deciding(shape(70, 4096, 32)).is_empty());
         assert!(knob("device.flash.read_ns").is_some() && knob("nope").is_none());

@@ -37,6 +37,15 @@ pub struct SimulatedProbe {
 /// collection's pace settles within a few milliseconds of the preconditioned state].
 const RAMP_FRACTION: u64 = 5;
 
+/// Timed writes before a write job (`device.ftl.precondition_timed_writes`, blocks per plane): the counted
+/// preconditioning starts every plane at the same point of its GC cycle, and a drive started so runs in
+/// step for its first cycles, its write rate swinging by 2-4x over seconds (an `mqsim-mlc`-like drive with
+/// 16 KiB pages: 2,087 IOPS over 60-360 ms, 6,421 over 0.2-1.2 s, 2,471 over 3-6 s). Four blocks per plane
+/// of timed writes put each plane at its own point: 2,807, 2,409 and 2,438 over the same windows, for
+/// ~0.1 s of setup on that drive (one or two blocks were not enough: 10,860 and 3,580 over the first
+/// window).
+const TIMED_PRECONDITION: &str = "device.ftl.precondition_timed_writes=4";
+
 impl SimulatedProbe {
     /// The device of `what`: a built-in preset's name, a preset file's path, or a scenario file (a TOML
     /// file with a `[device]` table), whose device, drives, host and seed are used and whose flows and run
@@ -128,6 +137,7 @@ impl SimulatedProbe {
             "device.ftl.precondition=random-gc-due",
             "device.ftl.precondition_fill=1.0",
             "device.ftl.precondition_buffer_fill=1.0",
+            TIMED_PRECONDITION,
         ])
     }
 
