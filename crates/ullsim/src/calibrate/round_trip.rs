@@ -215,9 +215,12 @@ fn compare(truth: &[PathBuf], fitted: &[PathBuf], unseen: bool) -> Result<Vec<Ch
     Ok(checks)
 }
 
+/// (IOPS, mean latency) by (job, direction).
+type RawFigures = HashMap<(String, &'static str), (f64, f64)>;
+
 /// Each job's (IOPS, mean latency) per direction of `paths` (fio-json written by the probe), read as they
 /// are: the fitted drive may complete no I/O of a job, which the fio reader refuses as input.
-fn raw_figures(paths: &[PathBuf]) -> Result<HashMap<(String, &'static str), (f64, f64)>, String> {
+fn raw_figures(paths: &[PathBuf]) -> Result<RawFigures, String> {
     let mut figures = HashMap::new();
     for path in paths {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
