@@ -455,11 +455,17 @@ fn show_preset_files(dir: &Path, name: Option<&str>) -> Result<()> {
             let text = preset_file::read(&file.path).map_err(anyhow::Error::msg)?;
             print!("{text}");
             if let Some((base, every_key)) = preset_file::with_base_text(&file.path).map_err(anyhow::Error::msg)? {
-                print!("\n# Every key of {n}, with those of its base {base}:\n{every_key}");
+                print!("\n# Every key of {n}, with those of its base {base}:\n{}", commented(&every_key));
             }
         }
     }
     Ok(())
+}
+
+/// `text` as TOML comments: a preset printed with its base's keys stays one valid preset to copy (the keys
+/// it sets, then every key it ends with, whose tables repeat the preset's own).
+fn commented(text: &str) -> String {
+    text.lines().map(|line| if line.is_empty() { "#\n".to_string() } else { format!("# {line}\n") }).collect()
 }
 
 /// List a built-in catalog (presets, stacks), or print the TOML of the entry called `name`.
@@ -477,7 +483,7 @@ fn show_catalog(what: &str, list: &'static [BuiltIn], name: Option<&str>, usage:
             Some(entry) => {
                 print!("{}", entry.toml);
                 if let Some((base, text)) = builtin::with_base_text(list, entry).map_err(anyhow::Error::msg)? {
-                    print!("\n# Every key of {n}, with those of its base {base}:\n{text}");
+                    print!("\n# Every key of {n}, with those of its base {base}:\n{}", commented(&text));
                 }
             }
             None => bail!("unknown {what} \"{n}\"; expected one of {:?}", builtin::names(list)),

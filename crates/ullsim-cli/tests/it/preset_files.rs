@@ -22,6 +22,12 @@ fn presets_path_lists_the_files_and_prints_one_with_its_base() {
     assert!(one.starts_with("# mine: optane-ull, slower\nbase = \"optane-ull\""), "{one}");
     assert!(one.contains("# Every key of mine, with those of its base optane-ull:"), "{one}");
     assert!(one.contains("read_ns = 900") && one.contains("command_process_ns = 1800"), "{one}");
+    // The base's keys come as comments: the output is one valid preset to copy (its tables not repeated).
+    for (what, text) in [("mine", one.clone()), ("optane-900p", ullsim(["presets", "optane-900p"]).ok().stdout)] {
+        let (_, every_key) = text.split_once("# Every key of").unwrap_or_else(|| panic!("{what}: {text}"));
+        assert!(every_key.lines().skip(1).all(|l| l.starts_with('#')), "{what}: {every_key}");
+        assert!(every_key.contains("# [flash]"), "{what}: {every_key}");
+    }
     ullsim(["presets", "--path", dir_arg, "nope"]).fails_with(&["no preset file \"nope.toml\"", "\"mine\""]);
     ullsim(["presets", "--path", &format!("{dir_arg}/missing")]).fails_with(&["cannot list preset files"]);
     // The built-in catalogue is as it was.

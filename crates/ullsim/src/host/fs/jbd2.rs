@@ -136,7 +136,7 @@ impl Jbd2 {
                 let plan = fs.journal.commit();
                 fs.counters.journal_commits += 1;
                 // T_LOCKED to T_FLUSH, the first part of the set-up: handles that start meanwhile sleep.
-                fs.locks.lock_transaction(core, now, fs.locks.commit_locked_ns.min(commit_cpu_ns));
+                fs.locks.lock_transaction(core, now, fs.locks.commit_locked_ns().min(commit_cpu_ns));
                 self.metadata_blocks = plan.descriptor_blocks + plan.metadata_blocks.len() as u64;
                 for &file in &plan.ordered_files {
                     for (first, count) in fs.allocated_dirty_ranges(file) {

@@ -62,7 +62,7 @@ pub struct FsLocks {
     locked: Option<Locked>,
     /// [`PAGE_LOCK_HOLD_NS`] and [`COMMIT_LOCKED_NS`] at the host's cores' speed.
     page_hold_ns: Time,
-    pub commit_locked_ns: Time,
+    commit_locked_ns: Time,
 }
 
 impl FsLocks {
@@ -77,6 +77,12 @@ impl FsLocks {
             page_hold_ns: PAGE_LOCK_HOLD_NS,
             commit_locked_ns: COMMIT_LOCKED_NS,
         }
+    }
+
+    /// How long a commit's set-up holds the running transaction locked (T_LOCKED to T_FLUSH), at the cores'
+    /// speed.
+    pub fn commit_locked_ns(&self) -> Time {
+        self.commit_locked_ns
     }
 
     /// The holds on cores `speed` times the reference machine's (`host.cpu.speed`): CPU work under the lock.
