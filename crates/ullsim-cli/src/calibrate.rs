@@ -36,10 +36,19 @@ pub struct Args {
     ios: u64,
 }
 
-pub fn main(args: &Args) -> Result<()> {
-    if args.ios < 100 {
-        bail!("--ios {}: expected at least 100 I/Os per simulated job", args.ios);
+/// The progress bar of a fit's stages.
+pub const FIT_PROGRESS: &str = "{bar:40} {pos}/{len} fit stages, {elapsed} elapsed, ~{eta} left";
+
+/// `--ios`: enough I/Os per simulated job for a rate and a mean to mean something.
+pub fn check_ios(ios: u64) -> Result<()> {
+    if ios < 100 {
+        bail!("--ios {ios}: expected at least 100 I/Os per simulated job");
     }
+    Ok(())
+}
+
+pub fn main(args: &Args) -> Result<()> {
+    check_ios(args.ios)?;
     if args.output.exists() {
         bail!("{}: exists; calibrate does not overwrite a preset (remove it or name another)", args.output.display());
     }
@@ -50,7 +59,7 @@ pub fn main(args: &Args) -> Result<()> {
         }
     }
     let options = Options { base: args.base.clone(), settings: args.set.clone(), target_ios: args.ios as f64 };
-    let progress = Progress::new("{bar:40} {pos}/{len} fit stages, {elapsed} elapsed, ~{eta} left")?;
+    let progress = Progress::new(FIT_PROGRESS)?;
     let outcome = calibrate(&args.results, &options, &mut |done, total| progress.set(done as u64, total as u64));
     progress.finish();
     let calibration = outcome.map_err(anyhow::Error::msg)?;

@@ -41,9 +41,7 @@ pub struct Args {
 }
 
 pub fn main(args: &Args) -> Result<()> {
-    if args.ios < 100 {
-        bail!("--ios {}: expected at least 100 I/Os per simulated job", args.ios);
-    }
+    crate::calibrate::check_ios(args.ios)?;
     if args.output.exists() && std::fs::read_dir(&args.output)?.next().is_some() {
         bail!("{}: not empty; round-trip writes into a new or empty directory", args.output.display());
     }
@@ -60,7 +58,7 @@ pub fn main(args: &Args) -> Result<()> {
         write_duration_ns,
         writes: !args.reads_only,
     };
-    let progress = Progress::new("{bar:40} {pos}/{len} fit stages, {elapsed} elapsed, ~{eta} left")?;
+    let progress = Progress::new(crate::calibrate::FIT_PROGRESS)?;
     let outcome = round_trip(&options, &args.output, &mut |done, total| progress.set(done as u64, total as u64));
     progress.finish();
     let outcome = outcome.map_err(anyhow::Error::msg)?;

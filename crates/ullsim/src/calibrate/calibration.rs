@@ -351,6 +351,13 @@ impl Calibration {
         }
         text
     }
+
+    /// The fitted keys that are not the preset's but the scenario's host (`host.cpu.speed`), as `key=value`
+    /// settings (`run --set`) for running the preset on the host it was fitted with.
+    pub fn host_settings(&self) -> Vec<String> {
+        let host = self.outcome.parameters.iter().filter(|p| p.verdict == Verdict::Fitted && !is_device_key(p.key));
+        host.map(|p| format!("{}={}", p.key, p.value)).collect()
+    }
 }
 
 /// A key of the device preset (`device.*`), as opposed to one of the scenario's host (`host.cpu.speed`).

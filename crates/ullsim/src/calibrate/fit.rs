@@ -139,8 +139,9 @@ const LIMIT_SLACK: f64 = 1.25;
 const REFINE_STEPS: usize = 8;
 
 /// Passes over the knobs: the first fits each to the jobs that decide it, in order; the second refits
-/// each against every job of its direction ([`same_direction`]), on the figure it decides (a parameter fitted early, such as the read time, also
-/// moves figures a later one decides, such as the saturation, and a mixed job checks them all). A figure a
+/// each against every job of its direction ([`same_direction`]), on the figure it decides (a parameter
+/// fitted early, such as the read time, also moves figures a later one decides, such as the saturation,
+/// and a mixed job checks them all). A figure a
 /// parameter does not decide (the 99th percentiles, for all but the read spread) weighs in only through
 /// the rule that no step may raise the error of all jobs on all figures: it vetoes, it does not pull.
 const PASSES: usize = 2;
@@ -184,9 +185,10 @@ pub fn fit(
             if parameters[i].from.is_empty() {
                 continue;
             }
+            let deciding: Vec<&Target> = targets.iter().filter(|t| (knob.decided_by)(&t.shape)).collect();
             let chosen: Vec<&Target> = match pass {
-                0 => targets.iter().filter(|t| (knob.decided_by)(&t.shape)).collect(),
-                _ => targets.iter().filter(|t| same_direction(knob, targets, t)).collect(),
+                0 => deciding.clone(),
+                _ => same_direction(&deciding, targets),
             };
             let metrics = knob.metrics;
             let threshold = noise(chosen.len(), metrics.len());
@@ -208,8 +210,7 @@ pub fn fit(
             // A limit found well above what its jobs moved does not bind them: whatever moved their error
             // there, it was not the limit (a lower value raised it). Left as the base has it.
             if let Some(peak) = knob.limit_of {
-                let deciding = targets.iter().filter(|t| (knob.decided_by)(&t.shape));
-                let measured_peak = deciding.map(peak).fold(0.0, f64::max);
+                let measured_peak = deciding.iter().map(|t| peak(t)).fold(0.0, f64::max);
                 if found.value > LIMIT_SLACK * measured_peak {
                     if parameters[i].verdict == Verdict::NoData {
                         parameters[i].verdict = Verdict::Flat;
@@ -241,16 +242,15 @@ pub fn fit(
     Ok(FitOutcome { parameters, error_before, error_after, evaluations })
 }
 
-/// Whether `target` issues the same kind of I/O as the jobs that decide `knob`: reads only, or writes
-/// (mixed jobs are writers). The second pass refits a read parameter to every read job and a write
+/// The targets that issue the same kind of I/O as `deciding` (a knob's deciding jobs): reads only, or
+/// writes (mixed jobs are writers). The second pass refits a read parameter to every read job and a write
 /// parameter to every job that writes, not to all: a base that cannot reach the drive's writes (another
 /// write path: an SLC cache, another garbage collector) would otherwise pull the read parameters to
 /// wherever they slow its writes most (one channel, 9 us per command: every read 80% off, as a trial of
 /// `tlc-enterprise` from `tlc-consumer` did).
-fn same_direction(knob: &Knob, targets: &[Target], target: &Target) -> bool {
-    let writes = |t: &Target| t.shape.writes();
-    let knob_writes = targets.iter().filter(|t| (knob.decided_by)(&t.shape)).any(writes);
-    writes(target) == knob_writes
+fn same_direction<'a>(deciding: &[&Target], targets: &'a [Target]) -> Vec<&'a Target> {
+    let writer = deciding.iter().any(|t| t.shape.writes());
+    targets.iter().filter(|t| t.shape.writes() == writer).collect()
 }
 
 /// What one parameter's search found.

@@ -121,14 +121,7 @@ pub fn round_trip(
         .map_err(|e| format!("{}: cannot write the preset: {e}", preset.display()))?;
     // The fitted preset, on the host the calibration ran and fitted (a host key is not the preset's).
     let mut settings = options.calibration.settings.clone();
-    settings.extend(
-        calibration
-            .outcome
-            .parameters
-            .iter()
-            .filter(|p| p.key.starts_with("host."))
-            .map(|p| format!("{}={}", p.key, p.value)),
-    );
+    settings.extend(calibration.host_settings());
     let fitted = Sides::new(&preset.display().to_string(), options, settings)?;
     let fitted_given = write_all(&dir.join("fitted"), &fitted.run(&given_files)?)?;
     let fitted_unseen = write_all(&dir.join("fitted"), &fitted.run(&unseen_files)?)?;

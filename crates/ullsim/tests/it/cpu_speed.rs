@@ -3,26 +3,16 @@
 
 use crate::common;
 
+use crate::host::QD1;
 use common::{json, load_error, run, scenario_with};
 use ullsim::config::HostConfig;
 
-/// QD1 4 KiB random reads from one io_uring job on optane-ull, the device's own spread off so that every
-/// read takes the device the same time.
-const QD1: &str = r#"
-[run]
-duration = "20ms"
-[device]
-preset = "optane-ull"
-variability.enabled = false
-[[flow]]
-name = "io"
-rw = "randread"
-bs = "4k"
-ioengine = "io_uring"
-"#;
+/// The device's own spread off, so that every QD1 read (`host.rs`'s scenario) takes the device the same time.
+const NO_SPREAD: &str = "device.variability.enabled=false";
 
 fn mean_latency(sets: &[&str]) -> f64 {
-    run(&scenario_with(QD1, sets)).flows[0].latency_ns.mean
+    let sets: Vec<&str> = [NO_SPREAD].into_iter().chain(sets.iter().copied()).collect();
+    run(&scenario_with(QD1, &sets)).flows[0].latency_ns.mean
 }
 
 #[test]

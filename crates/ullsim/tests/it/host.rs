@@ -8,7 +8,7 @@ use common::{run, scenario, scenario_with, MIXED};
 use ullsim::RunResults;
 
 /// QD1 4 KB random I/O from one io_uring job on optane-ull (HotStorage'23 §4.1).
-const QD1: &str = r#"
+pub(crate) const QD1: &str = r#"
 [run]
 duration = "20ms"
 [device]
