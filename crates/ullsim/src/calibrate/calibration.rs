@@ -94,7 +94,8 @@ pub fn calibrate(
     let mut bench = Bench { probe, settings: options.settings.clone(), target_ios: options.target_ios };
     let base_config = bench.base_json()?;
     let knobs: Vec<&Knob> = KNOBS.iter().collect();
-    let base: Vec<f64> = knobs.iter().map(|k| value_at(&base_config, k.key).unwrap_or(0.0)).collect();
+    let base: Vec<f64> =
+        knobs.iter().map(|k| json_at(&base_config, k.key).and_then(|v| k.value_of(v)).unwrap_or(0.0)).collect();
     // A knob the data decides may need a switch of the base on (the read spread, the spread model).
     let mut enabled = Vec::new();
     for knob in knobs.iter().filter(|k| targets.iter().any(|t| (k.decided_by)(&t.shape) && measures(t, k.metrics))) {
@@ -222,8 +223,12 @@ fn measures(target: &Target, metrics: &[Metric]) -> bool {
 
 /// The number at `key` (`device.flash.read_ns`, `host.cpu.speed`) of the base's JSON ([`Bench::base_json`];
 /// booleans as 0 and 1).
+fn json_at<'a>(base: &'a serde_json::Value, key: &str) -> Option<&'a serde_json::Value> {
+    key.split('.').try_fold(base, |v, part| v.get(part))
+}
+
 fn value_at(base: &serde_json::Value, key: &str) -> Option<f64> {
-    let value = key.split('.').try_fold(base, |v, part| v.get(part))?;
+    let value = json_at(base, key)?;
     value.as_f64().or_else(|| value.as_bool().map(|b| f64::from(u8::from(b))))
 }
 
@@ -266,7 +271,7 @@ impl Calibration {
         }
         // A fitted host key belongs to the scenario the drive runs in, not to the device preset.
         for p in self.outcome.parameters.iter().filter(|p| p.verdict == Verdict::Fitted && !is_device_key(p.key)) {
-            let value = toml_number(p.value, knob_integer(p.key));
+            let value = value_text(p.key, p.value);
             let (table, key) = p.key.rsplit_once('.').unwrap_or(("", p.key));
             let _ = writeln!(
                 text,
@@ -284,7 +289,7 @@ impl Calibration {
             tables
                 .entry(table)
                 .or_default()
-                .push(format!("{key} = {}  # fitted from: {from}", toml_number(p.value, knob_integer(p.key))));
+                .push(format!("{key} = {}  # fitted from: {from}", value_text(p.key, p.value)));
         }
         for (key, value) in &self.enabled {
             let (table, key) = split_key(key);
@@ -336,18 +341,12 @@ impl Calibration {
         let _ = writeln!(text, "\n{:<48} {:>14} {:>14}  from", "parameter", "base", "fitted");
         for p in &self.outcome.parameters {
             let fitted = match p.verdict {
-                Verdict::Fitted => toml_number(p.value, knob_integer(p.key)),
+                Verdict::Fitted => value_text(p.key, p.value),
                 Verdict::NoData => "(no data)".into(),
                 Verdict::Flat => "(not binding)".into(),
             };
-            let _ = writeln!(
-                text,
-                "{:<48} {:>14} {:>14}  {}",
-                p.key,
-                toml_number(p.base, knob_integer(p.key)),
-                fitted,
-                shorten(&p.from)
-            );
+            let _ =
+                writeln!(text, "{:<48} {:>14} {:>14}  {}", p.key, value_text(p.key, p.base), fitted, shorten(&p.from));
         }
         text
     }
@@ -356,7 +355,7 @@ impl Calibration {
     /// settings (`run --set`) for running the preset on the host it was fitted with.
     pub fn host_settings(&self) -> Vec<String> {
         let host = self.outcome.parameters.iter().filter(|p| p.verdict == Verdict::Fitted && !is_device_key(p.key));
-        host.map(|p| format!("{}={}", p.key, p.value)).collect()
+        host.map(|p| super::knobs::setting(p.key, p.value)).collect()
     }
 }
 
@@ -370,8 +369,12 @@ fn split_key(key: &str) -> (&str, &str) {
     path.rsplit_once('.').unwrap_or(("", path))
 }
 
-fn knob_integer(key: &str) -> bool {
-    super::knobs::knob(key).is_some_and(|k| k.integer)
+/// A fitted value as a preset writes it: a choice's literal, else a number.
+fn value_text(key: &str, value: f64) -> String {
+    match super::knobs::knob(key) {
+        Some(knob) if !knob.choices.is_empty() => knob.value_text(value),
+        knob => toml_number(value, knob.is_some_and(|k| k.integer)),
+    }
 }
 
 /// A value as TOML writes it: integers bare, others with their digits.

@@ -39,7 +39,7 @@ impl Bench {
         kind: LatencyKind,
     ) -> Result<JobFigures, String> {
         let mut sets = self.settings.clone();
-        sets.extend(settings.iter().map(|(key, value)| format!("{key}={}", setting_text(*value))));
+        sets.extend(settings.iter().map(|(key, value)| super::knobs::setting(key, *value)));
         let scenario = self.probe.scenario_of("job", shape, run_ns, &sets)?;
         let results = crate::run_scenario(&scenario).map_err(|e| e.to_string())?;
         let flow = results.flows.first().ok_or("the job's scenario has no flow")?;
@@ -61,15 +61,6 @@ impl Bench {
         let device = serde_json::to_value(&scenario.device).map_err(|e| e.to_string())?;
         let host = serde_json::to_value(&scenario.host).map_err(|e| e.to_string())?;
         Ok(serde_json::json!({ "device": device, "host": host }))
-    }
-}
-
-/// A setting as the scenario reads it: whole numbers as integers (integer keys take nothing else).
-fn setting_text(value: f64) -> String {
-    if value.fract() == 0.0 && value.abs() < 9e15 {
-        format!("{}", value as i64)
-    } else {
-        format!("{value:e}")
     }
 }
 
@@ -112,12 +103,5 @@ mod tests {
         let slower = bench.run(&[("device.flash.read_ns", 20_000.0)], &shape, 20_000_000, LatencyKind::Total).unwrap();
         let added = slower.read.unwrap().mean_ns - read.mean_ns;
         assert!((added / 19_370.0 - 1.0).abs() < 0.1, "{added}");
-    }
-
-    #[test]
-    fn settings_are_written_as_the_scenario_reads_them() {
-        assert_eq!(setting_text(12000.0), "12000");
-        assert_eq!(setting_text(0.25), "2.5e-1");
-        assert_eq!(setting_text(2.5e9), "2500000000");
     }
 }

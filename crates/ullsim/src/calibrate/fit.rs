@@ -135,6 +135,17 @@ const NOISE_PER_FIGURE: f64 = 1e-4;
 /// above, the job is set by something else].
 const LIMIT_SLACK: f64 = 1.25;
 
+/// How much more a knob's deciding jobs count than the other jobs of its direction in the second pass
+/// [inferred: twice keeps a knob on the figure that identifies it (a read time refitted to every read
+/// job drifted 7% off the QD1 mean it is the only knob of, to ease a saturation other knobs own) while
+/// the others still pull it where it moves them].
+const DECIDING_WEIGHT: f64 = 2.0;
+
+/// Steps by a factor of two the scan goes on through without a change in error before it gives up on a
+/// direction: a cap 32x above where it binds still gets there [inferred: a base's command cost is within
+/// 32x of the drive's (the presets' 200 ns to 5 us), and each step costs one simulation of its jobs].
+const FLAT_STEPS: usize = 5;
+
 /// Steps of the golden-section refinement after the bracketing scan (each narrows the bracket by 0.618).
 const REFINE_STEPS: usize = 8;
 
@@ -159,13 +170,17 @@ pub fn fit(
     let mut settings: Vec<(&'static str, f64)> = knobs.iter().zip(base).map(|(k, &v)| (k.key, v)).collect();
     let mut evaluations = 0u64;
     let all_metrics = [Metric::Iops, Metric::Mean, Metric::P99];
-    let total_error = |settings: &[(&'static str, f64)], chosen: &[&Target], metrics: &[Metric], evals: &mut u64| {
-        *evals += 1;
-        let simulated = evaluate(settings, chosen)?;
-        Ok::<f64, String>(chosen.iter().zip(&simulated).map(|(t, s)| job_error(&t.measured, s, metrics)).sum())
-    };
+    let total_error =
+        |settings: &[(&'static str, f64)], chosen: &[(&Target, f64)], metrics: &[Metric], evals: &mut u64| {
+            *evals += 1;
+            let jobs: Vec<&Target> = chosen.iter().map(|(t, _)| *t).collect();
+            let simulated = evaluate(settings, &jobs)?;
+            Ok::<f64, String>(
+                chosen.iter().zip(&simulated).map(|((t, weight), s)| weight * job_error(&t.measured, s, metrics)).sum(),
+            )
+        };
     let noise = |jobs: usize, metrics: usize| NOISE_PER_FIGURE * (jobs * metrics) as f64;
-    let everything: Vec<&Target> = targets.iter().collect();
+    let everything: Vec<(&Target, f64)> = targets.iter().map(|t| (t, 1.0)).collect();
     let error_before = total_error(&settings, &everything, &all_metrics, &mut evaluations)?;
     let mut error_now = error_before;
     let mut parameters: Vec<Fitted> = knobs
@@ -179,6 +194,10 @@ pub fn fit(
             from: targets.iter().filter(|t| (knob.decided_by)(&t.shape)).map(|t| t.source.clone()).collect(),
         })
         .collect();
+    // The choices are searched together, at the first one's place: each alone may change nothing while
+    // another holds the drive back (a base serving one die per chip at a time gains nothing from pairing
+    // any planes, and the other way round), and their combinations are few.
+    let choices: Vec<usize> = (0..knobs.len()).filter(|&i| !knobs[i].choices.is_empty()).collect();
     for pass in 0..PASSES {
         for (i, knob) in knobs.iter().enumerate() {
             progress(pass * knobs.len() + i, PASSES * knobs.len());
@@ -186,12 +205,57 @@ pub fn fit(
                 continue;
             }
             let deciding: Vec<&Target> = targets.iter().filter(|t| (knob.decided_by)(&t.shape)).collect();
-            let chosen: Vec<&Target> = match pass {
-                0 => deciding.clone(),
-                _ => same_direction(&deciding, targets),
+            // Past the first pass, a knob's own jobs count twice among those of its direction: the others
+            // check it, its own decide it (the read time is the QD1 mean's, not the saturation's).
+            let chosen: Vec<(&Target, f64)> = match pass {
+                0 => deciding.iter().map(|t| (*t, 1.0)).collect(),
+                _ => same_direction(&deciding, targets)
+                    .into_iter()
+                    .map(|t| (t, if deciding.iter().any(|d| std::ptr::eq(*d, t)) { DECIDING_WEIGHT } else { 1.0 }))
+                    .collect(),
             };
             let metrics = knob.metrics;
             let threshold = noise(chosen.len(), metrics.len());
+            if !knob.choices.is_empty() {
+                if choices.first() != Some(&i) {
+                    continue;
+                }
+                let current: Vec<f64> = choices.iter().map(|&c| settings[c].1).collect();
+                let sizes: Vec<usize> = choices.iter().map(|&c| knobs[c].choices.len()).collect();
+                let with = |combination: &[f64]| {
+                    let mut trial = settings.clone();
+                    for (&c, &value) in choices.iter().zip(combination) {
+                        trial[c].1 = value;
+                    }
+                    trial
+                };
+                let mut at = |combination: &[f64], evals: &mut u64| {
+                    Ok(total_error(&with(combination), &chosen, metrics, evals).unwrap_or(f64::INFINITY))
+                };
+                let (best, sensitive) = search_choices(&current, &sizes, threshold, &mut at, &mut evaluations)?;
+                for &c in &choices {
+                    if parameters[c].from.is_empty() {
+                        continue;
+                    }
+                    if sensitive {
+                        parameters[c].verdict = Verdict::Fitted;
+                    } else if parameters[c].verdict == Verdict::NoData {
+                        parameters[c].verdict = Verdict::Flat;
+                    }
+                }
+                if best == current {
+                    continue;
+                }
+                let error_all = total_error(&with(&best), &everything, &all_metrics, &mut evaluations)?;
+                if error_all <= error_now + noise(everything.len(), all_metrics.len()) {
+                    for (&c, &value) in choices.iter().zip(&best) {
+                        settings[c].1 = value;
+                        parameters[c].value = value;
+                    }
+                    error_now = error_all;
+                }
+                continue;
+            }
             let current = settings[i].1;
             // A trial value the device refuses (a page size its mapping unit does not divide) is the worst
             // fit, not the end of the calibration: the base's values ran above, so the input is not at fault.
@@ -202,7 +266,7 @@ pub fn fit(
             };
             // A limit of 0 (none) starts from the highest figure measured: a limit there binds just so.
             let start = match knob.limit_of {
-                Some(peak) if current == 0.0 => chosen.iter().map(|t| peak(t)).fold(0.0, f64::max),
+                Some(peak) if current == 0.0 => chosen.iter().map(|(t, _)| peak(t)).fold(0.0, f64::max),
                 _ => current,
             };
             let current_error = at(current, &mut evaluations)?;
@@ -253,6 +317,39 @@ fn same_direction<'a>(deciding: &[&Target], targets: &'a [Target]) -> Vec<&'a Ta
     targets.iter().filter(|t| t.shape.writes() == writer).collect()
 }
 
+/// The error of a combination of choices (counting the simulation in the evaluations).
+type CombinationError<'a> = dyn FnMut(&[f64], &mut u64) -> Result<f64, String> + 'a;
+
+/// The search of choices together: every combination of `sizes` choices (each an index), from
+/// `current`; the best, and whether any changed the error by more than `threshold`.
+fn search_choices(
+    current: &[f64],
+    sizes: &[usize],
+    threshold: f64,
+    at: &mut CombinationError,
+    evals: &mut u64,
+) -> Result<(Vec<f64>, bool), String> {
+    let start_error = at(current, evals)?;
+    let mut best = (current.to_vec(), start_error);
+    let mut sensitive = false;
+    for combination in combinations(sizes).into_iter().filter(|c| c != current) {
+        let error = at(&combination, evals)?;
+        sensitive |= (error - start_error).abs() > threshold;
+        if error < best.1 - threshold {
+            best = (combination, error);
+        }
+    }
+    Ok((best.0, sensitive))
+}
+
+/// Every combination of choices of `sizes` (each an index as the fit's value), the first choice's
+/// index changing slowest.
+fn combinations(sizes: &[usize]) -> Vec<Vec<f64>> {
+    sizes.iter().fold(vec![Vec::new()], |partial, &size| {
+        partial.iter().flat_map(|p| (0..size).map(move |i| [&p[..], &[i as f64]].concat())).collect()
+    })
+}
+
 /// What one parameter's search found.
 struct Found {
     value: f64,
@@ -285,9 +382,15 @@ fn search(
     let start_error = at(start, evals)?;
     let mut best = (start, start_error);
     let mut sensitive = false;
-    // The scan: each direction by doubling (halving) while it keeps improving.
+    // The scan: each direction by doubling (halving) while it keeps improving, and across a plateau of
+    // up to FLAT_STEPS steps that neither improve nor worsen (a cap far above what the jobs reach changes
+    // nothing until it binds them).
+    // A limit starts where its jobs' peak is (or from the base's) and has no plateau to cross on the way
+    // to it: above the peak it binds nothing.
+    let flat_steps = if knob.limit_of.is_some() { 0 } else { FLAT_STEPS };
     for factor in [2.0, 0.5] {
         let mut value = start;
+        let mut flat = 0;
         loop {
             let next = clamp(value * factor);
             if next == value {
@@ -297,14 +400,19 @@ fn search(
             sensitive |= (error - start_error).abs() > threshold;
             if error < best.1 - threshold {
                 best = (next, error);
-                value = next;
+                flat = 0;
+            } else if error <= best.1 + threshold && flat < flat_steps {
+                flat += 1;
             } else {
                 break;
             }
+            value = next;
         }
     }
-    // A power of two has no values between the scan's steps.
-    if !sensitive || knob.power_of_two {
+    // A power of two has no values between the scan's steps. A limit the scan left where it started (its
+    // jobs' peak, or the base's) binds them there or not at all: refining it would cost a write job's
+    // simulations for a percent.
+    if !sensitive || knob.power_of_two || (knob.limit_of.is_some() && best.0 == start) {
         return Ok(Found { value: best.0, error: best.1, sensitive });
     }
     // Golden sections between the neighbours of the best point of the scan.
@@ -389,6 +497,7 @@ mod tests {
             metrics: &[Metric::Iops],
             limit_of: Some(|t| t.measured.read.map_or(0.0, |r| r.iops)),
             requires: None,
+            choices: &[],
         };
         let knobs = [knob("device.flash.read_ns").unwrap(), &cap, knob("device.flash.program_ns").unwrap()];
         let outcome = fit(&targets, &knobs, &[30_000.0, 0.0, 1e6], &closed_form, &mut |_, _| {}).unwrap();
@@ -400,6 +509,84 @@ mod tests {
         assert_eq!((p[2].value, p[2].verdict), (1e6, Verdict::NoData));
         assert!(p[2].from.is_empty());
         assert!(outcome.error_after < 1e-3 && outcome.error_before > 1.0, "{outcome:?}");
+    }
+
+    #[test]
+    fn the_scan_crosses_a_plateau_where_a_cap_does_not_bind_yet() {
+        // Reads at QD8 of 12 us run at 667K IOPS unless capped; the drive caps them at 400K. From a cap of
+        // 20M the first four halvings change nothing (they stay above 667K): the scan must go on through.
+        let truth = [("device.flash.read_ns", 12_000.0), ("device.host_interface.max_read_iops", 400_000.0)];
+        let shapes = [shape(100, 4096, 8)];
+        let measured = closed_form_shapes(&truth, &shapes);
+        let target = Target {
+            shape: shapes[0],
+            measured: measured[0],
+            source: "t.json: qd8".into(),
+            percentiles: LatencyKind::Total,
+        };
+        let cap = Knob {
+            key: "device.host_interface.max_read_iops",
+            what: "read IOPS cap",
+            min: 1e4,
+            max: 1e8,
+            integer: false,
+            power_of_two: false,
+            decided_by: |s| s.outstanding() >= 8,
+            metrics: &[Metric::Iops],
+            limit_of: None,
+            requires: None,
+            choices: &[],
+        };
+        let read = knob("device.flash.read_ns").unwrap();
+        let outcome = fit(&[target], &[read, &cap], &[12_000.0, 2e7], &closed_form, &mut |_, _| {}).unwrap();
+        let p = &outcome.parameters;
+        assert!((p[1].value / 400_000.0 - 1.0).abs() < 0.01, "{p:?}");
+        assert_eq!(p[1].verdict, Verdict::Fitted);
+    }
+
+    #[test]
+    fn choices_are_searched_together() {
+        // Either switch alone slows the drive; both together make it 1.5x as fast, as measured. A search of
+        // one at a time would keep neither.
+        let rate = |settings: &[(&'static str, f64)]| match (settings[0].1 as u8, settings[1].1 as u8) {
+            (0, 0) => 100.0,
+            (1, 1) => 150.0,
+            _ => 90.0,
+        };
+        let figures = |iops: f64| JobFigures {
+            read: Some(Figures { iops, mean_ns: 4e10 / iops, p99_ns: Some(6e10 / iops) }),
+            write: None,
+        };
+        let evaluate = |settings: &[(&'static str, f64)], targets: &[&Target]| {
+            Ok(targets.iter().map(|_| figures(rate(settings))).collect())
+        };
+        let switch = |key| Knob {
+            key,
+            what: "a switch",
+            min: 0.0,
+            max: 1.0,
+            integer: true,
+            power_of_two: false,
+            decided_by: |s| s.outstanding() >= 2,
+            metrics: &[Metric::Iops, Metric::P99],
+            limit_of: None,
+            requires: None,
+            choices: &["false", "true"],
+        };
+        let (a, b) = (switch("device.a"), switch("device.b"));
+        let target = Target {
+            shape: shape(100, 4096, 4),
+            measured: figures(150.0),
+            source: "t.json: qd4".into(),
+            percentiles: LatencyKind::Total,
+        };
+        let outcome = fit(&[target], &[&a, &b], &[0.0, 0.0], &evaluate, &mut |_, _| {}).unwrap();
+        let values: Vec<f64> = outcome.parameters.iter().map(|p| p.value).collect();
+        assert_eq!(values, [1.0, 1.0], "{outcome:?}");
+        assert!(outcome.parameters.iter().all(|p| p.verdict == Verdict::Fitted));
+        assert!(outcome.error_after < 1e-9, "{outcome:?}");
+        assert_eq!(combinations(&[2, 3]).len(), 6);
+        assert_eq!(combinations(&[2, 3])[5], [1.0, 2.0]);
     }
 
     #[test]

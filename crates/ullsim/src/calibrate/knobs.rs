@@ -1,11 +1,15 @@
 //! The parameters a calibration fits, in the order it fits them, each with the jobs whose figures decide
-//! it. The order follows what the figures separate: a large sequential job's IOPS is its bandwidth
-//! limit's; a QD1 4 KiB read's mean is mostly the media read time, its 99th percentile the read time's
-//! spread; the 4 KiB reads' IOPS at a few in flight is the flash parallelism's, at many the controller's
-//! command rate, or, from one job on a fast drive, its one submitting core's: the host's CPU speed (a
-//! scenario key, `host.cpu.speed`, fitted after the controller: a ceiling every job count shares is the
-//! drive's, and the host's speed takes only what one job falls short of it); a steady-state random
-//! writer's IOPS is the program time's.
+//! it. The order follows what the figures separate: a QD1 4 KiB read's mean is mostly the media read time,
+//! its 99th percentile the read time's spread; how reads share the flash (a chip serving one die at a
+//! time, the buses taken in turn, planes pairing up only at the same page) shows in the rate and tails of
+//! small reads queued at it and in a large read's time at QD1, whose remainder is the link's and the
+//! channel buses' rates (a PCIe 4.0 drive from a PCIe 3.0 base); a large sequential job's IOPS is its
+//! bandwidth limit's; the parallelism (chips behind the same buses, then channels) sets small reads' rate
+//! at a few in flight, the controller's command rate and an IOPS limit at many, or, from one job on a fast
+//! drive, its one submitting core's: the host's CPU speed (a scenario key, `host.cpu.speed`, fitted after
+//! the controller: a ceiling every job count shares is the drive's, and the host's speed takes only what
+//! one job falls short of it); a steady-state random writer's IOPS is the program time's, and past it a
+//! write IOPS limit's.
 
 use super::fit::{Metric, Target};
 use super::JobShape;
@@ -34,6 +38,41 @@ pub struct Knob {
     pub limit_of: Option<fn(&Target) -> f64>,
     /// A switch (boolean key) the parameter does nothing without, turned on when the data decides it.
     pub requires: Option<(&'static str, &'static str)>,
+    /// A choice among these values (TOML literals: `false`, `"fcfs"`) and not a number: the fit's value is
+    /// the index of one, and the search tries each. Empty for a number.
+    pub choices: &'static [&'static str],
+}
+
+impl Knob {
+    /// `value` as the scenario (and a preset file) reads it: a choice's literal, whole numbers of an
+    /// integer key as integers (integer keys take nothing else), other numbers in full.
+    pub fn value_text(&self, value: f64) -> String {
+        if let Some(choice) = self.choices.get(value as usize) {
+            return (*choice).to_string();
+        }
+        Self::number_text(value)
+    }
+
+    fn number_text(value: f64) -> String {
+        if value.fract() == 0.0 && value.abs() < 9e15 {
+            format!("{}", value as i64)
+        } else {
+            format!("{value:e}")
+        }
+    }
+
+    /// The fit's value of a base's setting (as the configuration's JSON has it): a choice's index, a
+    /// switch as 0 or 1, a number as itself. None if the base has no such value (or a choice not listed).
+    pub fn value_of(&self, json: &serde_json::Value) -> Option<f64> {
+        if self.choices.is_empty() {
+            return json.as_f64().or_else(|| json.as_bool().map(|b| f64::from(u8::from(b))));
+        }
+        let literal = match json {
+            serde_json::Value::String(text) => format!("\"{text}\""),
+            other => other.to_string(),
+        };
+        self.choices.iter().position(|c| *c == literal).map(|i| i as f64)
+    }
 }
 
 /// Largest transfer still "small": a random job of it is set by flash and controller, not bandwidth.
@@ -51,6 +90,17 @@ fn small_read_qd1(s: &JobShape) -> bool {
 fn small_read_some(s: &JobShape) -> bool {
     s.read_percent == 100 && s.block_size <= SMALL_BYTES && (2..DEEP).contains(&s.outstanding())
 }
+/// Small reads queued at the flash (two or more in flight): how the dies and buses are shared shows in
+/// their rate and tails.
+fn small_read_queued(s: &JobShape) -> bool {
+    s.read_percent == 100 && s.block_size <= SMALL_BYTES && s.outstanding() >= 2
+}
+/// What shows how reads share the flash: small reads queued at it, and a large read's pages at QD1 (how
+/// planes pair up sets how many steps they take; the channel and link rates, fitted after, must not
+/// stand in for that).
+fn read_sharing(s: &JobShape) -> bool {
+    small_read_queued(s) || large_read_qd1(s)
+}
 fn small_read_deep(s: &JobShape) -> bool {
     s.read_percent == 100 && s.block_size <= SMALL_BYTES && s.outstanding() >= DEEP
 }
@@ -67,6 +117,11 @@ fn small_read_deep_one_job(s: &JobShape) -> bool {
 fn large_read(s: &JobShape) -> bool {
     s.read_percent == 100 && s.block_size >= LARGE_BYTES && s.outstanding() >= 8
 }
+/// One large read at a time: its time is the flash read, the pages' trips over the channel buses and the
+/// transfer over the link, nothing queued.
+fn large_read_qd1(s: &JobShape) -> bool {
+    s.read_percent == 100 && s.block_size >= LARGE_BYTES && s.outstanding() == 1
+}
 fn large_write(s: &JobShape) -> bool {
     s.read_percent == 0 && s.block_size >= LARGE_BYTES && s.outstanding() >= 8
 }
@@ -77,38 +132,40 @@ fn small_write_deep(s: &JobShape) -> bool {
     s.read_percent == 0 && s.block_size <= SMALL_BYTES && s.outstanding() >= 8
 }
 
+/// Reads (writes) per second a target made.
+fn read_iops(t: &Target) -> f64 {
+    t.measured.read.map_or(0.0, |f| f.iops)
+}
+fn write_iops(t: &Target) -> f64 {
+    t.measured.write.map_or(0.0, |f| f.iops)
+}
+
 /// Bytes per second a target moved.
 fn bytes_per_s(t: &Target) -> f64 {
     let ops: f64 = [t.measured.read, t.measured.write].iter().flatten().map(|f| f.iops).sum();
     ops * t.shape.block_size as f64
 }
 
+/// A choice of how reads share the flash, decided by how they queue at it ([`read_sharing`]), on their
+/// rate and tails.
+const fn sharing_choice(key: &'static str, what: &'static str, choices: &'static [&'static str]) -> Knob {
+    Knob {
+        key,
+        what,
+        min: 0.0,
+        max: (choices.len() - 1) as f64,
+        integer: true,
+        power_of_two: false,
+        decided_by: read_sharing,
+        metrics: &[Metric::Iops, Metric::P99],
+        limit_of: None,
+        requires: None,
+        choices,
+    }
+}
+
 /// The parameters, in the order they are fitted.
 pub const KNOBS: &[Knob] = &[
-    Knob {
-        key: "device.host_interface.max_read_bytes_per_s",
-        what: "read bandwidth limit",
-        min: 1e8,
-        max: 1e11,
-        integer: false,
-        power_of_two: false,
-        decided_by: large_read,
-        metrics: &[Metric::Iops],
-        limit_of: Some(bytes_per_s),
-        requires: None,
-    },
-    Knob {
-        key: "device.host_interface.max_write_bytes_per_s",
-        what: "write bandwidth limit",
-        min: 1e8,
-        max: 1e11,
-        integer: false,
-        power_of_two: false,
-        decided_by: large_write,
-        metrics: &[Metric::Iops],
-        limit_of: Some(bytes_per_s),
-        requires: None,
-    },
     Knob {
         key: "device.flash.read_ns",
         what: "flash read time",
@@ -120,6 +177,7 @@ pub const KNOBS: &[Knob] = &[
         metrics: &[Metric::Mean],
         limit_of: None,
         requires: None,
+        choices: &[],
     },
     Knob {
         key: "device.variability.read_cv",
@@ -132,6 +190,87 @@ pub const KNOBS: &[Knob] = &[
         metrics: &[Metric::P99],
         limit_of: None,
         requires: Some(("device.variability.enabled", "true")),
+        choices: &[],
+    },
+    sharing_choice(
+        "device.flash.one_die_per_chip",
+        "a chip serves one die at a time (MQSim's TSU) or interleaves its dies: the saturation and tails of many reads",
+        &["false", "true"],
+    ),
+    sharing_choice(
+        "device.flash.channel_arbitration",
+        "who takes a free channel bus: the oldest transfer, or the chips in turn (MQSim's TSU)",
+        &["\"fcfs\"", "\"round-robin\""],
+    ),
+    sharing_choice(
+        "device.tsu.multiplane_same_page",
+        "reads of two planes of a die pair up only at the same page (MQSim) or at any page",
+        &["false", "true"],
+    ),
+    Knob {
+        key: "device.host_interface.pcie_lane_bytes_per_s",
+        what: "PCIe lane rate (a large read's transfer at QD1, under every bandwidth limit: PCIe 3.0 or 4.0)",
+        min: 1e8,
+        max: 1e10,
+        integer: false,
+        power_of_two: false,
+        decided_by: large_read_qd1,
+        metrics: &[Metric::Iops],
+        limit_of: None,
+        requires: None,
+        choices: &[],
+    },
+    Knob {
+        key: "device.flash.channel_mts",
+        what: "flash channel transfer rate (a large read's pages over the channel buses at QD1)",
+        min: 50.0,
+        max: 10_000.0,
+        integer: true,
+        power_of_two: false,
+        decided_by: large_read_qd1,
+        metrics: &[Metric::Iops],
+        limit_of: None,
+        requires: None,
+        choices: &[],
+    },
+    Knob {
+        key: "device.host_interface.max_read_bytes_per_s",
+        what: "read bandwidth limit",
+        min: 1e8,
+        max: 1e11,
+        integer: false,
+        power_of_two: false,
+        decided_by: large_read,
+        metrics: &[Metric::Iops],
+        limit_of: Some(bytes_per_s),
+        requires: None,
+        choices: &[],
+    },
+    Knob {
+        key: "device.host_interface.max_write_bytes_per_s",
+        what: "write bandwidth limit",
+        min: 1e8,
+        max: 1e11,
+        integer: false,
+        power_of_two: false,
+        decided_by: large_write,
+        metrics: &[Metric::Iops],
+        limit_of: Some(bytes_per_s),
+        requires: None,
+        choices: &[],
+    },
+    Knob {
+        key: "device.flash.chips_per_channel",
+        what: "flash chips per channel (the parallelism of a few reads in flight, behind the same buses)",
+        min: 1.0,
+        max: 64.0,
+        integer: true,
+        power_of_two: false,
+        decided_by: small_read_some,
+        metrics: &[Metric::Iops],
+        limit_of: None,
+        requires: None,
+        choices: &[],
     },
     Knob {
         key: "device.flash.channels",
@@ -144,6 +283,7 @@ pub const KNOBS: &[Knob] = &[
         metrics: &[Metric::Iops],
         limit_of: None,
         requires: None,
+        choices: &[],
     },
     Knob {
         key: "device.host_interface.command_process_ns",
@@ -156,6 +296,20 @@ pub const KNOBS: &[Knob] = &[
         metrics: &[Metric::Iops],
         limit_of: None,
         requires: None,
+        choices: &[],
+    },
+    Knob {
+        key: "device.host_interface.max_read_iops",
+        what: "read IOPS limit (a saturation that more commands in flight do not pass, and that costs a few in flight nothing)",
+        min: 1e3,
+        max: 1e8,
+        integer: false,
+        power_of_two: false,
+        decided_by: small_read_deep,
+        metrics: &[Metric::Iops],
+        limit_of: Some(read_iops),
+        requires: None,
+        choices: &[],
     },
     Knob {
         key: "host.cpu.speed",
@@ -168,6 +322,7 @@ pub const KNOBS: &[Knob] = &[
         metrics: &[Metric::Iops],
         limit_of: None,
         requires: None,
+        choices: &[],
     },
     Knob {
         key: "device.flash.page_bytes",
@@ -180,6 +335,7 @@ pub const KNOBS: &[Knob] = &[
         metrics: &[Metric::Iops],
         limit_of: None,
         requires: None,
+        choices: &[],
     },
     Knob {
         key: "device.flash.program_ns",
@@ -192,8 +348,30 @@ pub const KNOBS: &[Knob] = &[
         metrics: &[Metric::Iops],
         limit_of: None,
         requires: None,
+        choices: &[],
+    },
+    Knob {
+        key: "device.host_interface.max_write_iops",
+        what: "write IOPS limit",
+        min: 1e2,
+        max: 1e8,
+        integer: false,
+        power_of_two: false,
+        decided_by: small_write_deep,
+        metrics: &[Metric::Iops],
+        limit_of: Some(write_iops),
+        requires: None,
+        choices: &[],
     },
 ];
+
+/// `key=value` as `--set` takes it: through the knob of `key` if there is one (a choice's literal).
+pub fn setting(key: &str, value: f64) -> String {
+    match knob(key) {
+        Some(knob) => format!("{key}={}", knob.value_text(value)),
+        None => format!("{key}={}", Knob::number_text(value)),
+    }
+}
 
 /// The knob of `key`.
 pub fn knob(key: &str) -> Option<&'static Knob> {
@@ -216,12 +394,23 @@ mod tests {
         };
         let deciding = |s: JobShape| KNOBS.iter().filter(|k| (k.decided_by)(&s)).map(|k| k.key).collect::<Vec<_>>();
         assert_eq!(deciding(shape(100, 4096, 1)), ["device.flash.read_ns", "device.variability.read_cv"]);
-        assert_eq!(deciding(shape(100, 4096, 4)), ["device.flash.channels"]);
-        assert_eq!(deciding(shape(100, 4096, 64)), ["device.host_interface.command_process_ns", "host.cpu.speed"]);
+        let sharing =
+            ["device.flash.one_die_per_chip", "device.flash.channel_arbitration", "device.tsu.multiplane_same_page"];
+        let parallelism = ["device.flash.chips_per_channel", "device.flash.channels"];
+        assert_eq!(deciding(shape(100, 4096, 4)), [&sharing[..], &parallelism].concat());
+        let saturation = ["device.host_interface.command_process_ns", "device.host_interface.max_read_iops"];
+        assert_eq!(deciding(shape(100, 4096, 64)), [&sharing[..], &saturation, &["host.cpu.speed"]].concat());
         let jobs4 = JobShape { iodepth: 32, numjobs: 4, ..shape(100, 4096, 32) };
-        assert_eq!(deciding(jobs4), ["device.host_interface.command_process_ns"]);
+        assert_eq!(deciding(jobs4), [&sharing[..], &saturation].concat());
         assert_eq!(deciding(shape(100, 131072, 32)), ["device.host_interface.max_read_bytes_per_s"]);
-        assert_eq!(deciding(shape(0, 4096, 32)), ["device.flash.page_bytes", "device.flash.program_ns"]);
+        assert_eq!(
+            deciding(shape(100, 131072, 1)),
+            [&sharing[..], &["device.host_interface.pcie_lane_bytes_per_s", "device.flash.channel_mts"]].concat()
+        );
+        assert_eq!(
+            deciding(shape(0, 4096, 32)),
+            ["device.flash.page_bytes", "device.flash.program_ns", "device.host_interface.max_write_iops"]
+        );
         assert_eq!(
             deciding(shape(0, 131072, 32)),
             ["device.host_interface.max_write_bytes_per_s", "device.flash.page_bytes"]
@@ -229,5 +418,21 @@ mod tests {
         // A mixed job decides nothing alone: it is a check of the rest.
         assert!(deciding(shape(70, 4096, 32)).is_empty());
         assert!(knob("device.flash.read_ns").is_some() && knob("nope").is_none());
+    }
+
+    #[test]
+    fn values_are_written_as_the_scenario_reads_them_and_read_back_from_the_base() {
+        assert_eq!(setting("device.flash.read_ns", 12000.0), "device.flash.read_ns=12000");
+        assert_eq!(setting("device.variability.read_cv", 0.25), "device.variability.read_cv=2.5e-1");
+        assert_eq!(setting("x.y", 2.5e9), "x.y=2500000000");
+        assert_eq!(setting("device.flash.one_die_per_chip", 1.0), "device.flash.one_die_per_chip=true");
+        let arbitration = knob("device.flash.channel_arbitration").unwrap();
+        assert_eq!(arbitration.value_text(1.0), "\"round-robin\"");
+        assert_eq!(arbitration.value_of(&serde_json::json!("round-robin")), Some(1.0));
+        assert_eq!(arbitration.value_of(&serde_json::json!("fcfs")), Some(0.0));
+        assert_eq!(arbitration.value_of(&serde_json::json!("lottery")), None);
+        let one_die = knob("device.flash.one_die_per_chip").unwrap();
+        assert_eq!(one_die.value_of(&serde_json::json!(true)), Some(1.0));
+        assert_eq!(knob("device.flash.read_ns").unwrap().value_of(&serde_json::json!(75000)), Some(75000.0));
     }
 }
