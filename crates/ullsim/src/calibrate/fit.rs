@@ -9,6 +9,8 @@
 //! reported as not constrained instead of drifting. The simulation is the model: a search evaluates the
 //! jobs with the simulator, so effects the closed forms miss (queueing, GC, PCIe sharing) are in the fit.
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 
 use super::fio_latency::LatencyKind;
@@ -259,10 +261,18 @@ pub fn fit(
             let current = settings[i].1;
             // A trial value the device refuses (a page size its mapping unit does not divide) is the worst
             // fit, not the end of the calibration: the base's values ran above, so the input is not at fault.
+            // Each value is simulated once: the scan's start is the current value, and the golden sections
+            // come back to points they have (the simulation is deterministic, so the error is the same).
+            let mut seen: HashMap<u64, f64> = HashMap::new();
             let mut at = |value: f64, evals: &mut u64| {
+                if let Some(&error) = seen.get(&same_value(value)) {
+                    return Ok(error);
+                }
                 let mut trial = settings.clone();
                 trial[i].1 = value;
-                Ok(total_error(&trial, &chosen, metrics, evals).unwrap_or(f64::INFINITY))
+                let error = total_error(&trial, &chosen, metrics, evals).unwrap_or(f64::INFINITY);
+                seen.insert(same_value(value), error);
+                Ok(error)
             };
             // A limit of 0 (none) starts from the highest figure measured: a limit there binds just so.
             let start = match knob.limit_of {
@@ -348,6 +358,17 @@ fn combinations(sizes: &[usize]) -> Vec<Vec<f64>> {
     sizes.iter().fold(vec![Vec::new()], |partial, &size| {
         partial.iter().flat_map(|p| (0..size).map(move |i| [&p[..], &[i as f64]].concat())).collect()
     })
+}
+
+/// A value's key among those a search has simulated: the golden sections recompute a point they keep
+/// from the bracket's ends, and it comes back a few ulps off; a value within a part in 10^12 is the
+/// same setting (the scenario reads nothing finer) [inferred].
+fn same_value(value: f64) -> u64 {
+    if value == 0.0 {
+        return 0;
+    }
+    let digits = 12 - value.abs().log10().floor() as i32;
+    (value * 10f64.powi(digits)).round().to_bits()
 }
 
 /// What one parameter's search found.
