@@ -184,7 +184,12 @@ fn parameters_table(parameters: &[Value]) -> Result<String, String> {
     for (i, p) in parameters.iter().enumerate() {
         let key = p["key"].as_str().ok_or_else(|| format!("outcome.parameters[{i}] has no `key`"))?;
         let verdict = p["verdict"].as_str().unwrap_or("-");
-        let fitted = if verdict == "fitted" { format_value(&p["value"]) } else { "-".to_string() };
+        // A choice's value is its index: its text is what the preset writes.
+        let shown = |text: &str, value: &str| match p[text].as_str() {
+            Some(text) if text.starts_with('"') || text == "true" || text == "false" => text.to_string(),
+            _ => format_value(&p[value]),
+        };
+        let fitted = if verdict == "fitted" { shown("text", "value") } else { "-".to_string() };
         let from: Vec<String> = p["from"].as_array().into_iter().flatten().map(format_value).collect();
         let verdict = match verdict {
             "no_data" => "no data: no job measures it",
@@ -193,7 +198,7 @@ fn parameters_table(parameters: &[Value]) -> Result<String, String> {
         };
         rows.push(vec![
             key.to_string(),
-            format_value(&p["base"]),
+            shown("base_text", "base"),
             fitted,
             verdict.to_string(),
             if from.is_empty() { "-".to_string() } else { from.join(", ") },
@@ -274,7 +279,9 @@ mod tests {
                    {"key": "device.flash.read_ns", "base": 630.0, "value": 700.0, "verdict": "fitted",
                     "from": ["a.json: qd1"]},
                    {"key": "device.flash.program_ns", "base": 4490.0, "value": 4490.0, "verdict": "no_data",
-                    "from": []}]}})
+                    "from": []},
+                   {"key": "device.flash.channel_arbitration", "base": 0.0, "value": 1.0, "verdict": "fitted",
+                    "text": "\"round-robin\"", "base_text": "\"fcfs\"", "from": ["a.json: qd16"]}]}})
     }
 
     #[test]
@@ -314,6 +321,11 @@ mod tests {
         let html = report(&calibration(vec![row("a.json: <job>", "randread", 4096, 1, 1, "read", 80e3)])).unwrap();
         assert!(html.contains("<td class=\"text\">device.flash.read_ns</td><td>630</td><td>700</td>"), "{html}");
         assert!(html.contains("no data: no job measures it"));
+        // A choice shows as the preset writes it, not as its index.
+        assert!(
+            html.contains("channel_arbitration</td><td>&quot;fcfs&quot;</td><td>&quot;round-robin&quot;</td>"),
+            "{html}"
+        );
         assert!(html.contains("<li>a.json: w &lt;1&gt;: ran 5 ms</li>"));
         assert!(html.contains("# a &lt; b &amp; c"));
         assert!(html.contains("a.json: &lt;job&gt;") && !html.contains("<job>"));

@@ -98,6 +98,11 @@ pub enum Verdict {
 pub struct Fitted {
     pub key: &'static str,
     pub value: f64,
+    /// The value as the preset writes it (a choice's literal: `true`, `"fcfs"`; the value of a choice is
+    /// its index).
+    pub text: String,
+    /// The base's value so written.
+    pub base_text: String,
     /// The base preset's value, for the table.
     pub base: f64,
     pub verdict: Verdict,
@@ -191,6 +196,8 @@ pub fn fit(
         .map(|(knob, &base)| Fitted {
             key: knob.key,
             value: base,
+            text: knob.value_text(base),
+            base_text: knob.value_text(base),
             base,
             verdict: Verdict::NoData,
             from: targets.iter().filter(|t| (knob.decided_by)(&t.shape)).map(|t| t.source.clone()).collect(),
@@ -253,6 +260,7 @@ pub fn fit(
                     for (&c, &value) in choices.iter().zip(&best) {
                         settings[c].1 = value;
                         parameters[c].value = value;
+                        parameters[c].text = knobs[c].value_text(value);
                     }
                     error_now = error_all;
                 }
@@ -307,6 +315,7 @@ pub fn fit(
             if error_all <= error_now + noise(everything.len(), all_metrics.len()) {
                 settings[i].1 = found.value;
                 parameters[i].value = found.value;
+                parameters[i].text = knob.value_text(found.value);
                 error_now = error_all;
             }
         }
@@ -563,6 +572,16 @@ mod tests {
         let p = &outcome.parameters;
         assert!((p[1].value / 400_000.0 - 1.0).abs() < 0.01, "{p:?}");
         assert_eq!(p[1].verdict, Verdict::Fitted);
+    }
+
+    #[test]
+    fn a_value_a_few_ulps_off_is_the_same_setting_and_a_part_in_a_billion_is_not() {
+        let kept = 1_177_778_283.330_362_f64;
+        assert_eq!(same_value(kept), same_value(1_177_778_283.330_357_8));
+        assert_ne!(same_value(kept), same_value(kept * (1.0 + 1e-9)));
+        assert_eq!(same_value(0.25), same_value(0.25 + 1e-17));
+        assert_ne!(same_value(0.25), same_value(0.250_000_001));
+        assert_ne!(same_value(0.0), same_value(1e-3));
     }
 
     #[test]
