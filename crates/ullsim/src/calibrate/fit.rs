@@ -203,9 +203,10 @@ pub fn fit(
             from: targets.iter().filter(|t| (knob.decided_by)(&t.shape)).map(|t| t.source.clone()).collect(),
         })
         .collect();
-    // The choices are searched together, at the first one's place: each alone may change nothing while
-    // another holds the drive back (a base serving one die per chip at a time gains nothing from pairing
-    // any planes, and the other way round), and their combinations are few.
+    // The choices are searched together, at the first one's place and on its jobs (they share them:
+    // knobs::sharing_choice): each alone may change nothing while another holds the drive back (a base
+    // serving one die per chip at a time gains nothing from pairing any planes, and the other way round),
+    // and their combinations are few.
     let choices: Vec<usize> = (0..knobs.len()).filter(|&i| !knobs[i].choices.is_empty()).collect();
     for pass in 0..PASSES {
         for (i, knob) in knobs.iter().enumerate() {
