@@ -221,15 +221,14 @@ fn measures(target: &Target, metrics: &[Metric]) -> bool {
         .any(|f| metrics.iter().all(|m| *m != Metric::P99 || f.p99_ns.is_some()))
 }
 
-/// The number at `key` (`device.flash.read_ns`, `host.cpu.speed`) of the base's JSON ([`Bench::base_json`];
-/// booleans as 0 and 1).
+/// The value at `key` (`device.flash.read_ns`, `host.cpu.speed`) of the base's JSON ([`Bench::base_json`]).
 fn json_at<'a>(base: &'a serde_json::Value, key: &str) -> Option<&'a serde_json::Value> {
     key.split('.').try_fold(base, |v, part| v.get(part))
 }
 
+/// The number at `key` of the base's JSON (booleans as 0 and 1).
 fn value_at(base: &serde_json::Value, key: &str) -> Option<f64> {
-    let value = json_at(base, key)?;
-    value.as_f64().or_else(|| value.as_bool().map(|b| f64::from(u8::from(b))))
+    json_at(base, key).and_then(super::knobs::number_of)
 }
 
 impl Calibration {

@@ -98,8 +98,8 @@ pub enum Verdict {
 pub struct Fitted {
     pub key: &'static str,
     pub value: f64,
-    /// The value as the preset writes it (a choice's literal: `true`, `"fcfs"`; the value of a choice is
-    /// its index).
+    /// The value as the scenario reads it (`--set`; a choice's literal, `true` or `"fcfs"`: the value of a
+    /// choice is its index), for readers of the JSON without the knob table.
     pub text: String,
     /// The base's value so written.
     pub base_text: String,
@@ -113,6 +113,18 @@ pub struct Fitted {
 /// Simulates targets' jobs under settings (`(key, value)` pairs over the base device): one result per
 /// target, in order. A target's measured figures may size its run (how long to reach enough I/Os).
 pub type Evaluate<'a> = dyn Fn(&[(&'static str, f64)], &[&Target]) -> Result<Vec<JobFigures>, String> + Sync + 'a;
+
+impl Fitted {
+    /// What a search of the parameter said: moving it changed its jobs' error (fitted), or not (left at
+    /// the base as not binding, unless an earlier pass fitted it).
+    fn heard(&mut self, sensitive: bool) {
+        if sensitive {
+            self.verdict = Verdict::Fitted;
+        } else if self.verdict == Verdict::NoData {
+            self.verdict = Verdict::Flat;
+        }
+    }
+}
 
 /// How a fit went: each parameter's value, and the error before and after.
 #[derive(Debug, Clone, Serialize)]
@@ -226,97 +238,75 @@ pub fn fit(
             };
             let metrics = knob.metrics;
             let threshold = noise(chosen.len(), metrics.len());
-            if !knob.choices.is_empty() {
-                if choices.first() != Some(&i) {
-                    continue;
+            // The knobs this step moves: this one, or every choice at the first one's place.
+            let group: Vec<usize> = match (knob.choices.is_empty(), choices.first() == Some(&i)) {
+                (true, _) => vec![i],
+                (false, true) => choices.clone(),
+                (false, false) => continue,
+            };
+            let with = |values: &[f64]| {
+                let mut trial = settings.clone();
+                for (&k, &value) in group.iter().zip(values) {
+                    trial[k].1 = value;
                 }
-                let current: Vec<f64> = choices.iter().map(|&c| settings[c].1).collect();
-                let sizes: Vec<usize> = choices.iter().map(|&c| knobs[c].choices.len()).collect();
-                let with = |combination: &[f64]| {
-                    let mut trial = settings.clone();
-                    for (&c, &value) in choices.iter().zip(combination) {
-                        trial[c].1 = value;
-                    }
-                    trial
-                };
-                let mut at = |combination: &[f64], evals: &mut u64| {
-                    Ok(total_error(&with(combination), &chosen, metrics, evals).unwrap_or(f64::INFINITY))
-                };
-                let (best, sensitive) = search_choices(&current, &sizes, threshold, &mut at, &mut evaluations)?;
-                for &c in &choices {
-                    if parameters[c].from.is_empty() {
-                        continue;
-                    }
-                    if sensitive {
-                        parameters[c].verdict = Verdict::Fitted;
-                    } else if parameters[c].verdict == Verdict::NoData {
-                        parameters[c].verdict = Verdict::Flat;
-                    }
-                }
-                if best == current {
-                    continue;
-                }
-                let error_all = total_error(&with(&best), &everything, &all_metrics, &mut evaluations)?;
-                if error_all <= error_now + noise(everything.len(), all_metrics.len()) {
-                    for (&c, &value) in choices.iter().zip(&best) {
-                        settings[c].1 = value;
-                        parameters[c].value = value;
-                        parameters[c].text = knobs[c].value_text(value);
-                    }
-                    error_now = error_all;
-                }
-                continue;
-            }
-            let current = settings[i].1;
+                trial
+            };
             // A trial value the device refuses (a page size its mapping unit does not divide) is the worst
             // fit, not the end of the calibration: the base's values ran above, so the input is not at fault.
-            // Each value is simulated once: the scan's start is the current value, and the golden sections
-            // come back to points they have (the simulation is deterministic, so the error is the same).
-            let mut seen: HashMap<u64, f64> = HashMap::new();
-            let mut at = |value: f64, evals: &mut u64| {
-                if let Some(&error) = seen.get(&same_value(value)) {
-                    return Ok(error);
-                }
-                let mut trial = settings.clone();
-                trial[i].1 = value;
-                let error = total_error(&trial, &chosen, metrics, evals).unwrap_or(f64::INFINITY);
-                seen.insert(same_value(value), error);
-                Ok(error)
+            let mut error_at = |values: &[f64], evals: &mut u64| {
+                Ok(total_error(&with(values), &chosen, metrics, evals).unwrap_or(f64::INFINITY))
             };
-            // A limit of 0 (none) starts from the highest figure measured: a limit there binds just so.
-            let start = match knob.limit_of {
-                Some(peak) if current == 0.0 => chosen.iter().map(|(t, _)| peak(t)).fold(0.0, f64::max),
-                _ => current,
-            };
-            let current_error = at(current, &mut evaluations)?;
-            let found = search(knob, start, threshold, &mut at, &mut evaluations)?;
-            // A limit found well above what its jobs moved does not bind them: whatever moved their error
-            // there, it was not the limit (a lower value raised it). Left as the base has it.
-            if let Some(peak) = knob.limit_of {
-                let measured_peak = deciding.iter().map(|t| peak(t)).fold(0.0, f64::max);
-                if found.value > LIMIT_SLACK * measured_peak {
-                    if parameters[i].verdict == Verdict::NoData {
-                        parameters[i].verdict = Verdict::Flat;
+            // The values found, whether moving them changed the error, and whether they fit better.
+            let (found, sensitive, better) = if knob.choices.is_empty() {
+                let current = settings[i].1;
+                // Each value is simulated once: the scan's start is the current value, and the golden
+                // sections come back to points they have (the simulation is deterministic).
+                let mut seen: HashMap<u64, f64> = HashMap::new();
+                let mut at = |value: f64, evals: &mut u64| {
+                    if let Some(&error) = seen.get(&same_value(value)) {
+                        return Ok(error);
                     }
-                    continue;
+                    let error = error_at(&[value], evals)?;
+                    seen.insert(same_value(value), error);
+                    Ok(error)
+                };
+                // A limit of 0 (none) starts from the highest figure measured: a limit there binds just so.
+                let start = match knob.limit_of {
+                    Some(peak) if current == 0.0 => chosen.iter().map(|(t, _)| peak(t)).fold(0.0, f64::max),
+                    _ => current,
+                };
+                let current_error = at(current, &mut evaluations)?;
+                let found = search(knob, start, threshold, &mut at, &mut evaluations)?;
+                // A limit found well above what its jobs moved does not bind them: whatever moved their
+                // error there, it was not the limit (a lower value raised it). Left as the base has it.
+                let unbinding = knob.limit_of.is_some_and(|peak| {
+                    found.value > LIMIT_SLACK * deciding.iter().map(|t| peak(t)).fold(0.0, f64::max)
+                });
+                let better = !unbinding && found.error < current_error - threshold;
+                (vec![found.value], found.sensitive && !unbinding, better)
+            } else {
+                let current: Vec<f64> = group.iter().map(|&c| settings[c].1).collect();
+                let sizes: Vec<usize> = group.iter().map(|&c| knobs[c].choices.len()).collect();
+                let (best, sensitive) = search_choices(&current, &sizes, threshold, &mut error_at, &mut evaluations)?;
+                let better = best != current;
+                (best, sensitive, better)
+            };
+            for &k in &group {
+                if !parameters[k].from.is_empty() {
+                    parameters[k].heard(sensitive);
                 }
             }
-            if found.sensitive {
-                parameters[i].verdict = Verdict::Fitted;
-            } else if parameters[i].verdict == Verdict::NoData {
-                parameters[i].verdict = Verdict::Flat;
-            }
-            if found.error >= current_error - threshold {
+            if !better {
                 continue;
             }
             // Better for its own jobs: taken only if no worse for all of them.
-            let mut trial = settings.clone();
-            trial[i].1 = found.value;
-            let error_all = total_error(&trial, &everything, &all_metrics, &mut evaluations)?;
+            let error_all = total_error(&with(&found), &everything, &all_metrics, &mut evaluations)?;
             if error_all <= error_now + noise(everything.len(), all_metrics.len()) {
-                settings[i].1 = found.value;
-                parameters[i].value = found.value;
-                parameters[i].text = knob.value_text(found.value);
+                for (&k, &value) in group.iter().zip(&found) {
+                    settings[k].1 = value;
+                    parameters[k].value = value;
+                    parameters[k].text = knobs[k].value_text(value);
+                }
                 error_now = error_all;
             }
         }

@@ -65,7 +65,7 @@ impl Knob {
     /// switch as 0 or 1, a number as itself. None if the base has no such value (or a choice not listed).
     pub fn value_of(&self, json: &serde_json::Value) -> Option<f64> {
         if self.choices.is_empty() {
-            return json.as_f64().or_else(|| json.as_bool().map(|b| f64::from(u8::from(b))));
+            return number_of(json);
         }
         let literal = match json {
             serde_json::Value::String(text) => format!("\"{text}\""),
@@ -73,6 +73,11 @@ impl Knob {
         };
         self.choices.iter().position(|c| *c == literal).map(|i| i as f64)
     }
+}
+
+/// A configuration's JSON value as a number: a number as itself, a switch as 0 or 1.
+pub fn number_of(json: &serde_json::Value) -> Option<f64> {
+    json.as_f64().or_else(|| json.as_bool().map(|b| f64::from(u8::from(b))))
 }
 
 /// Largest transfer still "small": a random job of it is set by flash and controller, not bandwidth.
