@@ -186,6 +186,7 @@ pub fn targets_from(jobs: &[MeasuredJob]) -> Result<(Vec<Target>, Vec<String>), 
             measured: JobFigures { read: figures(&job.read), write: figures(&job.write) },
             source,
             percentiles: kind,
+            runtime_ns: job.runtime_ms.saturating_mul(1_000_000),
         };
         if let Some(other) = targets.iter().find(|t| t.shape == target.shape) {
             let total = |f: &JobFigures| [f.read, f.write].iter().flatten().map(|d| d.iops).sum::<f64>();

@@ -16,6 +16,7 @@ use serde::Serialize;
 use super::fio_latency::LatencyKind;
 use super::knobs::Knob;
 use super::JobShape;
+use crate::engine::Time;
 
 /// A job's measured (or simulated) figures in one direction.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -43,6 +44,9 @@ pub struct Target {
     pub source: String,
     /// What its 99th percentile counts from (fio's `clat` percentiles unless `lat_percentiles=1`).
     pub percentiles: LatencyKind,
+    /// How long it was measured (fio's `job_runtime`), ns: a writer's drive drifts over seconds as its
+    /// garbage collection settles, so a writer is simulated as long (up to a bound: `evaluate::run_ns`).
+    pub runtime_ns: Time,
 }
 
 /// Which figure of a job a parameter is fitted to.
@@ -215,11 +219,6 @@ pub fn fit(
             from: targets.iter().filter(|t| (knob.decided_by)(&t.shape)).map(|t| t.source.clone()).collect(),
         })
         .collect();
-    // The choices are searched together, at the first one's place and on its jobs (they share them:
-    // knobs::sharing_choice): each alone may change nothing while another holds the drive back (a base
-    // serving one die per chip at a time gains nothing from pairing any planes, and the other way round),
-    // and their combinations are few.
-    let choices: Vec<usize> = (0..knobs.len()).filter(|&i| !knobs[i].choices.is_empty()).collect();
     for pass in 0..PASSES {
         for (i, knob) in knobs.iter().enumerate() {
             progress(pass * knobs.len() + i, PASSES * knobs.len());
@@ -238,12 +237,8 @@ pub fn fit(
             };
             let metrics = knob.metrics;
             let threshold = noise(chosen.len(), metrics.len());
-            // The knobs this step moves: this one, or every choice at the first one's place.
-            let group: Vec<usize> = match (knob.choices.is_empty(), choices.first() == Some(&i)) {
-                (true, _) => vec![i],
-                (false, true) => choices.clone(),
-                (false, false) => continue,
-            };
+            // The knobs this step moves: this one, or the choices next to it (`group_at`).
+            let Some(group) = group_at(knobs, i) else { continue };
             let with = |values: &[f64]| {
                 let mut trial = settings.clone();
                 for (&k, &value) in group.iter().zip(values) {
@@ -270,9 +265,15 @@ pub fn fit(
                     seen.insert(same_value(value), error);
                     Ok(error)
                 };
-                // A limit of 0 (none) starts from the highest figure measured: a limit there binds just so.
-                let start = match knob.limit_of {
-                    Some(peak) if current == 0.0 => chosen.iter().map(|(t, _)| peak(t)).fold(0.0, f64::max),
+                // A limit of 0 (none), or one less than a doubling above the highest figure measured, starts
+                // from that figure: a limit there binds just so, and the scan's halvings from the base's
+                // would step over it (a 4 GB/s base for a drive reading 3.2 GB/s). From a base's limit
+                // further above, the halvings get there when each binds the jobs more; started at the peak,
+                // a limit would be tried where something else sets their rate (a 4 GB/s write limit taken
+                // down to the 90 MB/s a drive's garbage collection allows).
+                let peak = knob.limit_of.map(|peak| chosen.iter().map(|(t, _)| peak(t)).fold(0.0, f64::max));
+                let start = match peak {
+                    Some(peak) if current == 0.0 || (current > peak && current < 2.0 * peak) => peak,
                     _ => current,
                 };
                 let current_error = at(current, &mut evaluations)?;
@@ -314,6 +315,20 @@ pub fn fit(
     progress(PASSES * knobs.len(), PASSES * knobs.len());
     let error_after = total_error(&settings, &everything, &all_metrics, &mut evaluations)?;
     Ok(FitOutcome { parameters, error_before, error_after, evaluations })
+}
+
+/// The knobs a step at knob `i` moves: a number alone; choices next to each other together, at the first
+/// one's place and on its jobs (they share them: `knobs::sharing_choice`), since each alone may change
+/// nothing while another holds the drive back (a base serving one die per chip at a time gains nothing
+/// from pairing any planes, and the other way round), and their combinations are few. None at a choice
+/// its group's first moves.
+fn group_at(knobs: &[&Knob], i: usize) -> Option<Vec<usize>> {
+    let is_choice = |i: usize| !knobs[i].choices.is_empty();
+    match (is_choice(i), i > 0 && is_choice(i - 1)) {
+        (false, _) => Some(vec![i]),
+        (true, false) => Some((i..knobs.len()).take_while(|&c| is_choice(c)).collect()),
+        (true, true) => None,
+    }
 }
 
 /// The targets that issue the same kind of I/O as `deciding` (a knob's deciding jobs): reads only, or
@@ -505,6 +520,7 @@ mod tests {
                 measured: m,
                 source: format!("t.json: job{i}"),
                 percentiles: LatencyKind::Total,
+                runtime_ns: 1_000_000_000,
             })
             .collect();
         let cap = Knob {
@@ -521,15 +537,19 @@ mod tests {
             choices: &[],
         };
         let knobs = [knob("device.flash.read_ns").unwrap(), &cap, knob("device.flash.program_ns").unwrap()];
-        let outcome = fit(&targets, &knobs, &[30_000.0, 0.0, 1e6], &closed_form, &mut |_, _| {}).unwrap();
-        let p = &outcome.parameters;
-        assert!((p[0].value / 12_000.0 - 1.0).abs() < 0.01, "{p:?}");
-        assert!((p[1].value / 400_000.0 - 1.0).abs() < 0.01, "{p:?}");
-        assert_eq!((p[0].verdict, p[1].verdict), (Verdict::Fitted, Verdict::Fitted));
-        // No write job: the program time stays where it was, and says so.
-        assert_eq!((p[2].value, p[2].verdict), (1e6, Verdict::NoData));
-        assert!(p[2].from.is_empty());
-        assert!(outcome.error_after < 1e-3 && outcome.error_before > 1.0, "{outcome:?}");
+        // The base has no cap, one 25% above the drive's (the scan's halvings from it would step over the
+        // drive's), or one 5x above (each halving binds the simulated drive more, as the measured one is).
+        for base_cap in [0.0, 500_000.0, 2e6] {
+            let outcome = fit(&targets, &knobs, &[30_000.0, base_cap, 1e6], &closed_form, &mut |_, _| {}).unwrap();
+            let p = &outcome.parameters;
+            assert!((p[0].value / 12_000.0 - 1.0).abs() < 0.01, "{p:?}");
+            assert!((p[1].value / 400_000.0 - 1.0).abs() < 0.01, "base cap {base_cap}: {p:?}");
+            assert_eq!((p[0].verdict, p[1].verdict), (Verdict::Fitted, Verdict::Fitted));
+            // No write job: the program time stays where it was, and says so.
+            assert_eq!((p[2].value, p[2].verdict), (1e6, Verdict::NoData));
+            assert!(p[2].from.is_empty());
+            assert!(outcome.error_after < 1e-3 && outcome.error_before > 1.0, "{outcome:?}");
+        }
     }
 
     #[test]
@@ -544,6 +564,7 @@ mod tests {
             measured: measured[0],
             source: "t.json: qd8".into(),
             percentiles: LatencyKind::Total,
+            runtime_ns: 1_000_000_000,
         };
         let cap = Knob {
             key: "device.host_interface.max_read_iops",
@@ -573,6 +594,20 @@ mod tests {
         assert_eq!(same_value(0.25), same_value(0.25 + 1e-17));
         assert_ne!(same_value(0.25), same_value(0.250_000_001));
         assert_ne!(same_value(0.0), same_value(1e-3));
+    }
+
+    #[test]
+    fn choices_next_to_each_other_move_together_and_numbers_alone() {
+        let keys = [
+            "device.flash.read_ns",
+            "device.flash.one_die_per_chip",
+            "device.flash.channel_arbitration",
+            "device.flash.channel_mts",
+            "device.ftl.gc_policy",
+        ];
+        let knobs: Vec<&Knob> = keys.iter().map(|k| knob(k).unwrap()).collect();
+        let groups: Vec<Option<Vec<usize>>> = (0..knobs.len()).map(|i| group_at(&knobs, i)).collect();
+        assert_eq!(groups, [Some(vec![0]), Some(vec![1, 2]), None, Some(vec![3]), Some(vec![4])]);
     }
 
     #[test]
@@ -610,6 +645,7 @@ mod tests {
             measured: figures(150.0),
             source: "t.json: qd4".into(),
             percentiles: LatencyKind::Total,
+            runtime_ns: 1_000_000_000,
         };
         let outcome = fit(&[target], &[&a, &b], &[0.0, 0.0], &evaluate, &mut |_, _| {}).unwrap();
         let values: Vec<f64> = outcome.parameters.iter().map(|p| p.value).collect();
@@ -641,6 +677,7 @@ mod tests {
                 measured: figures(truth, 131072),
                 source: "w.json: write".into(),
                 percentiles: LatencyKind::Total,
+                runtime_ns: 1_000_000_000,
             };
             let outcome = fit(&[target], &[page], &[base], &evaluate, &mut |_, _| {}).unwrap();
             assert_eq!(outcome.parameters[0].value, truth, "{outcome:?}");

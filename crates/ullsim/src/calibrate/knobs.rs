@@ -8,8 +8,10 @@
 //! at a few in flight, the controller's command rate and an IOPS limit at many, or, from one job on a fast
 //! drive, its one submitting core's: the host's CPU speed (a scenario key, `host.cpu.speed`, fitted after
 //! the controller: a ceiling every job count shares is the drive's, and the host's speed takes only what
-//! one job falls short of it); a steady-state random writer's IOPS is the program time's, and past it a
-//! write IOPS limit's.
+//! one job falls short of it); steady-state writers' rate and stalls show how garbage collection picks
+//! its victims (the write amplification), a random writer's IOPS then the program time's, the ratio of
+//! small to large writes' the page size's (after the program time: fitted first, from a base's program
+//! time, the page size took the writes' level instead of their ratio), and past them a write IOPS limit's.
 
 use super::fit::{Metric, Target};
 use super::JobShape;
@@ -33,8 +35,8 @@ pub struct Knob {
     /// The figures of those jobs it is fitted to.
     pub metrics: &'static [Metric],
     /// A limit (of which 0 may mean "none"): the search starts from the peak the jobs measured (this
-    /// figure of a job) when the limit is 0, and the fit keeps the limit it had when a new one does no
-    /// better.
+    /// figure of a job) when the limit is 0 or above it, and the fit keeps the limit it had when a new one
+    /// does no better.
     pub limit_of: Option<fn(&Target) -> f64>,
     /// A switch (boolean key) the parameter does nothing without, turned on when the data decides it.
     pub requires: Option<(&'static str, &'static str)>,
@@ -330,17 +332,18 @@ pub const KNOBS: &[Knob] = &[
         choices: &[],
     },
     Knob {
-        key: "device.flash.page_bytes",
-        what: "flash page size (a small write programs a page, a large one bs / page_bytes: their IOPS ratio)",
-        min: 2048.0,
-        max: 65536.0,
+        key: "device.ftl.gc_policy",
+        what: "how garbage collection picks a victim: the block with fewest valid pages, or the best of a few \
+               sampled (MQSim's): steady writes' amplification, so their rate and stalls",
+        min: 0.0,
+        max: 1.0,
         integer: true,
-        power_of_two: true,
+        power_of_two: false,
         decided_by: any_write_deep,
-        metrics: &[Metric::Iops],
+        metrics: &[Metric::Iops, Metric::P99],
         limit_of: None,
         requires: None,
-        choices: &[],
+        choices: &["\"greedy\"", "\"d-choices\""],
     },
     Knob {
         key: "device.flash.program_ns",
@@ -350,6 +353,19 @@ pub const KNOBS: &[Knob] = &[
         integer: true,
         power_of_two: false,
         decided_by: small_write_deep,
+        metrics: &[Metric::Iops],
+        limit_of: None,
+        requires: None,
+        choices: &[],
+    },
+    Knob {
+        key: "device.flash.page_bytes",
+        what: "flash page size (a small write programs a page, a large one bs / page_bytes: their IOPS ratio)",
+        min: 2048.0,
+        max: 65536.0,
+        integer: true,
+        power_of_two: true,
+        decided_by: any_write_deep,
         metrics: &[Metric::Iops],
         limit_of: None,
         requires: None,
@@ -414,11 +430,16 @@ mod tests {
         );
         assert_eq!(
             deciding(shape(0, 4096, 32)),
-            ["device.flash.page_bytes", "device.flash.program_ns", "device.host_interface.max_write_iops"]
+            [
+                "device.ftl.gc_policy",
+                "device.flash.program_ns",
+                "device.flash.page_bytes",
+                "device.host_interface.max_write_iops"
+            ]
         );
         assert_eq!(
             deciding(shape(0, 131072, 32)),
-            ["device.host_interface.max_write_bytes_per_s", "device.flash.page_bytes"]
+            ["device.host_interface.max_write_bytes_per_s", "device.ftl.gc_policy", "device.flash.page_bytes"]
         );
         // A mixed job decides nothing alone: it is a check of the rest.
         assert!(deciding(shape(70, 4096, 32)).is_empty());
