@@ -41,6 +41,8 @@ fn calibrate_prints_the_fit_and_writes_a_preset_that_runs() {
             "300",
             "--set",
             "device.cache.dram_access_ns=300",
+            "--set",
+            "device.ftl.gc_policy=\"random\"",
             "-o",
             preset.to_str().unwrap(),
             "--json",
@@ -57,8 +59,15 @@ fn calibrate_prints_the_fit_and_writes_a_preset_that_runs() {
     let text = std::fs::read_to_string(&preset).unwrap();
     assert!(text.contains("base = \"optane-ull\""), "{text}");
     assert!(text.contains("device.flash.program_ns (no job measures it)"), "{text}");
-    // A device key given with --set is part of the drive fitted: the preset keeps it.
+    // A device key given with --set is part of the drive fitted: the preset keeps it, even one of a choice
+    // the fit makes when it is none of the choice's values (it is left out of the fit, and said so).
     assert!(text.contains("[cache]\ndram_access_ns = 300  # given: --set"), "{text}");
+    assert!(text.contains("gc_policy = \"random\"  # given: --set"), "{text}");
+    assert!(
+        run.stderr.contains("device.ftl.gc_policy: the base's \"random\" is none of the values the fit chooses among"),
+        "{}",
+        run.stderr
+    );
     assert!(
         text.lines().filter(|l| l.contains("# fitted from:")).all(|l| l.contains("randread") || l.contains("read-")),
         "{text}"

@@ -93,9 +93,25 @@ pub fn calibrate(
     let probe = SimulatedProbe::new(&options.base, 1_000_000)?;
     let mut bench = Bench { probe, settings: options.settings.clone(), target_ios: options.target_ios };
     let base_config = bench.base_json()?;
-    let knobs: Vec<&Knob> = KNOBS.iter().collect();
-    let base: Vec<f64> =
-        knobs.iter().map(|k| json_at(&base_config, k.key).and_then(|v| k.value_of(v)).unwrap_or(0.0)).collect();
+    // A base whose value is none of a choice's (a collector the fit does not choose among) keeps it: the
+    // knob is left out of the fit, and the warnings say so.
+    let mut knobs: Vec<&Knob> = Vec::new();
+    let mut base: Vec<f64> = Vec::new();
+    for knob in KNOBS {
+        let json = json_at(&base_config, knob.key);
+        match json.and_then(|v| knob.value_of(v)) {
+            Some(value) => {
+                knobs.push(knob);
+                base.push(value);
+            }
+            None => warnings.push(format!(
+                "{}: the base's {} is none of the values the fit chooses among ({}): left as the base has it",
+                knob.key,
+                json.map_or("value".to_string(), |v| v.to_string()),
+                knob.choices.join(", ")
+            )),
+        }
+    }
     // A knob the data decides may need a switch of the base on (the read spread, the spread model).
     let mut enabled = Vec::new();
     for knob in knobs.iter().filter(|k| targets.iter().any(|t| (k.decided_by)(&t.shape) && measures(t, k.metrics))) {

@@ -8,10 +8,13 @@
 //! at a few in flight, the controller's command rate and an IOPS limit at many, or, from one job on a fast
 //! drive, its one submitting core's: the host's CPU speed (a scenario key, `host.cpu.speed`, fitted after
 //! the controller: a ceiling every job count shares is the drive's, and the host's speed takes only what
-//! one job falls short of it); steady-state writers' rate and stalls show how garbage collection picks
-//! its victims (the write amplification), a random writer's IOPS then the program time's, the ratio of
+//! one job falls short of it); steady-state writers' rate and stalls show whether writes go through an
+//! SLC cache and how garbage collection picks its victims (the write amplification; the two searched
+//! together), a random writer's IOPS then the program time's, the ratio of
 //! small to large writes' the page size's (after the program time: fitted first, from a base's program
-//! time, the page size took the writes' level instead of their ratio), and past them a write IOPS limit's.
+//! time, the page size took the writes' level instead of their ratio), and past them a write IOPS limit's;
+//! last, a job that mixes reads and writes shows how long a read waits behind writes (reads first at the
+//! chip, or not; how much buffered data may be on its way to the flash).
 
 use super::fit::{Metric, Target};
 use super::JobShape;
@@ -139,6 +142,11 @@ fn small_write_deep(s: &JobShape) -> bool {
     s.read_percent == 0 && s.block_size <= SMALL_BYTES && s.outstanding() >= 8
 }
 
+/// Reads and writes together: how reads wait behind writes shows in their latency.
+fn mixed(s: &JobShape) -> bool {
+    (1..100).contains(&s.read_percent)
+}
+
 /// Reads (writes) per second a target made.
 fn read_iops(t: &Target) -> f64 {
     t.measured.read.map_or(0.0, |f| f.iops)
@@ -165,6 +173,23 @@ const fn sharing_choice(key: &'static str, what: &'static str, choices: &'static
         power_of_two: false,
         decided_by: read_sharing,
         metrics: &[Metric::Iops, Metric::P99],
+        limit_of: None,
+        requires: None,
+        choices,
+    }
+}
+
+/// A choice of how reads and writes share the drive, decided by jobs that mix them, on the latencies.
+const fn mix_choice(key: &'static str, what: &'static str, choices: &'static [&'static str]) -> Knob {
+    Knob {
+        key,
+        what,
+        min: 0.0,
+        max: (choices.len() - 1) as f64,
+        integer: true,
+        power_of_two: false,
+        decided_by: mixed,
+        metrics: &[Metric::Mean, Metric::P99],
         limit_of: None,
         requires: None,
         choices,
@@ -332,6 +357,21 @@ pub const KNOBS: &[Knob] = &[
         choices: &[],
     },
     Knob {
+        key: "device.slc.enabled",
+        what: "an SLC write cache (host writes programmed in SLC mode, folded into the native cells later; on, the \
+               base's sizes and SLC times): steady writes' rate, and whether a large write outruns a small one \
+               by more than its pages",
+        min: 0.0,
+        max: 1.0,
+        integer: true,
+        power_of_two: false,
+        decided_by: any_write_deep,
+        metrics: &[Metric::Iops, Metric::P99],
+        limit_of: None,
+        requires: None,
+        choices: &["false", "true"],
+    },
+    Knob {
         key: "device.ftl.gc_policy",
         what: "how garbage collection picks a victim: the block with fewest valid pages, or the best of a few \
                sampled (MQSim's): steady writes' amplification, so their rate and stalls",
@@ -384,6 +424,18 @@ pub const KNOBS: &[Knob] = &[
         requires: None,
         choices: &[],
     },
+    mix_choice(
+        "device.flash.chip_reads_first",
+        "a chip serves its dies' queued reads before their writes (MQSim's TSU) or the dies in turn: how long a \
+         read waits behind writes",
+        &["false", "true"],
+    ),
+    mix_choice(
+        "device.cache.destage_limit_pages_per_plane",
+        "pages per plane the write buffer may have on their way to flash (MQSim: 1) or none but the buffer's \
+         size (0): how much flash work a read finds ahead of it",
+        &["0", "1"],
+    ),
 ];
 
 /// `key=value` as `--set` takes it: through the knob of `key` if there is one (a choice's literal).
@@ -431,6 +483,7 @@ mod tests {
         assert_eq!(
             deciding(shape(0, 4096, 32)),
             [
+                "device.slc.enabled",
                 "device.ftl.gc_policy",
                 "device.flash.program_ns",
                 "device.flash.page_bytes",
@@ -439,10 +492,18 @@ mod tests {
         );
         assert_eq!(
             deciding(shape(0, 131072, 32)),
-            ["device.host_interface.max_write_bytes_per_s", "device.ftl.gc_policy", "device.flash.page_bytes"]
+            [
+                "device.host_interface.max_write_bytes_per_s",
+                "device.slc.enabled",
+                "device.ftl.gc_policy",
+                "device.flash.page_bytes"
+            ]
         );
-        // A mixed job decides nothing alone: it is a check of the rest.
-        assert!(deciding(shape(70, 4096, 32)).is_empty());
+        // A mixed job decides how reads wait behind writes; the rest it checks.
+        assert_eq!(
+            deciding(shape(70, 4096, 32)),
+            ["device.flash.chip_reads_first", "device.cache.destage_limit_pages_per_plane"]
+        );
         assert!(knob("device.flash.read_ns").is_some() && knob("nope").is_none());
     }
 
