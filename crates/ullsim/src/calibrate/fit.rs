@@ -261,38 +261,9 @@ pub fn fit(
             };
             // The values found, whether moving them changed the error, and whether they fit better.
             let (found, sensitive, better) = if knob.choices.is_empty() {
-                let current = settings[i].1;
-                // Each value is simulated once: the scan's start is the current value, and the golden
-                // sections come back to points they have (the simulation is deterministic).
-                let mut seen: HashMap<u64, f64> = HashMap::new();
-                let mut at = |value: f64, evals: &mut u64| {
-                    if let Some(&error) = seen.get(&same_value(value)) {
-                        return Ok(error);
-                    }
-                    let error = error_at(&[value], evals)?;
-                    seen.insert(same_value(value), error);
-                    Ok(error)
-                };
-                // A limit of 0 (none), or one less than a doubling above the highest figure measured, starts
-                // from that figure: a limit there binds just so, and the scan's halvings from the base's
-                // would step over it (a 4 GB/s base for a drive reading 3.2 GB/s). From a base's limit
-                // further above, the halvings get there when each binds the jobs more; started at the peak,
-                // a limit would be tried where something else sets their rate (a 4 GB/s write limit taken
-                // down to the 90 MB/s a drive's garbage collection allows).
-                let peak = knob.limit_of.map(|peak| chosen.iter().map(|(t, _)| peak(t)).fold(0.0, f64::max));
-                let start = match peak {
-                    Some(peak) if current == 0.0 || (current > peak && current < 2.0 * peak) => peak,
-                    _ => current,
-                };
-                let current_error = at(current, &mut evaluations)?;
-                let found = search(knob, start, threshold, &mut at, &mut evaluations)?;
-                // A limit found well above what its jobs moved does not bind them: whatever moved their
-                // error there, it was not the limit (a lower value raised it). Left as the base has it.
-                let unbinding = knob.limit_of.is_some_and(|peak| {
-                    found.value > LIMIT_SLACK * deciding.iter().map(|t| peak(t)).fold(0.0, f64::max)
-                });
-                let better = !unbinding && found.error < current_error - threshold;
-                (vec![found.value], found.sensitive && !unbinding, better)
+                let step = Step { knob, current: settings[i].1, chosen: &chosen, deciding: &deciding, threshold };
+                let (value, sensitive, better) = search_number(&step, &mut error_at, &mut evaluations)?;
+                (vec![value], sensitive, better)
             } else {
                 let current: Vec<f64> = group.iter().map(|&c| settings[c].1).collect();
                 let sizes: Vec<usize> = group.iter().map(|&c| knobs[c].choices.len()).collect();
@@ -334,6 +305,52 @@ pub fn fit(
     Ok(FitOutcome { parameters, error_before, error_after, evaluations })
 }
 
+/// A number's step of the fit: the knob, its current value, the jobs it is fitted to (with their weights)
+/// and those that decide it, and the change in error taken as none.
+struct Step<'a> {
+    knob: &'a Knob,
+    current: f64,
+    chosen: &'a [(&'a Target, f64)],
+    deciding: &'a [&'a Target],
+    threshold: f64,
+}
+
+/// Search a number's value (`error_at` of one value): the value found, whether moving it changed the
+/// error, and whether it fits better than the current one. Each value is simulated once: the scan's
+/// start is the current value, and the golden sections come back to points they have (the simulation is
+/// deterministic).
+fn search_number(step: &Step, error_at: &mut StepError, evaluations: &mut u64) -> Result<(f64, bool, bool), String> {
+    let Step { knob, current, chosen, deciding, threshold } = *step;
+    let mut seen: HashMap<u64, f64> = HashMap::new();
+    let mut at = |value: f64, evals: &mut u64| {
+        if let Some(&error) = seen.get(&same_value(value)) {
+            return Ok(error);
+        }
+        let error = error_at(&[value], evals)?;
+        seen.insert(same_value(value), error);
+        Ok(error)
+    };
+    // A limit of 0 (none), or one less than a doubling above the highest figure measured, starts from that
+    // figure: a limit there binds just so, and the scan's halvings from the base's would step over it (a
+    // 4 GB/s base for a drive reading 3.2 GB/s). From a base's limit further above, the halvings get there
+    // when each binds the jobs more; started at the peak, a limit would be tried where something else sets
+    // their rate (a 4 GB/s write limit taken down to the 90 MB/s a drive's garbage collection allows).
+    let peak = knob.limit_of.map(|peak| chosen.iter().map(|(t, _)| peak(t)).fold(0.0, f64::max));
+    let start = match peak {
+        Some(peak) if current == 0.0 || (current > peak && current < 2.0 * peak) => peak,
+        _ => current,
+    };
+    let current_error = at(current, evaluations)?;
+    let found = search(knob, start, threshold, &mut at, evaluations)?;
+    // A limit found well above what its jobs moved does not bind them: whatever moved their error there, it
+    // was not the limit (a lower value raised it). Left as the base has it.
+    let unbinding = knob
+        .limit_of
+        .is_some_and(|peak| found.value > LIMIT_SLACK * deciding.iter().map(|t| peak(t)).fold(0.0, f64::max));
+    let better = !unbinding && found.error < current_error - threshold;
+    Ok((found.value, found.sensitive && !unbinding, better))
+}
+
 /// The knobs a step at knob `i` moves: a number alone; choices next to each other together, at the first
 /// one's place and on its jobs (they share them: `knobs::sharing_choice`), since each alone may change
 /// nothing while another holds the drive back (a base serving one die per chip at a time gains nothing
@@ -359,8 +376,9 @@ fn same_direction<'a>(deciding: &[&Target], targets: &'a [Target]) -> Vec<&'a Ta
     targets.iter().filter(|t| t.shape.writes() == writer).collect()
 }
 
-/// The error of a combination of choices (counting the simulation in the evaluations).
-type CombinationError<'a> = dyn FnMut(&[f64], &mut u64) -> Result<f64, String> + 'a;
+/// The error of the values of a step's knobs (one number, or a combination of choices), counting the
+/// simulation in the evaluations.
+type StepError<'a> = dyn FnMut(&[f64], &mut u64) -> Result<f64, String> + 'a;
 
 /// The search of choices together: every combination of `sizes` choices (each an index), from
 /// `current`; the best, and whether any changed the error by more than `threshold`.
@@ -368,7 +386,7 @@ fn search_choices(
     current: &[f64],
     sizes: &[usize],
     threshold: f64,
-    at: &mut CombinationError,
+    at: &mut StepError,
     evals: &mut u64,
 ) -> Result<(Vec<f64>, bool), String> {
     let start_error = at(current, evals)?;
