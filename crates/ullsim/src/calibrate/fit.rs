@@ -352,7 +352,7 @@ fn search_number(step: &Step, error_at: &mut StepError, evaluations: &mut u64) -
 }
 
 /// The knobs a step at knob `i` moves: a number alone; choices next to each other together, at the first
-/// one's place and on its jobs (they share them: `knobs::sharing_choice`), since each alone may change
+/// one's place and on its jobs (they share them: `knobs::choice`), since each alone may change
 /// nothing while another holds the drive back (a base serving one die per chip at a time gains nothing
 /// from pairing any planes, and the other way round), and their combinations are few. None at a choice
 /// its group's first moves.

@@ -9,12 +9,12 @@
 //! drive, its one submitting core's: the host's CPU speed (a scenario key, `host.cpu.speed`, fitted after
 //! the controller: a ceiling every job count shares is the drive's, and the host's speed takes only what
 //! one job falls short of it); steady-state writers' rate and stalls show whether writes go through an
-//! SLC cache and how garbage collection picks its victims (the write amplification; the two searched
-//! together), a random writer's IOPS then the program time's, the ratio of
+//! SLC cache, how garbage collection picks its victims (the write amplification) and how much buffered
+//! data may be on its way to the flash (searched together), a random writer's IOPS then the program time's, the ratio of
 //! small to large writes' the page size's (after the program time: fitted first, from a base's program
 //! time, the page size took the writes' level instead of their ratio), and past them a write IOPS limit's;
 //! last, a job that mixes reads and writes shows how long a read waits behind writes (reads first at the
-//! chip, or not; how much buffered data may be on its way to the flash).
+//! chip, or not).
 
 use super::fit::{Metric, Target};
 use super::JobShape;
@@ -161,26 +161,21 @@ fn bytes_per_s(t: &Target) -> f64 {
     ops * t.shape.block_size as f64
 }
 
-/// A choice of how reads share the flash, decided by how they queue at it ([`read_sharing`]), on their
-/// rate and tails.
-const fn sharing_choice(key: &'static str, what: &'static str, choices: &'static [&'static str]) -> Knob {
-    Knob {
-        key,
-        what,
-        min: 0.0,
-        max: (choices.len() - 1) as f64,
-        integer: true,
-        power_of_two: false,
-        decided_by: read_sharing,
-        metrics: &[Metric::Iops, Metric::P99],
-        limit_of: None,
-        requires: None,
-        choices,
-    }
+/// Who decides a choice, and on which figures.
+struct Decided {
+    by: fn(&JobShape) -> bool,
+    metrics: &'static [Metric],
 }
 
-/// A choice of how reads and writes share the drive, decided by jobs that mix them, on the latencies.
-const fn mix_choice(key: &'static str, what: &'static str, choices: &'static [&'static str]) -> Knob {
+/// How reads share the flash: decided by how they queue at it ([`read_sharing`]), on their rate and tails.
+const READ_SHARING: Decided = Decided { by: read_sharing, metrics: &[Metric::Iops, Metric::P99] };
+/// The write path: decided by steady writes, small and large, many in flight, on their rate and tails.
+const WRITE_PATH: Decided = Decided { by: any_write_deep, metrics: &[Metric::Iops, Metric::P99] };
+/// How reads and writes share the drive: decided by jobs that mix them, on the latencies.
+const READS_AMONG_WRITES: Decided = Decided { by: mixed, metrics: &[Metric::Mean, Metric::P99] };
+
+/// A choice among `choices` (TOML literals), decided as `decided` says.
+const fn choice(key: &'static str, what: &'static str, decided: Decided, choices: &'static [&'static str]) -> Knob {
     Knob {
         key,
         what,
@@ -188,8 +183,8 @@ const fn mix_choice(key: &'static str, what: &'static str, choices: &'static [&'
         max: (choices.len() - 1) as f64,
         integer: true,
         power_of_two: false,
-        decided_by: mixed,
-        metrics: &[Metric::Mean, Metric::P99],
+        decided_by: decided.by,
+        metrics: decided.metrics,
         limit_of: None,
         requires: None,
         choices,
@@ -224,19 +219,22 @@ pub const KNOBS: &[Knob] = &[
         requires: Some(("device.variability.enabled", "true")),
         choices: &[],
     },
-    sharing_choice(
+    choice(
         "device.flash.one_die_per_chip",
         "a chip serves one die at a time (MQSim's TSU) or interleaves its dies: the saturation and tails of many reads",
+        READ_SHARING,
         &["false", "true"],
     ),
-    sharing_choice(
+    choice(
         "device.flash.channel_arbitration",
         "who takes a free channel bus: the oldest transfer, or the chips in turn (MQSim's TSU)",
+        READ_SHARING,
         &["\"fcfs\"", "\"round-robin\""],
     ),
-    sharing_choice(
+    choice(
         "device.tsu.multiplane_same_page",
         "reads of two planes of a die pair up only at the same page (MQSim) or at any page",
+        READ_SHARING,
         &["false", "true"],
     ),
     Knob {
@@ -356,35 +354,28 @@ pub const KNOBS: &[Knob] = &[
         requires: None,
         choices: &[],
     },
-    Knob {
-        key: "device.slc.enabled",
-        what: "an SLC write cache (host writes programmed in SLC mode, folded into the native cells later; on, the \
-               base's sizes and SLC times): steady writes' rate, and whether a large write outruns a small one \
-               by more than its pages",
-        min: 0.0,
-        max: 1.0,
-        integer: true,
-        power_of_two: false,
-        decided_by: any_write_deep,
-        metrics: &[Metric::Iops, Metric::P99],
-        limit_of: None,
-        requires: None,
-        choices: &["false", "true"],
-    },
-    Knob {
-        key: "device.ftl.gc_policy",
-        what: "how garbage collection picks a victim: the block with fewest valid pages, or the best of a few \
-               sampled (MQSim's): steady writes' amplification, so their rate and stalls",
-        min: 0.0,
-        max: 1.0,
-        integer: true,
-        power_of_two: false,
-        decided_by: any_write_deep,
-        metrics: &[Metric::Iops, Metric::P99],
-        limit_of: None,
-        requires: None,
-        choices: &["\"greedy\"", "\"d-choices\""],
-    },
+    choice(
+        "device.slc.enabled",
+        "an SLC write cache (host writes programmed in SLC mode, folded into the native cells later; on, the \
+         base's sizes and SLC times): steady writes' rate, and whether a large write outruns a small one by more \
+         than its pages",
+        WRITE_PATH,
+        &["false", "true"],
+    ),
+    choice(
+        "device.ftl.gc_policy",
+        "how garbage collection picks a victim: the block with fewest valid pages, or the best of a few sampled \
+         (MQSim's): steady writes' amplification, so their rate and stalls",
+        WRITE_PATH,
+        &["\"greedy\"", "\"d-choices\""],
+    ),
+    choice(
+        "device.cache.destage_limit_pages_per_plane",
+        "pages per plane the write buffer may have on their way to flash (MQSim: 1) or none but the buffer's \
+         size (0): how closely the flash's writes follow each other, and how much flash work a read finds ahead",
+        WRITE_PATH,
+        &["0", "1"],
+    ),
     Knob {
         key: "device.flash.program_ns",
         what: "flash program time (steady-state random writes)",
@@ -424,17 +415,12 @@ pub const KNOBS: &[Knob] = &[
         requires: None,
         choices: &[],
     },
-    mix_choice(
+    choice(
         "device.flash.chip_reads_first",
         "a chip serves its dies' queued reads before their writes (MQSim's TSU) or the dies in turn: how long a \
          read waits behind writes",
+        READS_AMONG_WRITES,
         &["false", "true"],
-    ),
-    mix_choice(
-        "device.cache.destage_limit_pages_per_plane",
-        "pages per plane the write buffer may have on their way to flash (MQSim: 1) or none but the buffer's \
-         size (0): how much flash work a read finds ahead of it",
-        &["0", "1"],
     ),
 ];
 
@@ -485,6 +471,7 @@ mod tests {
             [
                 "device.slc.enabled",
                 "device.ftl.gc_policy",
+                "device.cache.destage_limit_pages_per_plane",
                 "device.flash.program_ns",
                 "device.flash.page_bytes",
                 "device.host_interface.max_write_iops"
@@ -496,14 +483,12 @@ mod tests {
                 "device.host_interface.max_write_bytes_per_s",
                 "device.slc.enabled",
                 "device.ftl.gc_policy",
+                "device.cache.destage_limit_pages_per_plane",
                 "device.flash.page_bytes"
             ]
         );
         // A mixed job decides how reads wait behind writes; the rest it checks.
-        assert_eq!(
-            deciding(shape(70, 4096, 32)),
-            ["device.flash.chip_reads_first", "device.cache.destage_limit_pages_per_plane"]
-        );
+        assert_eq!(deciding(shape(70, 4096, 32)), ["device.flash.chip_reads_first"]);
         assert!(knob("device.flash.read_ns").is_some() && knob("nope").is_none());
     }
 
