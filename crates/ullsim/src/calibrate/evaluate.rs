@@ -25,13 +25,15 @@ const MAX_RUN_NS: Time = 1_000_000_000;
 /// [inferred: 2 s is the round trip's write duration (`round_trip.rs`), and a fit's write jobs then cost
 /// ~1-3 s of CPU each; a real probe's 60 s is out of reach, and past 2 s the drift is a few percent].
 const MAX_WRITE_RUN_NS: Time = 2_000_000_000;
-/// Most I/Os a writer simulated for its measured time makes, in multiples of the I/Os a job aims for: a
-/// fast writer's 2 s is hundreds of thousands of writes, each a base's garbage collection multiplies
-/// (`znand-ull`'s 170K IOPS over a TLC base: a write file's fit ran past 14 min where the slow writers'
-/// took 3) [inferred: 4 x 20,000 I/Os still runs a 5,600-IOPS writer its full 2 s, the drifting case
-/// above; a writer of 40K IOPS or more settles within the 80,000 I/Os, its blocks refilling in
-/// proportion to its rate].
-const MAX_WRITE_RUN_IOS_FACTOR: f64 = 4.0;
+/// Most bytes a writer simulated for its measured time writes, in 4 KiB pages per I/O a job aims for: a
+/// fast writer's 2 s is gigabytes, each page of which a base's garbage collection multiplies
+/// (`znand-ull`'s 128 KiB writes at 3.2 GB/s over a TLC base: a write file's fit ran past 14 min where the
+/// slow writers' took 3) [inferred: 4 x 20,000 x 4 KiB = 328 MB still runs a 5,600-IOPS 4 KiB writer
+/// (23 MB/s) and a 90 MB/s sequential one their full 2 s, the drifting cases above; a faster writer's
+/// blocks refill, and its collection settles, in proportion to the bytes it writes].
+const MAX_WRITE_RUN_PAGES_PER_TARGET_IO: f64 = 4.0;
+/// The page of [`MAX_WRITE_RUN_PAGES_PER_TARGET_IO`].
+const WRITE_RUN_PAGE_BYTES: f64 = 4096.0;
 
 /// Where jobs are simulated: the probe's device, and settings every job gets.
 #[derive(Debug, Clone)]
@@ -79,20 +81,19 @@ impl Bench {
 }
 
 /// How long to simulate `target`: `target_ios` at its measured IOPS, within bounds; a writer at least as
-/// long as it was measured, up to [`MAX_WRITE_RUN_NS`] and [`MAX_WRITE_RUN_IOS_FACTOR`] x `target_ios`.
+/// long as it was measured, up to [`MAX_WRITE_RUN_NS`] and the time its writes take to reach
+/// [`MAX_WRITE_RUN_PAGES_PER_TARGET_IO`] 4 KiB pages per target I/O.
 pub fn run_ns(target: &Target, target_ios: f64) -> Time {
     let iops: f64 = [target.measured.read, target.measured.write].iter().flatten().map(|f| f.iops).sum();
     if iops <= 0.0 {
         return MAX_RUN_NS;
     }
-    let time_of = |ios: f64| (ios / iops * 1e9) as Time;
-    let for_ios = time_of(target_ios).clamp(MIN_RUN_NS, MAX_RUN_NS);
-    match target.measured.write {
-        Some(_) => {
-            for_ios.max(target.runtime_ns.min(MAX_WRITE_RUN_NS).min(time_of(MAX_WRITE_RUN_IOS_FACTOR * target_ios)))
-        }
-        None => for_ios,
-    }
+    let for_ios = ((target_ios / iops * 1e9) as Time).clamp(MIN_RUN_NS, MAX_RUN_NS);
+    let Some(write) = target.measured.write else { return for_ios };
+    let write_bytes_per_s = write.iops * target.shape.block_size as f64;
+    let bytes = MAX_WRITE_RUN_PAGES_PER_TARGET_IO * target_ios * WRITE_RUN_PAGE_BYTES;
+    let for_bytes = if write_bytes_per_s > 0.0 { (bytes / write_bytes_per_s * 1e9) as Time } else { MAX_WRITE_RUN_NS };
+    for_ios.max(target.runtime_ns.min(MAX_WRITE_RUN_NS).min(for_bytes))
 }
 
 /// A direction's figures: IOPS, mean from issue, and the 99th percentile measured as `kind` says.
@@ -149,9 +150,17 @@ mod tests {
         assert_eq!(run_ns(&target(None, figures(3e4), 1_500_000_000), TARGET_IOS), 1_500_000_000);
         assert_eq!(run_ns(&target(None, figures(3e4), 60_000_000_000), TARGET_IOS), MAX_WRITE_RUN_NS);
         assert_eq!(run_ns(&target(figures(5e4), figures(5e4), 100_000_000), TARGET_IOS), 200_000_000);
-        // A fast writer measured for 2 s runs for 4 x 20,000 I/Os: at 160K IOPS, 500 ms.
+        // A fast writer measured for 2 s writes 4 x 20,000 4 KiB pages: at 160K IOPS of 4 KiB, 500 ms.
         assert_eq!(run_ns(&target(None, figures(1.6e5), 2_000_000_000), TARGET_IOS), 500_000_000);
-        // A writer of 5,000 IOPS reaches 2 s long before 80,000 I/Os.
+        // A writer of 5,000 IOPS reaches 2 s long before 80,000 pages.
         assert_eq!(run_ns(&target(None, figures(5e3), 2_000_000_000), TARGET_IOS), 2_000_000_000);
+        // 128 KiB writes are 32 pages each: at 2,000 IOPS they write the 80,000 pages in 1.25 s, where
+        // 4 KiB writes at that rate run the 2 s they were measured.
+        let large = |iops| Target {
+            shape: JobShape { block_size: 131072, ..target(None, None, 0).shape },
+            ..target(None, figures(iops), 2_000_000_000)
+        };
+        assert_eq!(run_ns(&large(2e3), TARGET_IOS), 1_250_000_000);
+        assert_eq!(run_ns(&target(None, figures(2e3), 2_000_000_000), TARGET_IOS), 2_000_000_000);
     }
 }
