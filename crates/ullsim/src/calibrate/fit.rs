@@ -210,10 +210,9 @@ pub fn fit(
     let noise = |jobs: usize, metrics: usize| NOISE_PER_FIGURE * (jobs * metrics) as f64;
     let everything: Vec<(&Target, f64)> = targets.iter().map(|t| (t, 1.0)).collect();
     let error_before = total_error(&settings, &everything, &all_metrics, &mut evaluations)?;
-    // The veto's error of the readers' and the writers' jobs at the current settings, with the settings'
-    // version it was taken at (a step taken makes a new version): each is simulated once per version.
-    let mut version = 0u64;
-    let mut vetoes: [Option<(u64, f64)>; 2] = [None, None];
+    // The veto's error of the readers' and of the writers' jobs at the current settings, once simulated;
+    // a step taken forgets both.
+    let mut vetoes: [Option<f64>; 2] = [None, None];
     let mut parameters: Vec<Fitted> = knobs
         .iter()
         .zip(base)
@@ -234,13 +233,14 @@ pub fn fit(
                 continue;
             }
             let deciding: Vec<&Target> = targets.iter().filter(|t| (knob.decided_by)(&t.shape)).collect();
+            let direction = same_direction(&deciding, targets);
             // Past the first pass, a knob's own jobs count twice among those of its direction: the others
             // check it, its own decide it (the read time is the QD1 mean's, not the saturation's).
             let chosen: Vec<(&Target, f64)> = match pass {
                 0 => deciding.iter().map(|t| (*t, 1.0)).collect(),
-                _ => same_direction(&deciding, targets)
-                    .into_iter()
-                    .map(|t| (t, if deciding.iter().any(|d| std::ptr::eq(*d, t)) { DECIDING_WEIGHT } else { 1.0 }))
+                _ => direction
+                    .iter()
+                    .map(|&t| (t, if deciding.iter().any(|d| std::ptr::eq(*d, t)) { DECIDING_WEIGHT } else { 1.0 }))
                     .collect(),
             };
             let metrics = knob.metrics;
@@ -281,10 +281,10 @@ pub fn fit(
             }
             // Better for its own jobs: taken only if no worse for every job of its direction on every figure.
             let writer = deciding.iter().any(|t| t.shape.writes());
-            let veto: Vec<(&Target, f64)> = same_direction(&deciding, targets).into_iter().map(|t| (t, 1.0)).collect();
+            let veto: Vec<(&Target, f64)> = direction.iter().map(|&t| (t, 1.0)).collect();
             let error_now = match vetoes[usize::from(writer)] {
-                Some((at, error)) if at == version => error,
-                _ => total_error(&settings, &veto, &all_metrics, &mut evaluations)?,
+                Some(error) => error,
+                None => total_error(&settings, &veto, &all_metrics, &mut evaluations)?,
             };
             let error_new = total_error(&with(&found), &veto, &all_metrics, &mut evaluations)?;
             if error_new <= error_now + noise(veto.len(), all_metrics.len()) {
@@ -293,10 +293,10 @@ pub fn fit(
                     parameters[k].value = value;
                     parameters[k].text = knobs[k].value_text(value);
                 }
-                version += 1;
-                vetoes[usize::from(writer)] = Some((version, error_new));
+                vetoes = [None, None];
+                vetoes[usize::from(writer)] = Some(error_new);
             } else {
-                vetoes[usize::from(writer)] = Some((version, error_now));
+                vetoes[usize::from(writer)] = Some(error_now);
             }
         }
     }
