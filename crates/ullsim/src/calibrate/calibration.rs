@@ -60,6 +60,9 @@ pub struct Calibration {
     pub outcome: FitOutcome,
     /// Switches of the base the fitted knobs need on ([`Knob::requires`]).
     pub enabled: Vec<(&'static str, String)>,
+    /// An SLC cache's sizes and times the fit gave a base without one ([`super::slc_cache`]): the preset
+    /// writes them if the fit turned the cache on (those not fitted).
+    pub prepared: Vec<(&'static str, f64)>,
     /// Device keys given with `--set`: the fit ran with them, so the preset keeps them.
     pub given: Vec<(String, String)>,
     pub rows: Vec<FitRow>,
@@ -92,6 +95,9 @@ pub fn calibrate(
     let base_name = preset_base(&options.base)?;
     let probe = SimulatedProbe::new(&options.base, 1_000_000)?;
     let mut bench = Bench { probe, settings: options.settings.clone(), target_ios: options.target_ios };
+    // A base without an SLC cache gets one to turn on (sizes and times: `slc_cache`), inert while off.
+    let prepared = super::slc_cache::for_base(&bench.base_json()?);
+    bench.settings.extend(prepared.iter().map(|(key, value)| super::knobs::setting(key, *value)));
     let base_config = bench.base_json()?;
     // A base whose value is none of a choice's (a collector the fit does not choose among) keeps it: the
     // knob is left out of the fit, and the warnings say so.
@@ -151,7 +157,7 @@ pub fn calibrate(
             given.push((key.trim().to_string(), value.to_string()));
         }
     }
-    Ok(Calibration { base: base_name, outcome, enabled, given, rows, files: paths.to_vec(), warnings })
+    Ok(Calibration { base: base_name, outcome, enabled, prepared, given, rows, files: paths.to_vec(), warnings })
 }
 
 /// What the preset file names as its `base`: a built-in's name as given, a preset file's path made
@@ -310,6 +316,16 @@ impl Calibration {
         for (key, value) in &self.enabled {
             let (table, key) = split_key(key);
             tables.entry(table).or_default().push(format!("{key} = {value}  # needed by a fitted value"));
+        }
+        let parameter = |key: &str| self.outcome.parameters.iter().find(|p| p.key == key);
+        let slc_on = parameter("device.slc.enabled").is_some_and(|p| p.value == 1.0);
+        let fitted = |key: &str| parameter(key).is_some_and(|p| p.verdict == Verdict::Fitted);
+        for (key, value) in self.prepared.iter().filter(|(key, _)| slc_on && !fitted(key)) {
+            let (table, key) = split_key(key);
+            // Sizes and times: whole bytes and nanoseconds.
+            let value = toml_number(*value, true);
+            let line = format!("{key} = {value}  # the SLC cache the fit turned on [inferred]: docs/calibration.md");
+            tables.entry(table).or_default().push(line);
         }
         for (key, value) in &self.given {
             let (table, key) = split_key(key);

@@ -69,14 +69,16 @@ impl Bench {
     }
 
     /// The base's device and host configurations as JSON (with the bench's settings), under `device` and
-    /// `host`, to read base values from by their scenario keys.
+    /// `host`, to read base values from by their scenario keys; and the capacity the host sees, bytes
+    /// (`capacity_bytes`).
     pub fn base_json(&self) -> Result<serde_json::Value, String> {
         let shape =
             JobShape { pattern: super::Pattern::Random, read_percent: 100, block_size: 4096, iodepth: 1, numjobs: 1 };
         let scenario = self.probe.scenario_of("base", &shape, MIN_RUN_NS, &self.settings)?;
         let device = serde_json::to_value(&scenario.device).map_err(|e| e.to_string())?;
         let host = serde_json::to_value(&scenario.host).map_err(|e| e.to_string())?;
-        Ok(serde_json::json!({ "device": device, "host": host }))
+        let capacity_bytes = scenario.device.logical_capacity_bytes();
+        Ok(serde_json::json!({ "device": device, "host": host, "capacity_bytes": capacity_bytes }))
     }
 }
 

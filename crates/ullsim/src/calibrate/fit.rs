@@ -158,6 +158,10 @@ const NOISE_PER_FIGURE: f64 = 1e-4;
 /// above, the job is set by something else].
 const LIMIT_SLACK: f64 = 1.25;
 
+/// How far below the highest rate its jobs measured a fitted limit may go [inferred: a job measured at
+/// a drive's limit runs within a few percent of it; a limit lower than that, the drive did not have].
+const LIMIT_FLOOR: f64 = 0.97;
+
 /// How much more a knob's deciding jobs count than the other jobs of its direction in the second pass
 /// [inferred: twice keeps a knob on the figure that identifies it (a read time refitted to every read
 /// job drifted 7% off the QD1 mean it is the only knob of, to ease a saturation other knobs own) while
@@ -247,10 +251,20 @@ pub fn fit(
             let threshold = noise(chosen.len(), metrics.len());
             // The knobs this step moves: this one, or the choices next to it (`group_at`).
             let Some(group) = group_at(knobs, i) else { continue };
+            // A knob that holds its product with another (`Knob::keeps_product_with`) moves that one the
+            // other way, if the data fits it.
+            let partner = knob
+                .keeps_product_with
+                .and_then(|key| knobs.iter().position(|k| k.key == key))
+                .filter(|&j| !parameters[j].from.is_empty());
             let with = |values: &[f64]| {
                 let mut trial = settings.clone();
                 for (&k, &value) in group.iter().zip(values) {
                     trial[k].1 = value;
+                }
+                if let Some(j) = partner.filter(|_| values[0] > 0.0) {
+                    let product = settings[j].1 * settings[i].1;
+                    trial[j].1 = (product / values[0]).clamp(knobs[j].min, knobs[j].max);
                 }
                 trial
             };
@@ -288,7 +302,9 @@ pub fn fit(
             };
             let error_new = total_error(&with(&found), &veto, &all_metrics, &mut evaluations)?;
             if error_new <= error_now + noise(veto.len(), all_metrics.len()) {
-                for (&k, &value) in group.iter().zip(&found) {
+                let taken = with(&found);
+                for k in group.iter().copied().chain(partner) {
+                    let value = taken[k].1;
                     settings[k].1 = value;
                     parameters[k].value = value;
                     parameters[k].text = knobs[k].value_text(value);
@@ -340,8 +356,14 @@ fn search_number(step: &Step, error_at: &mut StepError, evaluations: &mut u64) -
         Some(peak) if current == 0.0 || (current > peak && current < 2.0 * peak) => peak,
         _ => current,
     };
+    // A limit below what a job of its measured cannot be the drive's: the job ran faster than it allows.
+    // (Fitted against every job of its direction, a write bandwidth limit went to a third of the 3.2 GB/s
+    // a 128 KiB writer measured, to slow writes a base's other parameters still made too fast.)
+    let floor = knob
+        .limit_of
+        .map_or(knob.min, |peak| knob.min.max(LIMIT_FLOOR * deciding.iter().map(|t| peak(t)).fold(0.0, f64::max)));
     let current_error = at(current, evaluations)?;
-    let found = search(knob, start, threshold, &mut at, evaluations)?;
+    let found = search(knob, start, floor, threshold, &mut at, evaluations)?;
     // A limit found well above what its jobs moved does not bind them: whatever moved their error there, it
     // was not the limit (a lower value raised it). Left as the base has it.
     let unbinding = knob
@@ -430,17 +452,18 @@ struct Found {
 }
 
 /// One parameter's search, from `start`: a scan by factors of two in both directions while the error
-/// falls, then golden sections in log space around the best point of the scan. Changes in error below
-/// `threshold` are no change.
+/// falls, then golden sections in log space around the best point of the scan, never below `floor` (the
+/// knob's bound, or higher). Changes in error below `threshold` are no change.
 fn search(
     knob: &Knob,
     start: f64,
+    floor: f64,
     threshold: f64,
     at: &mut dyn FnMut(f64, &mut u64) -> Result<f64, String>,
     evals: &mut u64,
 ) -> Result<Found, String> {
     let clamp = |v: f64| {
-        let v = v.clamp(knob.min, knob.max);
+        let v = v.clamp(floor.min(knob.max), knob.max);
         if knob.power_of_two {
             v.log2().round().exp2()
         } else if knob.integer {
@@ -569,6 +592,7 @@ mod tests {
             metrics: &[Metric::Iops],
             limit_of: Some(|t| t.measured.read.map_or(0.0, |r| r.iops)),
             requires: None,
+            keeps_product_with: None,
             choices: &[],
         };
         let knobs = [knob("device.flash.read_ns").unwrap(), &cap, knob("device.flash.program_ns").unwrap()];
@@ -612,6 +636,7 @@ mod tests {
             metrics: &[Metric::Iops],
             limit_of: None,
             requires: None,
+            keeps_product_with: None,
             choices: &[],
         };
         let read = knob("device.flash.read_ns").unwrap();
@@ -619,6 +644,71 @@ mod tests {
         let p = &outcome.parameters;
         assert!((p[1].value / 400_000.0 - 1.0).abs() < 0.01, "{p:?}");
         assert_eq!(p[1].verdict, Verdict::Fitted);
+    }
+
+    fn target(shape: JobShape, measured: JobFigures, name: &str) -> Target {
+        Target {
+            shape,
+            measured,
+            source: format!("t.json: {name}"),
+            percentiles: LatencyKind::Total,
+            runtime_ns: 1_000_000_000,
+        }
+    }
+
+    #[test]
+    fn a_limit_is_not_fitted_below_what_a_job_of_its_measured() {
+        // QD64 runs at the drive's 400K cap; QD4 measured 80K where 12 us reads give 333K. Refitted against
+        // both (the second pass), a cap of ~234K eases QD4 more than it costs QD64, and the veto lets it
+        // (error 3.6 against 5.1): but the drive ran QD64 at 400K, so its cap is not below that.
+        let truth = [("device.flash.read_ns", 12_000.0), ("device.host_interface.max_read_iops", 400_000.0)];
+        let deep = closed_form_shapes(&truth, &[shape(100, 4096, 64)])[0];
+        let slow = JobFigures {
+            read: Some(Figures { iops: 80e3, mean_ns: 4e9 / 80e3, p99_ns: Some(6e9 / 80e3) }),
+            write: None,
+        };
+        let targets = [target(shape(100, 4096, 64), deep, "qd64"), target(shape(100, 4096, 4), slow, "qd4")];
+        let cap = knob("device.host_interface.max_read_iops").unwrap();
+        let fixed_read = Knob { decided_by: |_| false, ..*knob("device.flash.read_ns").unwrap() };
+        let outcome = fit(&targets, &[&fixed_read, cap], &[12_000.0, 0.0], &closed_form, &mut |_, _| {}).unwrap();
+        let fitted = outcome.parameters[1].value;
+        assert!((0.97 * 400e3..1.01 * 400e3).contains(&fitted), "{outcome:?}");
+    }
+
+    #[test]
+    fn a_read_time_moves_with_its_spread_held_wide_as_it_is() {
+        // QD1 reads: 13 us of controller and link, the read time, and its spread: p99 = mean + 2.33 sd; the
+        // drive's are 3 us and cv 0.3. From
+        // a fit stuck at 0.134 us and cv 2 (a sd of 0.27 us), a read time raised alone to 3 us takes a sd of
+        // 6 us and a p99 far past the measured one, and the veto refuses it; cv 2 at 0.134 us is flat.
+        let spread_form = |settings: &[(&'static str, f64)], targets: &[&Target]| {
+            let get = |k: &str| settings.iter().find(|(key, _)| *key == k).map(|s| s.1).unwrap();
+            let (read_ns, cv) = (get("device.flash.read_ns"), get("device.variability.read_cv"));
+            let mean = 13_000.0 + read_ns;
+            let p99 = mean + 2.33 * cv * read_ns;
+            Ok(targets
+                .iter()
+                .map(|_| JobFigures {
+                    read: Some(Figures { iops: 1e9 / mean, mean_ns: mean, p99_ns: Some(p99) }),
+                    write: None,
+                })
+                .collect())
+        };
+        let measured = JobFigures {
+            read: Some(Figures { iops: 1e9 / 16_000.0, mean_ns: 16_000.0, p99_ns: Some(16_000.0 + 2.33 * 900.0) }),
+            write: None,
+        };
+        let targets = [target(shape(100, 4096, 1), measured, "qd1")];
+        let knobs = [knob("device.flash.read_ns").unwrap(), knob("device.variability.read_cv").unwrap()];
+        let outcome = fit(&targets, &knobs, &[134.0, 2.0], &spread_form, &mut |_, _| {}).unwrap();
+        let p = &outcome.parameters;
+        assert!((p[0].value / 3000.0 - 1.0).abs() < 0.02, "{p:?}");
+        assert!((p[1].value / 0.3 - 1.0).abs() < 0.05, "{p:?}");
+        // Not with a spread the data does not fit: the read time moves alone.
+        let unfitted = Knob { decided_by: |_| false, ..*knobs[1] };
+        let outcome = fit(&targets, &[knobs[0], &unfitted], &[134.0, 0.3], &spread_form, &mut |_, _| {}).unwrap();
+        assert_eq!(outcome.parameters[1].value, 0.3);
+        assert!((outcome.parameters[0].value / 3000.0 - 1.0).abs() < 0.05, "{outcome:?}");
     }
 
     #[test]
@@ -677,6 +767,7 @@ mod tests {
             metrics: &[Metric::Iops, Metric::P99],
             limit_of: None,
             requires: None,
+            keeps_product_with: None,
             choices: &["false", "true"],
         };
         let (a, b) = (switch("device.a"), switch("device.b"));

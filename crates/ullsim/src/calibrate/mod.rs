@@ -13,6 +13,7 @@ pub mod probe;
 pub mod probe_sim;
 pub mod round_trip;
 pub mod shape;
+pub mod slc_cache;
 
 pub use fio_read::{read_file, read_str, FioReadError, FioWarning, MeasuredDirection, MeasuredJob};
 pub use shape::{JobShape, Pattern};

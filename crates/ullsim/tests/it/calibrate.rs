@@ -6,12 +6,14 @@
 
 use std::path::{Path, PathBuf};
 
-use ullsim::calibrate::calibration::{calibrate, Options};
+use ullsim::calibrate::calibration::{calibrate, Calibration, Options};
+use ullsim::calibrate::evaluate::Bench;
 use ullsim::calibrate::fio_read::read_file;
+use ullsim::calibrate::fit::{FitOutcome, Fitted, Verdict};
 use ullsim::calibrate::probe::{probe_set, ProbePoints};
 use ullsim::calibrate::probe_sim::SimulatedProbe;
 use ullsim::calibrate::round_trip::{round_trip, CheckKind, RoundTripOptions};
-use ullsim::calibrate::{JobShape, Pattern};
+use ullsim::calibrate::{slc_cache, JobShape, Pattern};
 
 /// Each simulated probe job's measured time.
 const PROBE_NS: u64 = 40_000_000;
@@ -158,4 +160,56 @@ fn a_slower_host_is_fitted_as_the_host_and_not_as_the_drive() {
         let (sim_iops, _) = read_point(&fitted, Pattern::Random, 4096, iodepth, numjobs);
         within(sim_iops, iops, 0.05, &format!("QD{iodepth} x {numjobs} IOPS"));
     }
+}
+
+/// A base without an SLC cache (`tlc-enterprise`) is given one for the fit to turn on: a share of its
+/// capacity and SLC times a third and a fifth of its native ones (`slc_cache`). Turned on, the preset
+/// holds the cache (its program time as fitted, the rest as given); left off, none of it.
+#[test]
+fn an_slc_cache_the_fit_turns_on_over_a_base_without_one_is_the_presets() {
+    let bench = |device: &str| Bench {
+        probe: SimulatedProbe::new(device, PROBE_NS).unwrap(),
+        settings: Vec::new(),
+        target_ios: 1500.0,
+    };
+    let base = bench("tlc-enterprise").base_json().unwrap();
+    let prepared = slc_cache::for_base(&base);
+    let keys: Vec<&str> = prepared.iter().map(|(k, _)| *k).collect();
+    assert_eq!(keys, ["device.slc.static_bytes", "device.slc.read_ns", "device.slc.program_ns"]);
+    let capacity = base["capacity_bytes"].as_f64().unwrap();
+    let fitted = |key: &'static str, value: f64| Fitted {
+        key,
+        value,
+        text: value.to_string(),
+        base_text: "0".into(),
+        base: 0.0,
+        verdict: Verdict::Fitted,
+        from: vec!["w.json: randwrite-4k-qd32".into()],
+    };
+    let calibration = |slc: f64| Calibration {
+        base: "tlc-enterprise".into(),
+        outcome: FitOutcome {
+            parameters: vec![fitted("device.slc.enabled", slc), fitted("device.slc.program_ns", 89_167.0)],
+            error_before: 1.0,
+            error_after: 0.1,
+            evaluations: 1,
+        },
+        enabled: Vec::new(),
+        prepared: prepared.clone(),
+        given: Vec::new(),
+        rows: Vec::new(),
+        files: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mydrive.toml");
+    std::fs::write(&path, calibration(1.0).preset_toml("mydrive")).unwrap();
+    let device = &bench(path.to_str().unwrap()).base_json().unwrap()["device"]["slc"];
+    assert_eq!(device["enabled"], true);
+    // Its 7% of over-provisioning holds 2 GiB of the 4.6 GB share (`slc_cache`'s unit tests).
+    let size = device["static_bytes"].as_f64().unwrap();
+    assert!(size > 1e9 && size <= capacity * slc_cache::STATIC_SHARE && size == prepared[0].1, "{size}");
+    assert_eq!((device["read_ns"].as_f64(), device["program_ns"].as_f64()), (Some(20_000.0), Some(89_167.0)));
+    let off = calibration(0.0).preset_toml("mydrive");
+    assert!(!off.contains("static_bytes") && !off.contains("read_ns"), "{off}");
 }

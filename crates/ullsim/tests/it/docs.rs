@@ -243,3 +243,18 @@ fn output_md_names_the_current_results_schema_version() {
         assert!(output.contains(&said), "docs/output.md should say \"{said}\" (RESULTS_SCHEMA_VERSION)");
     }
 }
+
+/// docs/calibration.md's table of what a calibration fits has a row for every parameter the fit has, in
+/// the fit's order (keys under `device.` without it).
+#[test]
+fn every_fitted_parameter_has_a_row_in_the_calibration_guide_in_order() {
+    let guide = include_str!("../../../../docs/calibration.md");
+    let mut last = 0;
+    for knob in ullsim::calibrate::knobs::KNOBS {
+        let name = knob.key.strip_prefix("device.").unwrap_or(knob.key);
+        let row = format!("\n| `{name}`");
+        let at = guide.find(&row).unwrap_or_else(|| panic!("docs/calibration.md has no row for {name}"));
+        assert!(at > last, "docs/calibration.md: the row of {name} is out of the fit's order");
+        last = at;
+    }
+}
