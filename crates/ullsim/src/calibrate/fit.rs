@@ -309,6 +309,10 @@ pub fn fit(
                     parameters[k].value = value;
                     parameters[k].text = knobs[k].value_text(value);
                 }
+                // The partner moved with the data: it is fitted, whatever its own search says.
+                if let Some(j) = partner.filter(|&j| parameters[j].value != parameters[j].base) {
+                    parameters[j].verdict = Verdict::Fitted;
+                }
                 vetoes = [None, None];
                 vetoes[usize::from(writer)] = Some(error_new);
             } else {
@@ -317,6 +321,10 @@ pub fn fit(
         }
     }
     progress(PASSES * knobs.len(), PASSES * knobs.len());
+    // What the fit simulated with is what the preset writes: a value moved off the base is a fitted one.
+    for p in &parameters {
+        assert!(p.value == p.base || p.verdict == Verdict::Fitted, "{} moved but not fitted: {p:?}", p.key);
+    }
     let error_after = total_error(&settings, &everything, &all_metrics, &mut evaluations)?;
     Ok(FitOutcome { parameters, error_before, error_after, evaluations })
 }
@@ -370,7 +378,12 @@ fn search_number(step: &Step, error_at: &mut StepError, evaluations: &mut u64) -
         .limit_of
         .is_some_and(|peak| found.value > LIMIT_SLACK * deciding.iter().map(|t| peak(t)).fold(0.0, f64::max));
     let better = !unbinding && found.error < current_error - threshold;
-    Ok((found.value, found.sensitive && !unbinding, better))
+    // Moved off the current value by its start (a limit raised to its floor), a knob the scan then found
+    // flat still changed its jobs' error: it is heard, and the preset writes it (a read bandwidth limit
+    // taken from the base's 3.2 GB/s to the 6.6 GB/s floor, then flat against the link's rate, was kept out
+    // of the preset as "not binding").
+    let sensitive = found.sensitive || (found.error - current_error).abs() > threshold;
+    Ok((found.value, sensitive && !unbinding, better))
 }
 
 /// The knobs a step at knob `i` moves: a number alone; choices next to each other together, at the first
@@ -673,6 +686,24 @@ mod tests {
         let outcome = fit(&targets, &[&fixed_read, cap], &[12_000.0, 0.0], &closed_form, &mut |_, _| {}).unwrap();
         let fitted = outcome.parameters[1].value;
         assert!((0.97 * 400e3..1.01 * 400e3).contains(&fitted), "{outcome:?}");
+    }
+
+    #[test]
+    fn a_limit_raised_to_its_floor_is_fitted_though_flat_above_it() {
+        // The drive ran QD64 at 400K; the base caps reads at 200K and its read time (fixed here) allows
+        // 300K. Raised to its floor (388K) the cap no longer binds, and above it nothing changes: flat, but
+        // moved, so fitted and written, not left out as "not binding" while the fit ran with it.
+        let measured = closed_form_shapes(
+            &[("device.flash.read_ns", 12_000.0), ("device.host_interface.max_read_iops", 400e3)],
+            &[shape(100, 4096, 64)],
+        )[0];
+        let targets = [target(shape(100, 4096, 64), measured, "qd64")];
+        let cap = knob("device.host_interface.max_read_iops").unwrap();
+        let fixed_read = Knob { decided_by: |_| false, ..*knob("device.flash.read_ns").unwrap() };
+        let slow_read = 64e9 / 300e3;
+        let outcome = fit(&targets, &[&fixed_read, cap], &[slow_read, 200e3], &closed_form, &mut |_, _| {}).unwrap();
+        let p = &outcome.parameters[1];
+        assert!(p.value >= LIMIT_FLOOR * 400e3 && p.verdict == Verdict::Fitted, "{p:?}");
     }
 
     #[test]
