@@ -103,7 +103,7 @@ fn round_trip_holds(
 /// its QD1 latency, its saturation IOPS (one job and four) and its sequential read bandwidth within 5%, and
 /// queue depths and job counts that were not in the input within 15% (100 ms probes, 5,000 I/Os per
 /// simulated job: at 40 ms and 1,500 the QD 64 saturation comes back 7% high). (From `mqsim-mlc`, whose
-/// mapping table is cached where `tlc-enterprise` keeps it in DRAM, it misses the QD1 mean by 6%:
+/// mapping table is cached where `tlc-enterprise` keeps it in DRAM, it misses the QD1 mean by 5-8%:
 /// docs/validation.md.)
 #[test]
 fn a_drive_calibrated_from_another_base_gives_back_its_curve() {
