@@ -367,16 +367,13 @@ fn search_number(step: &Step, error_at: &mut StepError, evaluations: &mut u64) -
     // A limit below what a job of its measured cannot be the drive's: the job ran faster than it allows.
     // (Fitted against every job of its direction, a write bandwidth limit went to a third of the 3.2 GB/s
     // a 128 KiB writer measured, to slow writes a base's other parameters still made too fast.)
-    let floor = knob
-        .limit_of
-        .map_or(knob.min, |peak| knob.min.max(LIMIT_FLOOR * deciding.iter().map(|t| peak(t)).fold(0.0, f64::max)));
+    let deciding_peak = knob.limit_of.map(|peak| deciding.iter().map(|t| peak(t)).fold(0.0, f64::max));
+    let floor = deciding_peak.map_or(knob.min, |peak| knob.min.max(LIMIT_FLOOR * peak));
     let current_error = at(current, evaluations)?;
     let found = search(knob, start, floor, threshold, &mut at, evaluations)?;
     // A limit found well above what its jobs moved does not bind them: whatever moved their error there, it
     // was not the limit (a lower value raised it). Left as the base has it.
-    let unbinding = knob
-        .limit_of
-        .is_some_and(|peak| found.value > LIMIT_SLACK * deciding.iter().map(|t| peak(t)).fold(0.0, f64::max));
+    let unbinding = deciding_peak.is_some_and(|peak| found.value > LIMIT_SLACK * peak);
     let better = !unbinding && found.error < current_error - threshold;
     // Moved off the current value by its start (a limit raised to its floor), a knob the scan then found
     // flat still changed its jobs' error: it is heard, and the preset writes it (a read bandwidth limit
