@@ -12,7 +12,7 @@ use super::evaluate::Bench;
 use super::fio_latency::LatencyKind;
 use super::fio_read::{read_file, MeasuredDirection, MeasuredJob};
 use super::fit::{fit, Figures, FitOutcome, JobFigures, Metric, Target, Verdict};
-use super::knobs::{Knob, KNOBS};
+use super::knobs::{json_at, value_at, Knob, KNOBS};
 use super::probe_sim::SimulatedProbe;
 use super::JobShape;
 
@@ -242,16 +242,6 @@ fn measures(target: &Target, metrics: &[Metric]) -> bool {
         .iter()
         .flatten()
         .any(|f| metrics.iter().all(|m| *m != Metric::P99 || f.p99_ns.is_some()))
-}
-
-/// The value at `key` (`device.flash.read_ns`, `host.cpu.speed`) of the base's JSON ([`Bench::base_json`]).
-fn json_at<'a>(base: &'a serde_json::Value, key: &str) -> Option<&'a serde_json::Value> {
-    key.split('.').try_fold(base, |v, part| v.get(part))
-}
-
-/// The number at `key` of the base's JSON (booleans as 0 and 1).
-fn value_at(base: &serde_json::Value, key: &str) -> Option<f64> {
-    json_at(base, key).and_then(super::knobs::number_of)
 }
 
 impl Calibration {

@@ -94,6 +94,17 @@ pub fn number_of(json: &serde_json::Value) -> Option<f64> {
     json.as_f64().or_else(|| json.as_bool().map(|b| f64::from(u8::from(b))))
 }
 
+/// The value at `key` (`device.flash.read_ns`, `host.cpu.speed`) of a base's JSON
+/// ([`super::evaluate::Bench::base_json`]).
+pub fn json_at<'a>(base: &'a serde_json::Value, key: &str) -> Option<&'a serde_json::Value> {
+    key.split('.').try_fold(base, |v, part| v.get(part))
+}
+
+/// The number at `key` of a base's JSON (switches as 0 and 1).
+pub fn value_at(base: &serde_json::Value, key: &str) -> Option<f64> {
+    json_at(base, key).and_then(number_of)
+}
+
 /// Largest transfer still "small": a random job of it is set by flash and controller, not bandwidth.
 const SMALL_BYTES: u64 = 16 * 1024;
 /// Smallest transfer taken as bandwidth-bound at 8 or more in flight [inferred: 8 x 64 KiB = 512 KiB in

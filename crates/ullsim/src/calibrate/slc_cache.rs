@@ -5,6 +5,8 @@
 //! program time from the writes (`device.slc.program_ns`), and the preset writes the rest only when the
 //! fit turned the cache on.
 
+use super::knobs::{json_at, value_at};
+
 /// Share of the host's capacity an SLC cache keeps whatever the drive's fill [inferred: `tlc-consumer`'s
 /// 6 GB static part of 1 TB, AnandTech's 980 PRO review]. The probe's preconditioned drive is full, so its
 /// writes see this part alone; a user whose drive is not keeps `dynamic_max_bytes` at the base's 0.
@@ -23,10 +25,10 @@ pub const PROGRAM_SHARE: f64 = 0.22;
 /// SLC cells, `bits_per_cell` 1; a drive that writes in place). Times the base sets apart from the
 /// native ones are its own and kept.
 pub fn for_base(base: &serde_json::Value) -> Vec<(&'static str, f64)> {
-    let number = |key: &str| key.split('.').try_fold(base, |v, part| v.get(part)).and_then(super::knobs::number_of);
+    let number = |key: &str| value_at(base, key);
     let slc = |key: &str| number(&format!("device.slc.{key}"));
     let has_space = slc("static_bytes").unwrap_or(0.0) > 0.0 || slc("dynamic_max_bytes").unwrap_or(0.0) > 0.0;
-    let page_mapped = base.pointer("/device/ftl/mapping").and_then(|m| m.as_str()) == Some("page");
+    let page_mapped = json_at(base, "device.ftl.mapping").and_then(|m| m.as_str()) == Some("page");
     if slc("enabled") != Some(0.0) || has_space || slc("bits_per_cell").unwrap_or(1.0) < 2.0 || !page_mapped {
         return Vec::new();
     }

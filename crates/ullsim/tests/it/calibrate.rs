@@ -225,30 +225,40 @@ fn an_slc_cache_the_fit_turns_on_over_a_base_without_one_is_the_presets() {
     assert!(!off.contains("static_bytes") && !off.contains("read_ns"), "{off}");
 }
 
-/// With the write files too (CI-sized: 40 ms read and 200 ms write probes, 1,500 I/Os per simulated job):
-/// `optane-900p` from `optane-ull`, drives that write in place (no garbage collection, so short write runs
-/// are their steady state; a NAND drive's collection needs the seconds docs/calibration.md measures). The
-/// write rates, bandwidths and the mix come back, and every figure, given or not, within its tolerance.
-#[test]
-fn a_drive_calibrated_with_its_write_files_gives_back_its_writes() {
+/// A round trip of `truth` from `base` with the write files, CI-sized: 40 ms read and 200 ms write probes,
+/// 1,500 I/Os per simulated job.
+fn round_trip_with_write_files(truth: &str, base: &str) -> ullsim::calibrate::round_trip::RoundTrip {
     let dir = tempfile::tempdir().unwrap();
     let options = RoundTripOptions {
-        truth: "optane-900p".into(),
-        calibration: Options { target_ios: 1500.0, ..Options::new("optane-ull") },
+        truth: truth.into(),
+        calibration: Options { target_ios: 1500.0, ..Options::new(base) },
         duration_ns: PROBE_NS,
         write_duration_ns: 200_000_000,
         writes: true,
     };
     let trip = round_trip(&options, dir.path(), &mut |_, _| {}).unwrap();
     println!("{}", trip.table_text());
+    trip
+}
+
+/// A round trip's check within its tolerance.
+fn holds(check: &ullsim::calibrate::round_trip::Check) {
+    let what = format!("{} {} {} ({:?})", check.job, check.direction, check.figure, check.kind);
+    within(check.fitted, check.truth, check.tolerance, &what);
+}
+
+/// With the write files too (CI-sized: 40 ms read and 200 ms write probes, 1,500 I/Os per simulated job):
+/// `optane-900p` from `optane-ull`, drives that write in place (no garbage collection, so short write runs
+/// are their steady state; a NAND drive's collection needs the seconds docs/calibration.md measures). The
+/// write rates, bandwidths and the mix come back, and every figure, given or not, within its tolerance.
+#[test]
+fn a_drive_calibrated_with_its_write_files_gives_back_its_writes() {
+    let trip = round_trip_with_write_files("optane-900p", "optane-ull");
     let fitted: Vec<_> = trip.checks.iter().filter(|c| c.kind == CheckKind::Fitted).collect();
     assert_eq!(fitted.len(), 7, "the reads' five, the steady 4 KiB writes' IOPS and the 128 KiB writes'");
     assert!(fitted.iter().any(|c| c.job == "write-128k-qd32" && c.direction == "write"));
     assert!(trip.checks.iter().any(|c| c.job == "randrw70-4k-qd32" && c.direction == "read"), "the mix is checked");
-    for check in &trip.checks {
-        let what = format!("{} {} {} ({:?})", check.job, check.direction, check.figure, check.kind);
-        within(check.fitted, check.truth, check.tolerance, &what);
-    }
+    trip.checks.iter().for_each(holds);
     let written: Vec<&str> =
         trip.calibration.outcome.parameters.iter().filter(|p| p.verdict == Verdict::Fitted).map(|p| p.key).collect();
     assert!(written.contains(&"device.host_interface.max_write_bytes_per_s"), "{written:?}");
@@ -260,23 +270,11 @@ fn a_drive_calibrated_with_its_write_files_gives_back_its_writes() {
 /// unseen point within 15%. (The 70/30 mix, a given point, misses: docs/validation.md.)
 #[test]
 fn a_drive_with_garbage_collection_calibrated_with_its_write_files_gives_back_its_headline() {
-    let dir = tempfile::tempdir().unwrap();
-    let options = RoundTripOptions {
-        truth: "znand-ull".into(),
-        calibration: Options { target_ios: 1500.0, ..Options::new("tlc-enterprise") },
-        duration_ns: PROBE_NS,
-        write_duration_ns: 200_000_000,
-        writes: true,
-    };
-    let trip = round_trip(&options, dir.path(), &mut |_, _| {}).unwrap();
-    println!("{}", trip.table_text());
+    let trip = round_trip_with_write_files("znand-ull", "tlc-enterprise");
     let headline_or_unseen: Vec<_> =
         trip.checks.iter().filter(|c| matches!(c.kind, CheckKind::Fitted | CheckKind::Unseen)).collect();
     assert_eq!(headline_or_unseen.len(), 17, "7 headline figures, 10 unseen");
-    for check in headline_or_unseen {
-        let what = format!("{} {} {} ({:?})", check.job, check.direction, check.figure, check.kind);
-        within(check.fitted, check.truth, check.tolerance, &what);
-    }
+    headline_or_unseen.into_iter().for_each(holds);
     // The drive's write IOPS limit, a limit no lower than what its writer measured.
     let limit = trip.calibration.outcome.parameters.iter().find(|p| p.key == "device.host_interface.max_write_iops");
     within(limit.unwrap().value, 170_000.0, 0.05, "write IOPS limit");
