@@ -408,6 +408,14 @@ pub const KNOBS: &[Knob] = &[
         WRITE_PATH,
         &["0", "1"],
     ),
+    choice(
+        "device.ftl.mapping_unit_bytes",
+        "what the FTL maps and programs: whole flash pages (0), or 4 KiB units packed into pages (a drive with a map \
+         entry per 4 KiB, 1 GB of DRAM per TB): whether a small write costs a page or its share of one, so the \
+         ratio of small to large writes' rates",
+        WRITE_PATH,
+        &["0", "4096"],
+    ),
     Knob {
         key: "device.flash.program_ns",
         what: "flash program time (steady-state random writes)",
@@ -488,6 +496,14 @@ pub const KNOBS: &[Knob] = &[
         READS_AMONG_WRITES,
         &["false", "true"],
     ),
+    choice(
+        "device.tsu.read_priority",
+        "how a die orders reads against its programs and erases: reads first always (MQSim's TSU), reads first \
+         past a waiting program at most `read_bypass_limit` times (the base's), or arrival order: how long a read \
+         waits behind writes",
+        READS_AMONG_WRITES,
+        &["\"always\"", "\"bounded\"", "\"fifo\""],
+    ),
 ];
 
 /// `key=value` as `--set` takes it: through the knob of `key` if there is one (a choice's literal).
@@ -538,6 +554,7 @@ mod tests {
                 "device.slc.enabled",
                 "device.ftl.gc_policy",
                 "device.cache.destage_limit_pages_per_plane",
+                "device.ftl.mapping_unit_bytes",
                 "device.flash.program_ns",
                 "device.slc.program_ns",
                 "device.flash.page_bytes",
@@ -552,12 +569,13 @@ mod tests {
                 "device.slc.enabled",
                 "device.ftl.gc_policy",
                 "device.cache.destage_limit_pages_per_plane",
+                "device.ftl.mapping_unit_bytes",
                 "device.flash.page_bytes",
                 "device.ftl.overprovisioning"
             ]
         );
         // A mixed job decides how reads wait behind writes; the rest it checks.
-        assert_eq!(deciding(shape(70, 4096, 32)), ["device.flash.chip_reads_first"]);
+        assert_eq!(deciding(shape(70, 4096, 32)), ["device.flash.chip_reads_first", "device.tsu.read_priority"]);
         assert!(knob("device.flash.read_ns").is_some() && knob("nope").is_none());
     }
 
