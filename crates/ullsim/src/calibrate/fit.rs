@@ -153,10 +153,6 @@ impl FitOutcome {
 /// drift on that.
 const NOISE_PER_FIGURE: f64 = 1e-4;
 
-/// Every figure of a job; and its rate and mean, without the tail.
-const ALL_METRICS: [Metric; 3] = [Metric::Iops, Metric::Mean, Metric::P99];
-const RATES_AND_MEANS: [Metric; 2] = [Metric::Iops, Metric::Mean];
-
 /// How far above the highest rate its jobs measured a fitted limit may be and still be taken as binding
 /// them [inferred: a limit binds a job that runs at it within the simulation's few-percent wobble; 25%
 /// above, the job is set by something else].
@@ -189,8 +185,7 @@ const REFINE_STEPS: usize = 8;
 /// it does not pull. Of its direction, not of all jobs: a read parameter's step that the write jobs
 /// vetoed (serving one die per chip at a time slows a base's writes, still too slow before their own
 /// parameters are fitted) stayed out for good (`flin-eval` from `mqsim-mlc`: 4 jobs' reads 18% fast with
-/// the write files, within 5% without them); the writes' parameters come after and fit the writes to it,
-/// and may not raise the reads' error either.
+/// the write files, within 5% without them); the writes' parameters come after and fit the writes to it.
 const PASSES: usize = 2;
 
 /// Fit `knobs` (with their base values `base`) to `targets`. `progress(done, total)` is called after each
@@ -206,7 +201,7 @@ pub fn fit(
 ) -> Result<FitOutcome, String> {
     let mut settings: Vec<(&'static str, f64)> = knobs.iter().zip(base).map(|(k, &v)| (k.key, v)).collect();
     let mut evaluations = 0u64;
-    let all_metrics = ALL_METRICS;
+    let all_metrics = [Metric::Iops, Metric::Mean, Metric::P99];
     let total_error =
         |settings: &[(&'static str, f64)], chosen: &[(&Target, f64)], metrics: &[Metric], evals: &mut u64| {
             *evals += 1;
@@ -298,37 +293,18 @@ pub fn fit(
             if !better {
                 continue;
             }
-            // Better for its own jobs: taken only if no worse for every job of its direction on every figure,
-            // and a write step no worse for the reads' rates and means either: they were fitted first, and a
-            // write parameter that also shapes them (the page size) must keep them as fitted. Apart, not
-            // summed: a page size of 64 KiB that eased a base's writes slowed every read 11-37%
-            // (`tlc-consumer` from `tlc-enterprise`). Not on the reads' tails: any change to the write path
-            // moves them by more than the noise threshold (they wobble ~20% between seeds), and 4 KiB
-            // mapping units that halved the writes' error were refused for a 0.2% rise in the reads'.
+            // Better for its own jobs: taken only if no worse for every job of its direction on every figure.
             let writer = deciding.iter().any(|t| t.shape.writes());
-            let sides: &[(bool, &[Metric])] =
-                if writer { &[(true, &ALL_METRICS), (false, &RATES_AND_MEANS)] } else { &[(false, &ALL_METRICS)] };
-            let trial = with(&found);
-            let mut checked = Vec::new();
-            let mut taken = true;
-            for &(side, metrics) in sides {
-                let veto: Vec<(&Target, f64)> =
-                    targets.iter().filter(|t| t.shape.writes() == side).map(|t| (t, 1.0)).collect();
-                let cached = vetoes[usize::from(side)].filter(|_| metrics.len() == ALL_METRICS.len());
-                let error_now = match cached {
-                    Some(error) => error,
-                    None => total_error(&settings, &veto, metrics, &mut evaluations)?,
-                };
-                let error_new = total_error(&trial, &veto, metrics, &mut evaluations)?;
-                checked.push((side, metrics.len(), error_now, error_new));
-                if error_new > error_now + noise(veto.len(), metrics.len()) {
-                    taken = false;
-                    break;
-                }
-            }
-            if taken {
+            let veto: Vec<(&Target, f64)> = direction.iter().map(|&t| (t, 1.0)).collect();
+            let error_now = match vetoes[usize::from(writer)] {
+                Some(error) => error,
+                None => total_error(&settings, &veto, &all_metrics, &mut evaluations)?,
+            };
+            let error_new = total_error(&with(&found), &veto, &all_metrics, &mut evaluations)?;
+            if error_new <= error_now + noise(veto.len(), all_metrics.len()) {
+                let taken = with(&found);
                 for k in group.iter().copied().chain(partner) {
-                    let value = trial[k].1;
+                    let value = taken[k].1;
                     settings[k].1 = value;
                     parameters[k].value = value;
                     parameters[k].text = knobs[k].value_text(value);
@@ -338,10 +314,9 @@ pub fn fit(
                     parameters[j].verdict = Verdict::Fitted;
                 }
                 vetoes = [None, None];
-            }
-            // Only a side checked on every figure is the veto's error of that side.
-            for (side, _, now, new) in checked.into_iter().filter(|c| c.1 == ALL_METRICS.len()) {
-                vetoes[usize::from(side)] = Some(if taken { new } else { now });
+                vetoes[usize::from(writer)] = Some(error_new);
+            } else {
+                vetoes[usize::from(writer)] = Some(error_now);
             }
         }
     }
@@ -708,56 +683,6 @@ mod tests {
         let outcome = fit(&targets, &[&fixed_read, cap], &[12_000.0, 0.0], &closed_form, &mut |_, _| {}).unwrap();
         let fitted = outcome.parameters[1].value;
         assert!((0.97 * 400e3..1.01 * 400e3).contains(&fitted), "{outcome:?}");
-    }
-
-    /// A drive whose page size shapes reads and writes: a QD1 read takes `read_ns` plus a nanosecond per
-    /// byte of its page, a write `program_ns` per page for a share of a page of 4 KiB.
-    fn page_drive(settings: &[(&'static str, f64)], targets: &[&Target]) -> Result<Vec<JobFigures>, String> {
-        let get = |k: &str| settings.iter().find(|(key, _)| *key == k).map(|s| s.1).unwrap();
-        let (read_ns, program_ns, page) =
-            (get("device.flash.read_ns"), get("device.flash.program_ns"), get("device.flash.page_bytes"));
-        let figures = |iops: f64, outstanding: f64| {
-            let mean_ns = outstanding * 1e9 / iops;
-            Some(Figures { iops, mean_ns, p99_ns: Some(1.5 * mean_ns) })
-        };
-        Ok(targets
-            .iter()
-            .map(|t| match t.shape.writes() {
-                false => JobFigures { read: figures(1e9 / (read_ns + page), 1.0), write: None },
-                true => {
-                    let outstanding = t.shape.outstanding() as f64;
-                    JobFigures {
-                        read: None,
-                        write: figures(outstanding * 1e9 * page / (4096.0 * program_ns), outstanding),
-                    }
-                }
-            })
-            .collect())
-    }
-
-    #[test]
-    fn a_write_step_that_slows_the_fitted_reads_is_refused() {
-        // The writes ran twice as fast as the base's program time allows (held here); a 32 KiB page would
-        // give them that, and every read 60% slower. Without the reads, the page moves: with them, it stays.
-        let truth = [
-            ("device.flash.read_ns", 10_000.0),
-            ("device.flash.program_ns", 50_000.0),
-            ("device.flash.page_bytes", 16384.0),
-        ];
-        let (read, write) = (shape(100, 4096, 1), shape(0, 4096, 32));
-        let measured = |s: JobShape| {
-            let t = target(s, JobFigures { read: None, write: None }, "probe");
-            page_drive(&truth, &[&t]).unwrap()[0]
-        };
-        let targets = [target(read, measured(read), "read"), target(write, measured(write), "write")];
-        let fixed = |key| Knob { decided_by: |_| false, ..*knob(key).unwrap() };
-        let (read_time, program_time) = (fixed("device.flash.read_ns"), fixed("device.flash.program_ns"));
-        let knobs = [&read_time, &program_time, knob("device.flash.page_bytes").unwrap()];
-        let base = [10_000.0, 100_000.0, 16384.0];
-        let writes_only = fit(&targets[1..], &knobs, &base, &page_drive, &mut |_, _| {}).unwrap();
-        assert_eq!(writes_only.parameters[2].value, 32768.0, "{writes_only:?}");
-        let both = fit(&targets, &knobs, &base, &page_drive, &mut |_, _| {}).unwrap();
-        assert_eq!(both.parameters[2].value, 16384.0, "{both:?}");
     }
 
     #[test]

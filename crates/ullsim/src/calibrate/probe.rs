@@ -118,9 +118,8 @@ fn shape(pattern: Pattern, read_percent: u8, block_size: u64, iodepth: u32, numj
     JobShape { pattern, read_percent, block_size, iodepth, numjobs }
 }
 
-/// The probe set with the read sweeps at `points`: the files in the order they are to be run (on a drive
-/// whose data may go, the sequential fill first; the reads; then the random preconditioning and the writes
-/// it prepares).
+/// The probe set with the read sweeps at `points`: the files in the order they are to be run (reads,
+/// then preconditioning, then the writes it prepares).
 pub fn probe_set(points: &ProbePoints) -> Vec<ProbeFile> {
     use Pattern::{Random, Sequential};
     const KIB: u64 = 1024;
@@ -134,33 +133,27 @@ pub fn probe_set(points: &ProbePoints) -> Vec<ProbeFile> {
         .flat_map(|&bs| [1, 8, 32].map(|qd| job(shape(Random, 100, bs, qd, 1), read)))
         .collect();
     vec![
-        // First, and only on a drive whose data may go: the reads then find a drive filled in order, the
-        // state the simulator reads from (`super::probe_sim`), not one the random preconditioning scattered.
-        file(
-            "DESTRUCTIVE-fill",
-            "the whole device written sequentially twice (the SNIA SSS PTS's workload-independent \
-             preconditioning): the reads after it find every block written, in order; no results to keep",
-            false,
-            vec![ProbeJob {
-                name: "precondition-fill".into(),
-                shape: shape(Sequential, 0, 128 * KIB, 32, 1),
-                duration: Duration::Fill { loops: PRECONDITION_FILL_LOOPS },
-            }],
-        ),
         file("randread-4k-qd", "4 KiB random reads, one job, at rising queue depth", true, qd_sweep),
         file("randread-4k-jobs", "4 KiB random reads at QD 32 from several jobs", true, jobs_sweep),
         file("randread-large", "16 KiB and 128 KiB random reads", true, larger),
         file("read-seq", "128 KiB sequential reads", true, vec![job(shape(Sequential, 100, 128 * KIB, 32, 1), read)]),
         file(
             "DESTRUCTIVE-precondition",
-            "preconditioning to the write steady state: random writes after the fill (the SNIA SSS PTS's \
-             workload-dependent step); no results to keep",
+            "preconditioning to steady state: the whole device written sequentially twice, then random writes \
+             (the SNIA SSS PTS recipe); no results to keep",
             false,
-            vec![ProbeJob {
-                name: "precondition-randwrite".into(),
-                shape: shape(Random, 0, 4 * KIB, 32, 4),
-                duration: Duration::Timed { runtime_s: PRECONDITION_RANDOM_S, ramp_s: 0 },
-            }],
+            vec![
+                ProbeJob {
+                    name: "precondition-fill".into(),
+                    shape: shape(Sequential, 0, 128 * KIB, 32, 1),
+                    duration: Duration::Fill { loops: PRECONDITION_FILL_LOOPS },
+                },
+                ProbeJob {
+                    name: "precondition-randwrite".into(),
+                    shape: shape(Random, 0, 4 * KIB, 32, 4),
+                    duration: Duration::Timed { runtime_s: PRECONDITION_RANDOM_S, ramp_s: 0 },
+                },
+            ],
         ),
         file(
             "DESTRUCTIVE-write",
@@ -226,32 +219,23 @@ pub fn job_file_text(file: &ProbeFile, filename: &str) -> String {
     text
 }
 
-/// `run.sh`: runs the read-only files; the destructive ones only when given `--destroy-data`, in the set's
-/// order (the fill before the reads).
+/// `run.sh`: runs the read-only files; the destructive ones only when given `--destroy-data`.
 pub fn run_script(files: &[ProbeFile], filename: &str) -> String {
     let mut text = String::from(
         "#!/bin/sh\n# ullsim probe: runs the probe set's fio jobs, each file's results in FILE.json beside it.\n\
-         # The read-only files run by default, on the drive as it is. The DESTRUCTIVE files write to the device\n\
-         # and destroy its data: they run only as `./run.sh --destroy-data`, which first fills the device in order\n\
-         # (the reads then measure a full drive), then runs the reads, the preconditioning and the writes.\n",
+         # The read-only files run by default. The DESTRUCTIVE files write to the device and destroy its data:\n",
     );
-    let _ = writeln!(text, "# Device: {filename}.\nset -e\ncd \"$(dirname \"$0\")\"");
-    let _ = writeln!(text, "DESTROY=no\nif [ \"$1\" = \"--destroy-data\" ]; then DESTROY=yes; fi");
-    for file in files {
-        match file.destructive() {
-            true => {
-                let _ = writeln!(text, "if [ \"$DESTROY\" = yes ]; then {}; fi", fio_command(file));
-            }
-            false => {
-                let _ = writeln!(text, "{}", fio_command(file));
-            }
-        }
-    }
     let _ = writeln!(
         text,
-        "if [ \"$DESTROY\" = no ]; then echo \"read-only probes done; the write probes need --destroy-data (they \
-         erase {filename})\"; fi"
+        "# they run only as `./run.sh --destroy-data` (device: {filename}).\nset -e\ncd \"$(dirname \"$0\")\""
     );
+    for file in files.iter().filter(|f| !f.destructive()) {
+        let _ = writeln!(text, "{}", fio_command(file));
+    }
+    let _ = writeln!(text, "if [ \"$1\" != \"--destroy-data\" ]; then\n    echo \"read-only probes done; the write probes need --destroy-data (they erase {filename})\"\n    exit 0\nfi");
+    for file in files.iter().filter(|f| f.destructive()) {
+        let _ = writeln!(text, "{}", fio_command(file));
+    }
     text
 }
 

@@ -100,10 +100,6 @@ impl SimulatedProbe {
     /// writes faster than the flash drains is in its steady state from the start, as fio measures it after
     /// its ramp, instead of filling a gigabyte of buffer first. (A job that writes slower than the flash
     /// drains empties the buffer during its ramp; a short ramp may leave some of it, docs/calibration.md.)
-    /// Reads on a page-mapped drive start from the state the real probe's fill leaves: full, written in
-    /// order. Not the preset's own preconditioning: a drive mapping 4 KiB units that was randomly
-    /// overwritten at 4 KiB scatters a 16 KiB read over four pages (16 KiB reads at QD 8 16% slower on
-    /// `tlc-enterprise` with 4 KiB units), which a drive probed after the fill does not.
     pub fn scenario(&self, job: &ProbeJob) -> Result<Scenario, String> {
         self.scenario_of(&job.name, &job.shape, self.duration_ns, &[])
     }
@@ -134,11 +130,8 @@ impl SimulatedProbe {
             })
         };
         let scenario = load(&[])?;
-        if scenario.device.ftl.mapping != MappingKind::Page {
+        if !shape.writes() || scenario.device.ftl.mapping != MappingKind::Page {
             return Ok(scenario);
-        }
-        if !shape.writes() {
-            return load(&["device.ftl.precondition=sequential", "device.ftl.precondition_fill=1.0"]);
         }
         load(&[
             "device.ftl.precondition=random-gc-due",

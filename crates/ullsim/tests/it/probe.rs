@@ -1,6 +1,6 @@
 //! The probe set in the simulator (`calibrate/probe_sim.rs`): each job is the one flow of a scenario on the
 //! named device, with the job's shape, as a hand-written scenario would be; writes on a page-mapped drive
-//! start preconditioned, reads from a sequential fill; a scenario file lends its device and host, not its flows.
+//! start preconditioned; a scenario file lends its device and host, not its flows.
 
 use std::path::Path;
 
@@ -34,27 +34,19 @@ fn a_probe_job_is_the_flow_a_user_would_write() {
 }
 
 #[test]
-fn writes_on_a_page_mapped_drive_start_preconditioned_and_reads_from_a_sequential_fill() {
-    // tlc-enterprise preconditions randomly: its reads still start from the fill the real probe runs first.
-    let probe = SimulatedProbe::new("tlc-enterprise", 10 * MS).unwrap();
-    let preset = Scenario::from_toml_str(
-        "[device]\npreset = \"tlc-enterprise\"\n[[flow]]\nname = \"r\"\nrw = \"randread\"\n",
-        "tlc-enterprise",
-        Path::new("."),
-        &[],
-    )
-    .unwrap();
-    assert_eq!(preset.device.ftl.precondition, Precondition::Random);
+fn writes_on_a_page_mapped_drive_start_preconditioned_and_reads_as_the_preset_says() {
+    let probe = SimulatedProbe::new("tlc-consumer", 10 * MS).unwrap();
     let set = probe_set(&ProbePoints::default());
     let jobs: Vec<_> = set.iter().filter(|f| f.measured).flat_map(|f| &f.jobs).collect();
     for job in jobs {
         let ftl = probe.scenario(job).unwrap().device.ftl;
         assert_eq!(ftl.mapping, MappingKind::Page);
-        let expected = match job.shape.writes() {
-            true => Precondition::RandomGcDue,
-            false => Precondition::Sequential,
-        };
-        assert_eq!((ftl.precondition, ftl.precondition_fill), (expected, 1.0), "{}", job.name);
+        match job.shape.writes() {
+            true => {
+                assert_eq!((ftl.precondition, ftl.precondition_fill), (Precondition::RandomGcDue, 1.0), "{}", job.name)
+            }
+            false => assert_eq!(ftl.precondition, Precondition::Sequential, "{}: the preset's", job.name),
+        }
     }
 }
 
