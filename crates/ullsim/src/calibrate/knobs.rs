@@ -583,5 +583,9 @@ mod tests {
         let one_die = knob("device.flash.one_die_per_chip").unwrap();
         assert_eq!(one_die.value_of(&serde_json::json!(true)), Some(1.0));
         assert_eq!(knob("device.flash.read_ns").unwrap().value_of(&serde_json::json!(75000)), Some(75000.0));
+        // A die's read order: tlc-consumer's "bounded" is the second choice, written back as the literal.
+        let priority = knob("device.tsu.read_priority").unwrap();
+        assert_eq!(priority.value_of(&serde_json::json!("bounded")), Some(1.0));
+        assert_eq!(setting("device.tsu.read_priority", 2.0), "device.tsu.read_priority=\"fifo\"");
     }
 }
