@@ -46,6 +46,15 @@ const RAMP_FRACTION: u64 = 5;
 /// window).
 const TIMED_PRECONDITION: &str = "device.ftl.precondition_timed_writes=4";
 
+/// The SLC cache of a write job's drive starts exhausted (`device.ftl.precondition_slc_exhausted`): the real
+/// probe's preconditioning writes for half an hour without a pause, far past any cache (a 1 TB drive's 6 GB
+/// static part lasts seconds at its write rate), and the write jobs follow it and each other within the
+/// time fio takes to start a job [inferred: well under a second; a drive that folds in a shorter pause
+/// than that refills its cache in the first seconds of a job's 10 s ramp]. A real job's measured minute
+/// sees native writes; a simulated job of 2 s started with an empty cache would see the cache alone
+/// (`tlc-consumer`'s 4 KiB random writes: 509K IOPS in SLC).
+const SLC_EXHAUSTED: &str = "device.ftl.precondition_slc_exhausted=true";
+
 impl SimulatedProbe {
     /// The device of `what`: a built-in preset's name, a preset file's path, or a scenario file (a TOML
     /// file with a `[device]` table), whose device, drives, host and seed are used and whose flows and run
@@ -100,6 +109,7 @@ impl SimulatedProbe {
     /// writes faster than the flash drains is in its steady state from the start, as fio measures it after
     /// its ramp, instead of filling a gigabyte of buffer first. (A job that writes slower than the flash
     /// drains empties the buffer during its ramp; a short ramp may leave some of it, docs/calibration.md.)
+    /// An SLC cache starts exhausted ([`SLC_EXHAUSTED`]), as the preconditioning leaves it.
     pub fn scenario(&self, job: &ProbeJob) -> Result<Scenario, String> {
         self.scenario_of(&job.name, &job.shape, self.duration_ns, &[])
     }
@@ -137,6 +147,7 @@ impl SimulatedProbe {
             "device.ftl.precondition=random-gc-due",
             "device.ftl.precondition_fill=1.0",
             "device.ftl.precondition_buffer_fill=1.0",
+            SLC_EXHAUSTED,
             TIMED_PRECONDITION,
         ])
     }

@@ -252,6 +252,10 @@ pub struct FtlConfig {
     /// Share of the write buffer's space holding earlier writes' pages at time 0, their programs queued
     /// (`device/buffer_preload.rs`): the state a writing job leaves the next one. 0: an empty buffer.
     pub precondition_buffer_fill: f64,
+    /// The SLC cache's region starts exhausted on every plane (host writes go to native blocks until the
+    /// drive idles), with no SLC block in use: the state a drive written without a pause for longer than its
+    /// cache lasts is left in. Ignored without an SLC cache.
+    pub precondition_slc_exhausted: bool,
     /// The FTL's logical page, the unit it maps and allocates: a power of two dividing `flash.page_bytes`
     /// (a flash page then holds several units, programmed together). 0: the flash page.
     pub mapping_unit_bytes: Bytes,

@@ -16,6 +16,9 @@ pub(super) struct SlcTiming {
     idle_ns: Time,
     /// Commands that arrived so far: an idle timer armed before the latest arrival is stale.
     arrivals: u32,
+    /// The region starts exhausted (`device.ftl.precondition_slc_exhausted`): the idle timer runs from time 0,
+    /// so that a drive idle from the start folds and takes SLC writes again as after any other pause.
+    exhausted_at_start: bool,
 }
 
 impl SlcTiming {
@@ -25,6 +28,7 @@ impl SlcTiming {
             program_ns: cfg.slc.program_ns.0,
             idle_ns: cfg.slc.fold_idle_ns.0,
             arrivals: 0,
+            exhausted_at_start: cfg.ftl.precondition_slc_exhausted,
         })
     }
 }
@@ -51,6 +55,14 @@ impl Device {
         if let Some(slc) = &mut self.slc {
             slc.arrivals = slc.arrivals.wrapping_add(1);
             self.ftl.slc_drive_busy();
+        }
+    }
+
+    /// Time 0: a drive whose region starts exhausted arms its idle timer (one that starts usable has nothing
+    /// to fold, and waits for its first completion).
+    pub(super) fn slc_start(&mut self, q: &mut impl Scheduler<DriveEvent>) {
+        if self.slc.is_some_and(|slc| slc.exhausted_at_start) {
+            self.slc_arm_idle(q);
         }
     }
 

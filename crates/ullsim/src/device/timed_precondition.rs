@@ -163,8 +163,10 @@ impl Device {
     }
 
     /// Start what the timed preconditioning carries into time 0 (its writes still in the drive and its GC
-    /// jobs left unfinished), then the write buffer's pages at time 0 (`buffer_preload.rs`), if any.
+    /// jobs left unfinished), then the write buffer's pages at time 0 (`buffer_preload.rs`), if any; and
+    /// the SLC cache's idle timer when its region starts exhausted.
     pub fn start(&mut self, q: &mut impl Scheduler<DriveEvent>) {
+        self.slc_start(q);
         let carried = std::mem::take(&mut self.carried);
         for (die, &credit) in carried.gc_credit.iter().enumerate() {
             self.tsu.set_gc_credit(die as u32, credit);

@@ -138,6 +138,34 @@ fn idleness_folds_the_region_empty_and_restores_slc_speed() {
 }
 
 #[test]
+fn a_region_exhausted_at_time_0_takes_no_host_write_until_the_drive_idles() {
+    // `precondition_slc_exhausted` (what the probe's write jobs start from): the writer goes to TLC from its
+    // first page, as after the cache filled in the test above.
+    let exhausted = ["device.ftl.precondition_slc_exhausted=true"];
+    let s = small_consumer("60ms", WRITER, &exhausted);
+    let flash = &s.device.flash;
+    let planes = (flash.channels * flash.chips_per_channel * flash.dies_per_chip * flash.planes_per_die) as f64;
+    let tlc = planes * flash.page_bytes.0 as f64 / (flash.program_ns.0 as f64 / 1e9);
+    let r = run(&s);
+    let slc = r.device.slc.as_ref().expect("SLC figures");
+    assert_eq!(slc.host_pages_slc, 0, "an exhausted region takes no host page: {slc:?}");
+    assert!(slc.host_pages_native > 0, "{slc:?}");
+    let series = intervals(&r, 0);
+    // (an interval may hold a little more than the program rate: the write buffer evens it out; SLC speed is
+    // the 5 GB/s write path)
+    let mean = series[2..].iter().map(|&(_, b)| b).sum::<f64>() / (series.len() - 2) as f64;
+    assert!(mean < 1.01 * tlc, "TLC speed from the start: {mean:.3e} B/s against {tlc:.3e}: {series:?}");
+    assert!(series[2..].iter().all(|&(_, b)| b < 1.1 * tlc), "no interval at SLC speed: {series:?}");
+
+    // Idle from time 0 for longer than `fold_idle_ns` (100 ms): the region is usable again when the writer
+    // starts at 150 ms, and it writes in SLC.
+    let late = format!("{WRITER}startdelay = \"150ms\"\n");
+    let r = run(&small_consumer("200ms", &late, &exhausted));
+    let slc = r.device.slc.as_ref().expect("SLC figures");
+    assert!(slc.host_pages_slc > 0 && slc.host_pages_native == 0, "{slc:?}");
+}
+
+#[test]
 fn the_dynamic_part_shrinks_as_the_drive_fills() {
     // Region at setup for fills 0 to 100%: the static 128 MiB plus, per plane, one SLC block per native
     // block of unmapped logical pages, at most three.

@@ -93,7 +93,10 @@ impl SlcRegion {
             fold_threshold: cfg.slc.fold_threshold,
             blocks_per_plane: geometry.blocks_per_plane,
             is_slc: vec![0; (geometry.blocks() as usize).div_ceil(64)],
-            planes: vec![SlcPlane::default(); geometry.planes() as usize],
+            planes: vec![
+                SlcPlane { exhausted: cfg.ftl.precondition_slc_exhausted, ..SlcPlane::default() };
+                geometry.planes() as usize
+            ],
             idle: false,
             stats: SlcStats::default(),
         })
