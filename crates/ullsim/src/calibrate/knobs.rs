@@ -408,6 +408,14 @@ pub const KNOBS: &[Knob] = &[
         WRITE_PATH,
         &["0", "1"],
     ),
+    choice(
+        "device.ftl.mapping_unit_bytes",
+        "what the FTL maps and programs: whole flash pages (0), or 4 KiB units packed into pages (a drive with a map \
+         entry per 4 KiB, 1 GB of DRAM per TB): whether a small write costs a page or its share of one, so the \
+         ratio of small to large writes' rates",
+        WRITE_PATH,
+        &["0", "4096"],
+    ),
     Knob {
         key: "device.flash.program_ns",
         what: "flash program time (steady-state random writes)",
@@ -546,6 +554,7 @@ mod tests {
                 "device.slc.enabled",
                 "device.ftl.gc_policy",
                 "device.cache.destage_limit_pages_per_plane",
+                "device.ftl.mapping_unit_bytes",
                 "device.flash.program_ns",
                 "device.slc.program_ns",
                 "device.flash.page_bytes",
@@ -560,6 +569,7 @@ mod tests {
                 "device.slc.enabled",
                 "device.ftl.gc_policy",
                 "device.cache.destage_limit_pages_per_plane",
+                "device.ftl.mapping_unit_bytes",
                 "device.flash.page_bytes",
                 "device.ftl.overprovisioning"
             ]
