@@ -58,3 +58,28 @@ fn a_round_trip_refuses_a_directory_in_use_and_bad_numbers() {
         .fails_with(&["--duration soon"]);
     ullsim(["round-trip", "no-such-drive", "--base", "optane-ull", "-o", f]).fails_with(&["no-such-drive"]);
 }
+
+/// `--set` is over both drives: the truth's jobs run on the host it describes too (a host at half speed
+/// takes longer over each QD1 read), and the fitted preset's run beside them on the same host.
+#[test]
+fn settings_are_over_the_truth_as_well_as_the_fitted_preset() {
+    let dir = tempfile::tempdir().unwrap();
+    let qd1_mean_us = |set: &[&str], name: &str| {
+        let out = dir.path().join(name);
+        let o = out.to_str().unwrap();
+        let args = ["round-trip", "optane-900p", "--base", "optane-ull", "-o", o, "--reads-only"];
+        ullsim(args.iter().chain(&["--duration", "10ms", "--ios", "800"]).chain(set)).ok();
+        let mean = |side: &str| {
+            let text = std::fs::read_to_string(out.join(side).join("randread-4k-qd.json")).unwrap();
+            let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+            let jobs = doc["jobs"].as_array().unwrap();
+            let job = jobs.iter().find(|j| j["jobname"] == "randread-4k-qd1").expect("the QD1 job");
+            job["read"]["lat_ns"]["mean"].as_f64().unwrap() / 1e3
+        };
+        (mean("truth"), mean("fitted"))
+    };
+    let (truth, _) = qd1_mean_us(&[], "default");
+    let (slow_truth, slow_fitted) = qd1_mean_us(&["--set", "host.cpu.speed=0.5"], "slow");
+    assert!(slow_truth > truth * 1.05, "the truth on the slower host: {slow_truth:.2} us against {truth:.2} us");
+    assert!((slow_fitted / slow_truth - 1.0).abs() < 0.05, "{slow_fitted:.2} us beside {slow_truth:.2} us");
+}

@@ -104,7 +104,9 @@ pub fn round_trip(
     dir: &Path,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<RoundTrip, String> {
-    let truth = Sides::new(&options.truth, options, Vec::new())?;
+    // The settings are over both drives: the truth's jobs run on the host (and drive state) they describe,
+    // as the calibration's and the fitted preset's do.
+    let truth = Sides::new(&options.truth, options, options.calibration.settings.clone())?;
     let wanted = |f: &ProbeFile| f.measured && (options.writes || !f.destructive());
     let given_files: Vec<ProbeFile> = probe_set(&ProbePoints::default()).into_iter().filter(wanted).collect();
     // Only the 4 KiB read sweeps have points left out.

@@ -12,7 +12,7 @@ use ullsim::calibrate::fio_read::read_file;
 use ullsim::calibrate::fit::{FitOutcome, Fitted, Verdict};
 use ullsim::calibrate::probe::{probe_set, ProbePoints};
 use ullsim::calibrate::probe_sim::SimulatedProbe;
-use ullsim::calibrate::round_trip::{round_trip, CheckKind, RoundTripOptions};
+use ullsim::calibrate::round_trip::{round_trip, Check, CheckKind, RoundTripOptions};
 use ullsim::calibrate::{slc_cache, JobShape, Pattern};
 
 /// Each simulated probe job's measured time.
@@ -242,7 +242,7 @@ fn round_trip_with_write_files(truth: &str, base: &str) -> ullsim::calibrate::ro
 }
 
 /// A round trip's check within its tolerance.
-fn holds(check: &ullsim::calibrate::round_trip::Check) {
+fn holds(check: &Check) {
     let what = format!("{} {} {} ({:?})", check.job, check.direction, check.figure, check.kind);
     within(check.fitted, check.truth, check.tolerance, &what);
 }
@@ -277,9 +277,9 @@ fn a_drive_with_garbage_collection_calibrated_with_its_write_files_gives_back_it
     // All but the 128 KiB writes' bandwidth: at this size the fit judges its drive's 128 KiB writes over
     // the 24 MB of four 4 KiB pages per simulated I/O (~8 ms) against the truth's 200 ms, and they come back
     // 7-19% off; the full-sized round trip holds them (docs/validation.md).
-    let large_write = |c: &&&ullsim::calibrate::round_trip::Check| c.job == "write-128k-qd32" && c.direction == "write";
-    assert_eq!(headline_or_unseen.iter().filter(large_write).count(), 1);
-    headline_or_unseen.into_iter().filter(|c| !large_write(&c)).for_each(holds);
+    let large_write = |c: &Check| c.job == "write-128k-qd32" && c.direction == "write";
+    assert_eq!(headline_or_unseen.iter().filter(|c| large_write(c)).count(), 1);
+    headline_or_unseen.into_iter().filter(|c| !large_write(c)).for_each(holds);
     // The drive's write IOPS limit, a limit no lower than what its writer measured.
     let limit = trip.calibration.outcome.parameters.iter().find(|p| p.key == "device.host_interface.max_write_iops");
     within(limit.unwrap().value, 170_000.0, 0.05, "write IOPS limit");
