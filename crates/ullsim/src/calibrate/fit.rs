@@ -300,11 +300,12 @@ pub fn fit(
                 Some(error) => error,
                 None => total_error(&settings, &veto, &all_metrics, &mut evaluations)?,
             };
-            let error_new = total_error(&with(&found), &veto, &all_metrics, &mut evaluations)?;
-            if error_new <= error_now + noise(veto.len(), all_metrics.len()) {
-                let taken = with(&found);
+            let trial = with(&found);
+            let error_new = total_error(&trial, &veto, &all_metrics, &mut evaluations)?;
+            let taken = error_new <= error_now + noise(veto.len(), all_metrics.len());
+            if taken {
                 for k in group.iter().copied().chain(partner) {
-                    let value = taken[k].1;
+                    let value = trial[k].1;
                     settings[k].1 = value;
                     parameters[k].value = value;
                     parameters[k].text = knobs[k].value_text(value);
@@ -314,10 +315,8 @@ pub fn fit(
                     parameters[j].verdict = Verdict::Fitted;
                 }
                 vetoes = [None, None];
-                vetoes[usize::from(writer)] = Some(error_new);
-            } else {
-                vetoes[usize::from(writer)] = Some(error_now);
             }
+            vetoes[usize::from(writer)] = Some(if taken { error_new } else { error_now });
         }
     }
     progress(PASSES * knobs.len(), PASSES * knobs.len());
